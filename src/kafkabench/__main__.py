@@ -1,0 +1,3 @@
+from kafkabench.cli.app import main
+
+main()

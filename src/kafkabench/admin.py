@@ -1,0 +1,171 @@
+"""Admin helpers every lab uses, for the embedded cluster and any external one alike.
+
+Topic operations go through confluent-kafka's AdminClient. Bytes stored per partition come from the
+DescribeLogDirs API, which librdkafka does not expose; kafka-python's admin client does.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from kafkabench.errors import KafkaAdminError
+from kafkabench.waiting import wait_until
+
+_QUIET = logging.getLogger("kafkabench.librdkafka")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+
+def quiet_client_config(bootstrap_servers: str, **extra: object) -> dict:
+    """confluent-kafka settings that keep librdkafka's connection chatter out of the user's terminal."""
+    return {"bootstrap.servers": bootstrap_servers, "logger": _QUIET, **extra}
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    partitions: tuple[PartitionInfo, ...]
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+    def is_usable(self) -> bool:
+        """Every partition has a leader and all its replicas in sync."""
+        return bool(self.partitions) and all(
+            p.leader is not None and set(p.isr) == set(p.replicas) for p in self.partitions
+        )
+
+
+@dataclass(frozen=True)
+class ReplicaSize:
+    broker: int
+    partition: int
+    size_bytes: int
+    log_dir: str
+
+
+class KafkaAdmin:
+    """A thin, typed face over the admin APIs; every call is bounded by `timeout_s`."""
+
+    def __init__(self, bootstrap_servers: str, client_config: dict | None = None, timeout_s: float = 30) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.timeout_s = timeout_s
+        self._client_config = client_config or {}
+        self._admin = AdminClient(quiet_client_config(bootstrap_servers, **self._client_config))
+
+    def brokers(self, timeout_s: float | None = None) -> dict[int, str]:
+        """Broker id -> host:port as the cluster's metadata lists them now."""
+        metadata = self._call("list brokers", lambda: self._admin.list_topics(timeout=timeout_s or self.timeout_s))
+        return {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()}
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        config: dict[str, str] | None = None,
+        wait: bool = True,
+    ) -> TopicInfo | None:
+        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
+        future = self._admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]
+        self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
+        return self.wait_until_usable(name) if wait else None
+
+    def delete_topic(self, name: str, missing_ok: bool = True) -> None:
+        future = self._admin.delete_topics([name], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]
+        try:
+            future.result(timeout=self.timeout_s + 5)
+        except KafkaException as exc:
+            if missing_ok and exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return
+            raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
+
+    def describe_topic(self, name: str, with_configs: bool = False) -> TopicInfo:
+        futures = self._admin.describe_topics(TopicCollection([name]), request_timeout=self.timeout_s)
+        description = self._call(f"describe topic {name}", lambda: futures[name].result(timeout=self.timeout_s + 5))
+        partitions = tuple(
+            PartitionInfo(
+                partition=p.id,
+                leader=p.leader.id if p.leader is not None and p.leader.id >= 0 else None,
+                replicas=tuple(r.id for r in p.replicas),
+                isr=tuple(r.id for r in p.isr),
+            )
+            for p in sorted(description.partitions, key=lambda p: p.id)
+        )
+        return TopicInfo(name, partitions, self.topic_configs(name) if with_configs else {})
+
+    def topic_configs(self, name: str) -> dict[str, str]:
+        resource = ConfigResource(ConfigResource.Type.TOPIC, name)
+        future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
+        entries = self._call(f"describe configs of {name}", lambda: future.result(timeout=self.timeout_s + 5))
+        return {key: entry.value for key, entry in entries.items()}
+
+    def wait_until_usable(self, name: str, timeout_s: float | None = None) -> TopicInfo:
+        def usable() -> TopicInfo | None:
+            try:
+                info = self.describe_topic(name)
+            except KafkaAdminError:
+                return None  # metadata may lag the create on other brokers
+            return info if info.is_usable() else None
+
+        return wait_until(usable, timeout_s=timeout_s or self.timeout_s, what=f"topic {name} to have a leader and full ISR",
+                          hint="check that enough brokers are alive (`kafkabench cluster status`)", interval_s=0.05)
+
+    def stored_bytes(self, name: str) -> list[ReplicaSize]:
+        """Bytes on disk of every replica of the topic, per broker and partition (DescribeLogDirs)."""
+        from kafka.admin import KafkaAdminClient  # imported late: only this helper needs kafka-python
+        from kafka.errors import KafkaError as KafkaPythonError
+
+        try:
+            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","),
+                                      request_timeout_ms=int(self.timeout_s * 1000))
+        except KafkaPythonError as exc:
+            raise KafkaAdminError(f"cannot connect to {self.bootstrap_servers} to describe log dirs: {exc}") from exc
+        try:
+            responses = client.describe_log_dirs(topic_partitions=[name])
+        except KafkaPythonError as exc:
+            raise KafkaAdminError(f"describe log dirs of {name} failed: {exc}") from exc
+        finally:
+            client.close()
+        return sorted(_replica_sizes(responses, name), key=lambda r: (r.partition, r.broker))
+
+    def close(self) -> None:
+        self._admin = None  # AdminClient has no close(); dropping it releases librdkafka's handle
+
+    def __enter__(self) -> KafkaAdmin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, what: str, action):
+        try:
+            return action()
+        except KafkaException as exc:
+            raise KafkaAdminError(f"{what} failed: {exc.args[0].str()}") from exc
+        except TimeoutError as exc:
+            raise KafkaAdminError(f"{what} timed out after {self.timeout_s:g} s; is {self.bootstrap_servers} reachable?") from exc
+
+
+def _replica_sizes(responses: list[dict], topic: str):
+    for response in responses:
+        for log_dir in response["log_dirs"]:
+            for topic_entry in log_dir.get("topics", []):
+                if topic_entry["name"] != topic:
+                    continue
+                for part in topic_entry["partitions"]:
+                    yield ReplicaSize(response["broker"], part["partition_index"], part["partition_size"], log_dir["log_dir"])

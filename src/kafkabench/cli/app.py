@@ -1,0 +1,52 @@
+"""The `kafkabench` command."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from kafkabench import __version__
+from kafkabench.cli import check, cluster
+from kafkabench.cli.output import abort, out
+from kafkabench.errors import KafkabenchError
+
+app = typer.Typer(
+    name="kafkabench",
+    help="A Kafka performance and trade-off lab: what a setting, client, codec or durability level costs, measured on a real cluster.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(cluster.app, name="cluster")
+app.command(name="check")(check.check)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"kafkabench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback when something fails."),
+) -> None:
+    if debug:
+        os.environ["KAFKABENCH_DEBUG"] = "1"
+
+
+def main() -> None:
+    try:
+        app()
+    except KafkabenchError as exc:
+        if os.environ.get("KAFKABENCH_DEBUG"):
+            raise
+        try:
+            abort(str(exc))
+        except typer.Exit as exit_:
+            raise SystemExit(exit_.exit_code) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

@@ -1,0 +1,117 @@
+"""`kafkabench cluster ...`: an embedded Apache Kafka cluster you can start, inspect, break and stop."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from kafkabench.cli.output import err, note, out
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.broker_config import parse_broker_overrides
+
+app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback).", no_args_is_help=True)
+
+DirOption = typer.Option(None, "--dir", help="Cluster directory (data, logs, state). Default: $KAFKABENCH_CLUSTER_DIR or the user state dir.")
+BrokerOption = typer.Option(..., "--broker", "-b", help="Broker (node) id, 1..N.")
+
+
+@app.command()
+def up(
+    brokers: int = typer.Option(1, "--brokers", "-n", min=1, max=5, help="Number of nodes (each is broker and controller)."),
+    directory: Optional[Path] = DirOption,
+    broker_config: list[str] = typer.Option([], "--broker-config", "-c", help="Broker setting KEY=VALUE (repeatable)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Client port of broker 1 (others follow); default: free ports."),
+    timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the cluster to be ready."),
+) -> None:
+    """Start a cluster that keeps running after this command; prints its bootstrap servers."""
+    cluster = EmbeddedCluster(brokers=brokers, directory=directory, broker_config_overrides=parse_broker_overrides(broker_config),
+                              port=port, detach=True, startup_timeout_s=timeout)
+    started = time.monotonic()
+    note(f"starting {brokers} broker(s) in {cluster.directory} ...")
+    cluster.start()
+    note(f"Kafka {cluster.kafka_version} ready in {time.monotonic() - started:.1f} s; stop it with `kafkabench cluster down`")
+    out.print(cluster.bootstrap_servers)
+
+
+@app.command()
+def status(
+    directory: Optional[Path] = DirOption,
+    as_json: bool = typer.Option(False, "--json", help="Print the status document (see DESIGN.md)."),
+) -> None:
+    """Show the running cluster: bootstrap servers, version, each broker's pid, port and state."""
+    report = EmbeddedCluster.attach(directory).status()
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+    table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers}", title_justify="left")
+    for column in ("broker", "pid", "port", "state", "log"):
+        table.add_column(column)
+    for broker in report.brokers:
+        colour = {"running": "green", "paused": "yellow", "dead": "red"}[broker.state]
+        table.add_row(str(broker.id), str(broker.pid or "-"), str(broker.port), f"[{colour}]{broker.state}[/]", broker.log)
+    out.print(table)
+
+
+@app.command()
+def down(
+    directory: Optional[Path] = DirOption,
+    timeout: float = typer.Option(30, "--timeout", help="Seconds to allow a graceful shutdown before killing."),
+) -> None:
+    """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`."""
+    cluster = EmbeddedCluster.attach(directory)
+    cluster.stop(timeout_s=timeout)
+    note(f"stopped; logs remain in {cluster.directory}")
+
+
+@app.command()
+def logs(
+    broker: Optional[int] = typer.Option(None, "--broker", "-b", help="Only this broker; default: all."),
+    lines: int = typer.Option(50, "--lines", "-l", min=1, help="How many lines from the end of each log."),
+    directory: Optional[Path] = DirOption,
+) -> None:
+    """Print the end of the broker logs and where the full logs are."""
+    cluster = EmbeddedCluster.attach(directory)
+    for broker_id in [broker] if broker is not None else cluster.broker_ids():
+        path = cluster.log_file(broker_id)
+        err.print(f"[bold]==> broker {broker_id}: {path}[/]")
+        text = path.read_text(errors="replace").splitlines() if path.exists() else []
+        sys.stdout.write("".join(f"{line}\n" for line in text[-lines:]))
+
+
+@app.command()
+def kill(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
+    """kill -9 one broker."""
+    EmbeddedCluster.attach(directory).kill_broker(broker)
+    note(f"broker {broker} killed (SIGKILL)")
+
+
+@app.command()
+def pause(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
+    """Freeze one broker (SIGSTOP): it keeps its sockets but answers nothing."""
+    EmbeddedCluster.attach(directory).pause_broker(broker)
+    note(f"broker {broker} paused (SIGSTOP); `kafkabench cluster resume --broker {broker}` to continue")
+
+
+@app.command()
+def resume(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
+    """Continue a paused broker (SIGCONT)."""
+    EmbeddedCluster.attach(directory).resume_broker(broker)
+    note(f"broker {broker} resumed (SIGCONT)")
+
+
+@app.command()
+def restart(
+    broker: int = BrokerOption,
+    directory: Optional[Path] = DirOption,
+    timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the broker to rejoin."),
+) -> None:
+    """Stop one broker if it runs, start it again on the same ports and data, wait until it rejoins."""
+    EmbeddedCluster.attach(directory).restart_broker(broker, timeout_s=timeout)
+    note(f"broker {broker} restarted and registered")
+
+

@@ -1,0 +1,127 @@
+"""One node's JVM process: start it, signal it, tell whether it is still ours and alive."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from kafkabench.cluster.state import NodeState
+from kafkabench.errors import ClusterError
+from kafkabench.waiting import wait_until
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL when the process that started us dies, so a crashed test leaks no broker."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class BrokerProcess:
+    """Wraps a NodeState; the pid and start time recorded there identify the process across invocations."""
+
+    def __init__(self, node: NodeState) -> None:
+        self.node = node
+        self._popen: subprocess.Popen | None = None
+
+    @property
+    def log_file(self) -> Path:
+        return self.node.directory / "broker.log"
+
+    def start(self, *, detach: bool) -> None:
+        """Spawn the JVM with its output appended to the node's log. Detached nodes outlive this process."""
+        if self.process() is not None:
+            raise ClusterError(f"broker {self.node.node_id} is already running (pid {self.node.pid})")
+        with self.log_file.open("ab") as log:
+            self._popen = subprocess.Popen(
+                self.node.command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C in the terminal goes to us; we stop the brokers in order
+                preexec_fn=None if detach or not sys.platform.startswith("linux") else _die_with_parent,
+            )
+        self.node.pid = self._popen.pid
+        self.node.create_time = psutil.Process(self._popen.pid).create_time()
+
+    def process(self) -> psutil.Process | None:
+        """Our live process, or None if it exited (a zombie child is reaped here)."""
+        if self._popen is not None and self._popen.poll() is not None:
+            return None
+        if self.node.pid is None:
+            return None
+        try:
+            proc = psutil.Process(self.node.pid)
+            if proc.create_time() != self.node.create_time or proc.status() == psutil.STATUS_ZOMBIE:
+                return None
+            return proc
+        except psutil.NoSuchProcess:
+            return None
+
+    def state(self) -> str:
+        proc = self.process()
+        if proc is None:
+            return "dead"
+        try:
+            return "paused" if proc.status() == psutil.STATUS_STOPPED else "running"
+        except psutil.NoSuchProcess:
+            return "dead"
+
+    def exit_code(self) -> int | None:
+        return self._popen.poll() if self._popen is not None else None
+
+    def signal(self, sig: int) -> None:
+        proc = self.process()
+        if proc is None:
+            raise ClusterError(f"broker {self.node.node_id} is not running; start it with `cluster restart --broker {self.node.node_id}`")
+        proc.send_signal(sig)
+
+    def stop(self, timeout_s: float) -> None:
+        """SIGTERM (after SIGCONT, a paused JVM cannot shut down), then SIGKILL at the deadline."""
+        proc = self.process()
+        if proc is None:
+            return
+        try:
+            proc.send_signal(signal.SIGCONT)
+            proc.terminate()
+            proc.wait(timeout=timeout_s)
+        except psutil.TimeoutExpired:
+            self.kill()
+        except psutil.NoSuchProcess:
+            pass
+        self._reap()
+
+    def kill(self) -> None:
+        proc = self.process()
+        if proc is None:
+            return
+        try:
+            proc.kill()
+            proc.wait(timeout=10)
+        except psutil.NoSuchProcess:
+            pass
+        self._reap()
+
+    def wait_paused(self, timeout_s: float = 10) -> None:
+        wait_until(lambda: self.state() == "paused", timeout_s=timeout_s, what=f"broker {self.node.node_id} to stop")
+
+    def _reap(self) -> None:
+        if self._popen is not None:
+            try:
+                self._popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def log_tail(self, lines: int = 200) -> list[str]:
+        try:
+            with self.log_file.open("rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 64 * 1024))
+                return f.read().decode("utf-8", "replace").splitlines()[-lines:]
+        except FileNotFoundError:
+            return []

@@ -1,0 +1,329 @@
+"""An embedded, real Apache Kafka cluster (KRaft, 1 or 3 combined broker+controller nodes) on loopback."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import signal
+import subprocess
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import platformdirs
+from confluent_kafka import Producer
+
+from kafkabench.admin import KafkaAdmin, quiet_client_config
+from kafkabench.cluster import broker_config, ports
+from kafkabench.cluster.artifacts import JarCache
+from kafkabench.cluster.broker_config import NodeLayout
+from kafkabench.cluster.broker_process import BrokerProcess
+from kafkabench.cluster.java import Java, find_java
+from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
+from kafkabench.cluster.status import BrokerStatus, ClusterStatus
+from kafkabench.errors import ClusterError, KafkaAdminError, WaitTimeout
+from kafkabench.waiting import wait_until
+
+PROBE_TOPIC = "__kafkabench_probe"
+JVM_OPTIONS = [
+    "-Xms512m", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+]
+# the storage formatter runs for a second: no JIT tiers or big heap needed
+FORMAT_JVM_OPTIONS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
+def default_cluster_dir() -> Path:
+    return Path(os.environ.get("KAFKABENCH_CLUSTER_DIR") or Path(platformdirs.user_state_dir("kafkabench")) / "cluster")
+
+
+def new_cluster_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class EmbeddedCluster:
+    """Start, inspect, break and stop a local Kafka cluster.
+
+    `with EmbeddedCluster(brokers=3) as cluster:` starts it and always stops it. Nodes started by a
+    library user die with the starting process; `detach=True` (the CLI's `cluster up`) lets them outlive it.
+    """
+
+    def __init__(
+        self,
+        brokers: int = 1,
+        directory: Path | None = None,
+        broker_config_overrides: dict[str, str] | None = None,
+        port: int | None = None,
+        detach: bool = False,
+        startup_timeout_s: float = 120,
+        stop_timeout_s: float = 30,
+        java: Java | None = None,
+        jar_cache: JarCache | None = None,
+    ) -> None:
+        if brokers < 1:
+            raise ClusterError(f"--brokers must be at least 1, got {brokers}")
+        self.broker_count = brokers
+        self.directory = Path(directory or default_cluster_dir()).resolve()
+        self.overrides = broker_config_overrides or {}
+        self.port = port
+        self.detach = detach
+        self.startup_timeout_s = startup_timeout_s
+        self.stop_timeout_s = stop_timeout_s
+        self._java = java
+        self._jar_cache = jar_cache
+        self.state: ClusterState | None = None
+        self._processes: dict[int, BrokerProcess] = {}
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    @classmethod
+    def attach(cls, directory: Path | None = None) -> EmbeddedCluster:
+        """The cluster whose state file is in `directory`, started earlier by any process."""
+        cluster = cls(directory=directory, detach=True)
+        state = load_state(cluster.directory)
+        if state is None:
+            raise ClusterError(f"no embedded cluster in {cluster.directory}; start one with `kafkabench cluster up`")
+        cluster.state = state
+        cluster.broker_count = len(state.nodes)
+        cluster._processes = {node.node_id: BrokerProcess(node) for node in state.nodes}
+        return cluster
+
+    def start(self) -> EmbeddedCluster:
+        self._refuse_if_running()
+        java = self._java or find_java()
+        jar_cache = self._jar_cache or JarCache()
+        classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
+        layouts = self._prepare_directories()
+        cluster_id = new_cluster_id()
+        self._format_storage(java, classpath, cluster_id, layouts)
+        self.state = ClusterState(
+            kafka_version=jar_cache.manifest.kafka_version,
+            cluster_id=cluster_id,
+            directory=self.directory,
+            nodes=[self._node_state(java, classpath, layout) for layout in layouts],
+        )
+        self._processes = {node.node_id: BrokerProcess(node) for node in self.state.nodes}
+        try:
+            for process in self._processes.values():
+                process.start(detach=self.detach)
+            save_state(self.state)  # written before waiting, so `cluster down` can always clean up
+            self.wait_until_ready(self.startup_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Graceful shutdown of every node within the timeout, then SIGKILL; nothing of ours is left running."""
+        timeout = self.stop_timeout_s if timeout_s is None else timeout_s
+        with ThreadPoolExecutor(max(1, len(self._processes))) as pool:
+            list(pool.map(lambda p: p.stop(timeout), self._processes.values()))
+        if self.state is not None:
+            for node in self.state.nodes:
+                node.pid = node.create_time = None
+            clear_state(self.directory)
+
+    def __enter__(self) -> EmbeddedCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- what it is ------------------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._require_state().bootstrap_servers
+
+    @property
+    def kafka_version(self) -> str:
+        return self._require_state().kafka_version
+
+    def broker_ids(self) -> list[int]:
+        return [node.node_id for node in self._require_state().nodes]
+
+    def log_file(self, broker_id: int) -> Path:
+        return self._process(broker_id).log_file
+
+    def status(self) -> ClusterStatus:
+        state = self._require_state()
+        return ClusterStatus(
+            bootstrap_servers=state.bootstrap_servers,
+            kafka_version=state.kafka_version,
+            cluster_id=state.cluster_id,
+            directory=str(state.directory),
+            brokers=[self._broker_status(node) for node in state.nodes],
+        )
+
+    def _broker_status(self, node: NodeState) -> BrokerStatus:
+        process = self._processes[node.node_id]
+        state = process.state()
+        return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, alive=state != "dead", state=state, log=str(process.log_file))
+
+    def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        with KafkaAdmin(self._live_bootstrap(), timeout_s=10) as admin:
+            info = admin.describe_topic(topic)
+        for p in info.partitions:
+            if p.partition == partition:
+                return p.leader
+        raise ClusterError(f"topic {topic} has no partition {partition}")
+
+    # ---- faults ----------------------------------------------------------------------------------
+
+    def kill_broker(self, broker_id: int) -> None:
+        """kill -9: no shutdown hooks, no controlled leadership hand-over."""
+        process = self._process(broker_id)
+        if process.process() is None:
+            raise ClusterError(f"broker {broker_id} is not running")
+        process.kill()
+
+    def pause_broker(self, broker_id: int) -> None:
+        """SIGSTOP: the process holds its sockets but answers nothing, like a long GC pause or a hung host."""
+        process = self._process(broker_id)
+        process.signal(signal.SIGSTOP)
+        process.wait_paused()
+
+    def resume_broker(self, broker_id: int) -> None:
+        self._process(broker_id).signal(signal.SIGCONT)
+
+    def restart_broker(self, broker_id: int, timeout_s: float | None = None) -> None:
+        """Stop the node gracefully if it runs (kill at the deadline), start it on the same ports and data,
+        and wait until the cluster's metadata lists it again."""
+        process = self._process(broker_id)
+        process.stop(self.stop_timeout_s)
+        process.start(detach=self.detach)
+        save_state(self._require_state())
+        self.wait_until_ready(timeout_s or self.startup_timeout_s, broker_ids=[broker_id], probe=False)
+
+    # ---- readiness -------------------------------------------------------------------------------
+
+    def wait_until_ready(self, timeout_s: float, broker_ids: list[int] | None = None, probe: bool = True) -> None:
+        """Each awaited node answers metadata on its own listener listing every live node, and, if
+        `probe`, a replicated probe topic takes an acks=all write. Asking each node itself matters: the
+        others keep listing a killed node until its session times out."""
+        pending = set(broker_ids or self.broker_ids())
+
+        def all_answer() -> bool:
+            live = {bid for bid, process in self._processes.items() if process.state() != "dead"}
+            for broker_id in sorted(pending):
+                self._raise_if_died(broker_id)
+                if self._metadata_from(broker_id) >= live:
+                    pending.discard(broker_id)
+            return not pending
+
+        wait_until(all_answer, timeout_s=timeout_s, what=f"broker(s) {', '.join(map(str, sorted(pending)))} to serve metadata",
+                   hint=f"see the broker logs in {self.directory}", interval_s=0.2)
+        if probe:
+            self._probe_write(timeout_s)
+
+    def _metadata_from(self, broker_id: int) -> set[int]:
+        node = self._require_state().node(broker_id)
+        try:
+            with KafkaAdmin(f"127.0.0.1:{node.port}", timeout_s=2) as admin:
+                return set(admin.brokers(timeout_s=2))
+        except KafkaAdminError:
+            return set()
+
+    def _probe_write(self, timeout_s: float) -> None:
+        with KafkaAdmin(self.bootstrap_servers, timeout_s=timeout_s) as admin:
+            try:
+                admin.create_topic(PROBE_TOPIC, partitions=1, replication_factor=min(3, self.broker_count))
+            except KafkaAdminError as exc:
+                if "already exists" not in str(exc):
+                    raise
+        producer = Producer(quiet_client_config(self.bootstrap_servers, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
+        errors: list[str] = []
+        producer.produce(PROBE_TOPIC, b"ready", on_delivery=lambda err, _msg: err and errors.append(err.str()))
+        if producer.flush(timeout_s) > 0 or errors:
+            raise ClusterError(f"the cluster did not accept a probe write within {timeout_s:g} s: {errors or 'no ack'}; see logs in {self.directory}")
+
+    def _raise_if_died(self, broker_id: int) -> None:
+        process = self._processes[broker_id]
+        if process.process() is None:
+            raise ClusterError(f"broker {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
+
+    # ---- set-up ----------------------------------------------------------------------------------
+
+    def _refuse_if_running(self) -> None:
+        existing = load_state(self.directory)
+        if existing is None:
+            return
+        if any(BrokerProcess(node).process() is not None for node in existing.nodes):
+            raise ClusterError(
+                f"a cluster is already running in {self.directory} ({existing.bootstrap_servers}); "
+                "use it, or stop it first with `kafkabench cluster down`"
+            )
+        clear_state(self.directory)  # stale: its processes are gone
+
+    def _prepare_directories(self) -> list[NodeLayout]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for old in self.directory.glob("node-*"):
+            shutil.rmtree(old)  # only what an earlier cluster of ours left here
+        count = self.broker_count
+        if self.port is not None:
+            client_ports = [self.port + i for i in range(count)]
+            for port in client_ports:
+                ports.require_free(port)
+            controller_ports = [p for p in ports.free_ports(count * 2) if p not in client_ports][:count]
+        else:
+            allocated = ports.free_ports(count * 2)
+            client_ports, controller_ports = allocated[:count], allocated[count:]
+        layouts = [
+            NodeLayout(node_id=i + 1, port=client_ports[i], controller_port=controller_ports[i], directory=self.directory / f"node-{i + 1}")
+            for i in range(count)
+        ]
+        for layout in layouts:
+            layout.data_dir.mkdir(parents=True)
+            layout.config_file.write_text(broker_config.render_server_properties(layout, layouts, self.overrides))
+            (layout.directory / "log4j2.properties").write_text(broker_config.LOG4J2)
+        return layouts
+
+    def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
+        def format_one(layout: NodeLayout) -> None:
+            command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
+                       "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(layout.config_file)]
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+            except subprocess.TimeoutExpired as exc:
+                raise ClusterError(f"formatting the storage of broker {layout.node_id} took over 120 s") from exc
+            if done.returncode != 0:
+                output = (done.stdout + done.stderr).strip().splitlines()
+                raise ClusterError(f"formatting the storage of broker {layout.node_id} failed: {_diagnose(output)}")
+
+        with ThreadPoolExecutor(len(layouts)) as pool:
+            list(pool.map(format_one, layouts))
+
+    def _node_state(self, java: Java, classpath: str, layout: NodeLayout) -> NodeState:
+        command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
+                   f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
+        return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
+                         directory=layout.directory, command=command)
+
+    # ---- helpers ---------------------------------------------------------------------------------
+
+    def _require_state(self) -> ClusterState:
+        if self.state is None:
+            raise ClusterError("the cluster is not started")
+        return self.state
+
+    def _process(self, broker_id: int) -> BrokerProcess:
+        self._require_state().node(broker_id)  # a clear error for an unknown id
+        return self._processes[broker_id]
+
+    def _live_bootstrap(self) -> str:
+        """Bootstrap through brokers that are running, so a killed node does not stall admin calls."""
+        state = self._require_state()
+        live = [f"127.0.0.1:{n.port}" for n in state.nodes if self._processes[n.node_id].state() == "running"]
+        return ",".join(live) or state.bootstrap_servers
+
+
+def _diagnose(lines: list[str]) -> str:
+    """The most telling line of a failed JVM's output: the last error, else the last line."""
+    for line in reversed(lines):
+        if "Address already in use" in line:
+            return "a port is already in use (Address already in use); pick another with --port"
+    for line in reversed(lines):
+        if " ERROR " in line or "Exception" in line or line.startswith("Error"):
+            return line.strip()[:300]
+    return lines[-1].strip()[:300] if lines else "no output"

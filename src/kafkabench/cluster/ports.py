@@ -1,0 +1,29 @@
+"""Loopback ports for embedded nodes."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+
+from kafkabench.errors import ClusterError
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` distinct ports the kernel reports free right now (all held open until all are chosen)."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind((host, 0))
+            ports.append(sock.getsockname()[1])
+        return ports
+
+
+def require_free(port: int, host: str = "127.0.0.1") -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise ClusterError(
+                f"port {port} on {host} is in use ({exc.strerror}); choose another with --port or omit it to use free ports"
+            ) from exc
