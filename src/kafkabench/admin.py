@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kafkabench.errors import KafkaAdminError
@@ -95,16 +95,15 @@ class KafkaAdmin:
             raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
 
     def describe_topic(self, name: str, with_configs: bool = False) -> TopicInfo:
-        futures = self._admin.describe_topics(TopicCollection([name]), request_timeout=self.timeout_s)
-        description = self._call(f"describe topic {name}", lambda: futures[name].result(timeout=self.timeout_s + 5))
+        """Partitions with leader, replicas and ISR, from the metadata any live broker serves."""
+        metadata = self._call(f"describe topic {name}", lambda: self._admin.list_topics(topic=name, timeout=self.timeout_s))
+        topic = metadata.topics.get(name)
+        if topic is None or topic.error is not None:
+            reason = topic.error.str() if topic is not None else "not in the metadata"
+            raise KafkaAdminError(f"describe topic {name} failed: {reason}")
         partitions = tuple(
-            PartitionInfo(
-                partition=p.id,
-                leader=p.leader.id if p.leader is not None and p.leader.id >= 0 else None,
-                replicas=tuple(r.id for r in p.replicas),
-                isr=tuple(r.id for r in p.isr),
-            )
-            for p in sorted(description.partitions, key=lambda p: p.id)
+            PartitionInfo(partition=p.id, leader=p.leader if p.leader >= 0 else None, replicas=tuple(p.replicas), isr=tuple(p.isrs))
+            for p in sorted(topic.partitions.values(), key=lambda p: p.id)
         )
         return TopicInfo(name, partitions, self.topic_configs(name) if with_configs else {})
 

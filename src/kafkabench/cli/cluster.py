@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from kafkabench.cli.output import err, note, out
-from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster import EmbeddedCluster, default_cluster_dir
+from kafkabench.cluster.state import load_state
 from kafkabench.cluster.broker_config import parse_broker_overrides
 
 app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback).", no_args_is_help=True)
@@ -63,7 +64,11 @@ def down(
     timeout: float = typer.Option(30, "--timeout", help="Seconds to allow a graceful shutdown before killing."),
 ) -> None:
     """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`."""
-    cluster = EmbeddedCluster.attach(directory)
+    target = directory or default_cluster_dir()
+    if load_state(target) is None:
+        note(f"no embedded cluster in {target}; nothing to stop")
+        return
+    cluster = EmbeddedCluster.attach(target)
     cluster.stop(timeout_s=timeout)
     note(f"stopped; logs remain in {cluster.directory}")
 

@@ -283,13 +283,14 @@ class EmbeddedCluster:
         def format_one(layout: NodeLayout) -> None:
             command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
                        "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(layout.config_file)]
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-            except subprocess.TimeoutExpired as exc:
-                raise ClusterError(f"formatting the storage of broker {layout.node_id} took over 120 s") from exc
+            with layout.log_file.open("ab") as log:
+                try:
+                    done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=120)
+                except subprocess.TimeoutExpired as exc:
+                    raise ClusterError(f"formatting the storage of broker {layout.node_id} took over 120 s; log: {layout.log_file}") from exc
             if done.returncode != 0:
-                output = (done.stdout + done.stderr).strip().splitlines()
-                raise ClusterError(f"formatting the storage of broker {layout.node_id} failed: {_diagnose(output)}")
+                tail = layout.log_file.read_text(errors="replace").splitlines()
+                raise ClusterError(f"formatting the storage of broker {layout.node_id} failed: {_diagnose(tail)}; full log: {layout.log_file}")
 
         with ThreadPoolExecutor(len(layouts)) as pool:
             list(pool.map(format_one, layouts))

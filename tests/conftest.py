@@ -1,0 +1,40 @@
+"""Shared fixtures. Integration tests get one real broker per session: embedded, or KAFKABENCH_BOOTSTRAP."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from kafkabench.admin import KafkaAdmin
+
+
+@dataclass(frozen=True)
+class ExternalCluster:
+    bootstrap_servers: str
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    """A real Kafka cluster for the whole session; an embedded one is always stopped at the end."""
+    if bootstrap := os.environ.get("KAFKABENCH_BOOTSTRAP"):
+        yield ExternalCluster(bootstrap)
+        return
+    from kafkabench.cluster import EmbeddedCluster
+
+    with EmbeddedCluster(brokers=1, directory=tmp_path_factory.mktemp("kafka-session")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def admin(kafka_cluster):
+    with KafkaAdmin(kafka_cluster.bootstrap_servers) as client:
+        yield client
+
+
+@pytest.fixture
+def topic_name() -> str:
+    """A fresh name per test, so tests never see each other's records."""
+    return f"test-{uuid.uuid4().hex[:12]}"

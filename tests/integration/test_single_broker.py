@@ -1,0 +1,83 @@
+"""One real broker (the session cluster): produce and read back, and the admin helpers every lab uses."""
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.errors import KafkaAdminError
+from kafkabench.roundtrip import round_trip
+
+pytestmark = pytest.mark.integration
+
+
+def test_produce_and_read_back_with_confluent_kafka(kafka_cluster, admin, topic_name):
+    admin.create_topic(topic_name, partitions=2)
+    values = [f"record-{i}".encode() * (i + 1) for i in range(20)]
+    producer = Producer(quiet_client_config(kafka_cluster.bootstrap_servers, acks="all"))
+    failures = []
+    for i, value in enumerate(values):
+        producer.produce(topic_name, value, key=str(i).encode(), on_delivery=lambda err, msg: err and failures.append(err))
+    assert producer.flush(30) == 0
+    assert failures == []
+
+    consumer = Consumer(quiet_client_config(kafka_cluster.bootstrap_servers, **{
+        "group.id": topic_name, "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    consumer.subscribe([topic_name])
+    received = []
+    try:
+        for _ in range(200):
+            if len(received) == len(values):
+                break
+            msg = consumer.poll(0.5)
+            if msg is not None:
+                assert msg.error() is None
+                received.append(msg.value())
+    finally:
+        consumer.close()
+    assert sorted(received) == sorted(values)
+
+
+def test_create_describe_and_delete_topic(admin, topic_name):
+    info = admin.create_topic(topic_name, partitions=3, config={"max.message.bytes": "2097152", "compression.type": "zstd"})
+    assert [p.partition for p in info.partitions] == [0, 1, 2]
+    assert info.replication_factor == 1 and info.is_usable()
+    described = admin.describe_topic(topic_name, with_configs=True)
+    assert described.configs["max.message.bytes"] == "2097152"
+    assert described.configs["compression.type"] == "zstd"
+    admin.delete_topic(topic_name)
+    with pytest.raises(KafkaAdminError, match=f"describe topic {topic_name} failed"):
+        admin.describe_topic(topic_name)
+    admin.delete_topic(topic_name)  # already gone: fine with missing_ok
+
+
+def test_creating_an_existing_topic_is_a_clear_error(admin, topic_name):
+    admin.create_topic(topic_name)
+    with pytest.raises(KafkaAdminError, match=f"create topic {topic_name} failed: .*already exists"):
+        admin.create_topic(topic_name)
+
+
+def test_replication_beyond_the_cluster_is_refused(admin, kafka_cluster, topic_name):
+    too_many = len(admin.brokers()) + 1
+    with pytest.raises(KafkaAdminError, match=f"create topic {topic_name} failed"):
+        admin.create_topic(topic_name, replication_factor=too_many)
+
+
+def test_stored_bytes_per_partition_grow_with_what_was_written(kafka_cluster, admin, topic_name):
+    admin.create_topic(topic_name, partitions=2, config={"compression.type": "uncompressed"})
+    assert {(r.partition, r.size_bytes) for r in admin.stored_bytes(topic_name)} == {(0, 0), (1, 0)}
+    producer = Producer(quiet_client_config(kafka_cluster.bootstrap_servers, **{"compression.type": "none"}))
+    payload = bytes(range(256)) * 40  # 10 KiB
+    for _ in range(10):
+        producer.produce(topic_name, payload, partition=1)
+    assert producer.flush(30) == 0
+    sizes = {r.partition: r.size_bytes for r in admin.stored_bytes(topic_name)}
+    assert sizes[0] == 0
+    assert 10 * len(payload) < sizes[1] < 10 * len(payload) * 1.1  # payload plus record/batch headers
+
+
+def test_round_trip_reports_what_it_did(kafka_cluster, admin):
+    result = round_trip(kafka_cluster.bootstrap_servers, size_bytes=4096)
+    assert result.size_bytes == 4096 and result.offset == 0
+    assert 0 < result.produce_ms < 30_000 and 0 < result.consume_ms < 30_000
+    with pytest.raises(KafkaAdminError):
+        admin.describe_topic(result.topic)  # cleaned up after itself

@@ -1,0 +1,111 @@
+"""A 3-broker embedded cluster and its fault hooks: kill, restart, pause, resume, leader lookup."""
+
+import time
+
+import psutil
+import pytest
+from confluent_kafka import Producer
+
+from kafkabench.admin import KafkaAdmin, quiet_client_config
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.errors import ClusterError
+
+pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+# brokers that stop heartbeating are fenced after 3 s instead of 9 s, so failover tests stay short
+FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with EmbeddedCluster(brokers=3, directory=tmp_path_factory.mktemp("three"), broker_config_overrides=FAST_FAILOVER) as c:
+        yield c
+
+
+@pytest.fixture
+def replicated_topic(cluster, topic_name):
+    with KafkaAdmin(cluster.bootstrap_servers) as admin:
+        admin.create_topic(topic_name, partitions=1, replication_factor=3)
+    return topic_name
+
+
+def write_acks_all(bootstrap: str, topic: str, count: int = 5, timeout_s: float = 30) -> list:
+    producer = Producer(quiet_client_config(bootstrap, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
+    errors = []
+    for i in range(count):
+        producer.produce(topic, f"v{i}".encode(), on_delivery=lambda err, msg: err and errors.append(err.str()))
+    remaining = producer.flush(timeout_s + 5)
+    return errors + ["unacknowledged"] * remaining
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def isr_of(cluster, topic):
+    with KafkaAdmin(cluster._live_bootstrap(), timeout_s=5) as admin:
+        return set(admin.describe_topic(topic).partitions[0].isr)
+
+
+def test_status_lists_three_running_brokers(cluster):
+    status = cluster.status()
+    assert [b.id for b in status.brokers] == [1, 2, 3]
+    assert all(b.alive and b.state == "running" and psutil.pid_exists(b.pid) for b in status.brokers)
+    assert status.bootstrap_servers.count("127.0.0.1:") == 3
+
+
+def test_killed_leader_is_replaced_and_acks_all_writes_go_on_then_restart_restores_isr(cluster, replicated_topic):
+    leader = cluster.leader_of(replicated_topic, 0)
+    assert leader in (1, 2, 3)
+    cluster.kill_broker(leader)
+    assert cluster.status().brokers[leader - 1].state == "dead"
+
+    new_leader = wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, leader) and l, 30, "a new leader")
+    assert new_leader != leader
+    assert write_acks_all(cluster._live_bootstrap(), replicated_topic) == []
+    assert leader not in isr_of(cluster, replicated_topic)
+
+    cluster.restart_broker(leader)
+    assert cluster.status().brokers[leader - 1].state == "running"
+    wait_for(lambda: isr_of(cluster, replicated_topic) == {1, 2, 3}, 60, "the ISR to be back to 3")
+    assert write_acks_all(cluster.bootstrap_servers, replicated_topic) == []
+
+
+def test_paused_broker_answers_nothing_until_resumed(cluster, replicated_topic):
+    victim = cluster.leader_of(replicated_topic, 0)
+    port = cluster.state.node(victim).port
+    cluster.pause_broker(victim)
+    try:
+        assert cluster.status().brokers[victim - 1].state == "paused"
+        with KafkaAdmin(f"127.0.0.1:{port}", timeout_s=2) as direct:
+            with pytest.raises(Exception):
+                direct.brokers(timeout_s=2)  # the process is frozen: no metadata answer
+        # the rest of the cluster fences it and keeps taking acks=all writes
+        wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, victim), 30, "leadership to move")
+        assert write_acks_all(cluster._live_bootstrap(), replicated_topic) == []
+    finally:
+        cluster.resume_broker(victim)
+    assert cluster.status().brokers[victim - 1].state == "running"
+    with KafkaAdmin(f"127.0.0.1:{port}", timeout_s=10) as direct:
+        assert set(wait_for(lambda: direct.brokers(timeout_s=10), 30, "the resumed broker to answer")) >= {victim}
+    wait_for(lambda: isr_of(cluster, replicated_topic) == {1, 2, 3}, 60, "the resumed broker to rejoin the ISR")
+
+
+def test_fault_hooks_reject_unknown_and_dead_brokers(cluster):
+    with pytest.raises(ClusterError, match="no broker 9 in this cluster; brokers are 1, 2, 3"):
+        cluster.kill_broker(9)
+
+
+def test_stop_leaves_no_process(tmp_path):
+    cluster = EmbeddedCluster(brokers=1, directory=tmp_path)
+    with cluster:
+        pids = [b.pid for b in cluster.status().brokers]
+        assert all(psutil.pid_exists(pid) for pid in pids)
+    for pid in pids:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert not (tmp_path / "cluster.json").exists()

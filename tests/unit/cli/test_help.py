@@ -1,0 +1,28 @@
+import pytest
+from typer.testing import CliRunner
+
+from kafkabench import __version__
+from kafkabench.cli.app import app
+
+runner = CliRunner()
+
+COMMANDS = [[], ["check"], ["cluster"], *[["cluster", c] for c in ("up", "status", "down", "logs", "kill", "pause", "resume", "restart")]]
+
+
+def test_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"kafkabench {__version__}"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "kafkabench")
+def test_every_command_has_help(command):
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.stdout
+
+
+def test_bad_broker_config_is_refused_before_anything_starts(tmp_path):
+    result = runner.invoke(app, ["cluster", "up", "--dir", str(tmp_path), "--broker-config", "num.io.threads"])
+    assert result.exit_code != 0
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,125 @@
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster.artifacts import Jar, JarCache, Manifest, packaged_manifest, urllib_fetch
+from kafkabench.errors import ArtifactError
+
+
+def make_repo(root: Path, files: dict[str, bytes]) -> Manifest:
+    """A local Maven-layout repository served through file:// URLs, and its manifest."""
+    jars = []
+    for artifact, content in files.items():
+        jar = Jar("org.example", artifact, "1.0", hashlib.sha256(content).hexdigest(), len(content))
+        target = root / "org/example" / artifact / "1.0" / jar.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        jars.append(jar)
+    return Manifest("9.9.9", root.as_uri(), tuple(jars))
+
+
+class CountingFetch:
+    def __init__(self):
+        self.urls: list[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, url, dest):
+        with self.lock:
+            self.urls.append(url)
+        urllib_fetch(url, dest)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_repo(tmp_path / "repo", {"alpha": b"A" * 1000, "beta": os.urandom(5000)})
+
+
+def test_downloads_verifies_and_returns_classpath(tmp_path, repo):
+    fetch = CountingFetch()
+    cache = JarCache(repo, cache_dir=tmp_path / "cache", fetch=fetch)
+    paths = cache.ensure()
+    assert [p.name for p in paths] == ["alpha-1.0.jar", "beta-1.0.jar"]
+    assert paths[0].read_bytes() == b"A" * 1000
+    assert len(fetch.urls) == 2
+    assert not list(cache.directory.glob("*.part"))
+
+
+def test_second_ensure_fetches_nothing(tmp_path, repo):
+    fetch = CountingFetch()
+    JarCache(repo, cache_dir=tmp_path / "cache", fetch=fetch).ensure()
+    JarCache(repo, cache_dir=tmp_path / "cache", fetch=fetch).ensure()
+    assert len(fetch.urls) == 2
+
+
+def test_corrupt_file_is_fetched_again(tmp_path, repo):
+    fetch = CountingFetch()
+    cache = JarCache(repo, cache_dir=tmp_path / "cache", fetch=fetch)
+    alpha = cache.ensure()[0]
+    alpha.write_bytes(b"A" * 999 + b"X")  # same size, different content
+    cache.ensure()
+    assert alpha.read_bytes() == b"A" * 1000
+    assert fetch.urls[-1].endswith("alpha-1.0.jar") and len(fetch.urls) == 3
+
+
+def test_checksum_mismatch_is_an_error_and_leaves_nothing(tmp_path, repo):
+    (Path(repo.repository.removeprefix("file://")) / "org/example/beta/1.0/beta-1.0.jar").write_bytes(b"tampered")
+    cache = JarCache(repo, cache_dir=tmp_path / "cache")
+    with pytest.raises(ArtifactError, match="checksum mismatch for org.example:beta:1.0"):
+        cache.ensure()
+    assert not (cache.directory / "beta-1.0.jar").exists()
+    assert not list(cache.directory.glob("*.part"))
+
+
+def test_unreachable_repository_says_what_to_do(tmp_path, repo):
+    cache = JarCache(repo, cache_dir=tmp_path / "cache", repository="http://127.0.0.1:9")
+    with pytest.raises(ArtifactError, match="cannot reach 127.0.0.1:9.*KAFKABENCH_MAVEN_REPO"):
+        cache.ensure()
+
+
+def test_missing_artifact_is_reported_with_its_url(tmp_path, repo):
+    cache = JarCache(repo, cache_dir=tmp_path / "cache", repository=(tmp_path / "empty").as_uri())
+    with pytest.raises(ArtifactError, match="empty/org/example/alpha/1.0/alpha-1.0.jar"):
+        cache.ensure()
+
+
+def test_concurrent_ensures_download_each_file_once(tmp_path, repo):
+    fetch = CountingFetch()
+    errors = []
+
+    def run():
+        try:
+            JarCache(repo, cache_dir=tmp_path / "cache", fetch=fetch).ensure()
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors
+    assert sorted(fetch.urls) == sorted(set(fetch.urls)) and len(fetch.urls) == 2
+
+
+def test_environment_overrides_cache_and_repository(tmp_path, monkeypatch, repo):
+    monkeypatch.setenv("KAFKABENCH_CACHE", str(tmp_path / "envcache"))
+    monkeypatch.setenv("KAFKABENCH_MAVEN_REPO", "https://mirror.example/maven2")
+    cache = JarCache(repo)
+    assert cache.directory == tmp_path / "envcache" / "kafka-9.9.9"
+    assert cache.repository == "https://mirror.example/maven2"
+
+
+def test_packaged_manifest_pins_kafka_41_with_hashes():
+    manifest = packaged_manifest()
+    assert manifest.kafka_version.startswith("4.1.")
+    coordinates = {jar.coordinates for jar in manifest.jars}
+    for needed in ("org.apache.kafka:kafka_2.13", "org.apache.kafka:kafka-clients", "org.apache.kafka:kafka-tools",
+                   "org.scala-lang:scala-library", "org.apache.logging.log4j:log4j-slf4j-impl"):
+        assert any(c.startswith(needed + ":") for c in coordinates), needed
+    assert all(len(jar.sha256) == 64 and jar.size > 0 for jar in manifest.jars)
+    assert not any("connect-runtime" in c or "jetty" in c for c in coordinates)
+    assert Jar("org.apache.kafka", "kafka-clients", "4.1.2", "", 1).url("https://repo1.maven.org/maven2/") == (
+        "https://repo1.maven.org/maven2/org/apache/kafka/kafka-clients/4.1.2/kafka-clients-4.1.2.jar")

@@ -1,0 +1,64 @@
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster.broker_config import NodeLayout, parse_broker_overrides, render_server_properties
+from kafkabench.errors import ConfigError
+
+
+def layouts(n: int) -> list[NodeLayout]:
+    return [NodeLayout(i, 9092 + i, 19092 + i, Path(f"/tmp/c/node-{i}")) for i in range(1, n + 1)]
+
+
+def parse(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
+def test_single_node_is_a_combined_kraft_node():
+    node = layouts(1)[0]
+    props = parse(render_server_properties(node, [node], {}))
+    assert props["process.roles"] == "broker,controller"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:19093"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9093,CONTROLLER://127.0.0.1:19093"
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9093"
+    assert props["log.dirs"] == "/tmp/c/node-1/data"
+    assert props["offsets.topic.replication.factor"] == "1"
+    assert props["transaction.state.log.min.isr"] == "1"
+
+
+def test_three_nodes_share_the_quorum_and_replicate_internal_topics():
+    nodes = layouts(3)
+    props = parse(render_server_properties(nodes[1], nodes, {}))
+    assert props["node.id"] == "2"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:19093,2@127.0.0.1:19094,3@127.0.0.1:19095"
+    assert props["offsets.topic.replication.factor"] == "3"
+    assert props["transaction.state.log.min.isr"] == "2"
+
+
+def test_overrides_win_over_defaults():
+    node = layouts(1)[0]
+    props = parse(render_server_properties(node, [node], {"auto.create.topics.enable": "true", "num.io.threads": "4"}))
+    assert props["auto.create.topics.enable"] == "true"
+    assert props["num.io.threads"] == "4"
+
+
+def test_values_are_escaped_for_java_properties():
+    node = layouts(1)[0]
+    text = render_server_properties(node, [node], {"ssl.keystore.location": "C:\\keys\\a.jks"})
+    assert "ssl.keystore.location=C:\\\\keys\\\\a.jks\n" in text
+
+
+def test_parse_overrides():
+    assert parse_broker_overrides(["num.io.threads=8", " log.segment.bytes = 1048576 ", "a.b=x=y"]) == {
+        "num.io.threads": "8", "log.segment.bytes": "1048576", "a.b": "x=y"}
+
+
+@pytest.mark.parametrize("bad", ["num.io.threads", "=8", ""])
+def test_parse_rejects_malformed(bad):
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        parse_broker_overrides([bad])
+
+
+def test_cluster_wiring_cannot_be_overridden():
+    with pytest.raises(ConfigError, match="listeners: set by kafkabench"):
+        parse_broker_overrides(["listeners=PLAINTEXT://0.0.0.0:9092"])

@@ -1,0 +1,38 @@
+import pytest
+
+from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state, state_path
+from kafkabench.errors import ClusterError
+
+
+def make_state(directory) -> ClusterState:
+    nodes = [NodeState(node_id=i, port=9000 + i, controller_port=9100 + i, directory=directory / f"node-{i}",
+                       command=["java", "kafka.Kafka"], pid=100 + i, create_time=1.5) for i in (1, 2, 3)]
+    return ClusterState(kafka_version="4.1.2", cluster_id="abc", directory=directory, nodes=nodes)
+
+
+def test_round_trip(tmp_path):
+    state = make_state(tmp_path)
+    save_state(state)
+    loaded = load_state(tmp_path)
+    assert loaded == state
+    assert loaded.bootstrap_servers == "127.0.0.1:9001,127.0.0.1:9002,127.0.0.1:9003"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_absent_state_is_none_and_clear_is_idempotent(tmp_path):
+    assert load_state(tmp_path) is None
+    clear_state(tmp_path)
+    save_state(make_state(tmp_path))
+    clear_state(tmp_path)
+    assert load_state(tmp_path) is None
+
+
+def test_foreign_file_is_a_clear_error(tmp_path):
+    state_path(tmp_path).write_text('{"hello": 1}')
+    with pytest.raises(ClusterError, match="not a kafkabench cluster state file"):
+        load_state(tmp_path)
+
+
+def test_unknown_node_lists_the_known_ones(tmp_path):
+    with pytest.raises(ClusterError, match="no broker 7 in this cluster; brokers are 1, 2, 3"):
+        make_state(tmp_path).node(7)
