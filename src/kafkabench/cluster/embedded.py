@@ -39,7 +39,11 @@ def default_cluster_dir() -> Path:
 
 
 def new_cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A Kafka Uuid string; like Kafka's own, never starting with '-', which command lines read as an option."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 class EmbeddedCluster:
@@ -282,7 +286,7 @@ class EmbeddedCluster:
     def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
         def format_one(layout: NodeLayout) -> None:
             command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
-                       "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(layout.config_file)]
+                       "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file)]
             with layout.log_file.open("ab") as log:
                 try:
                     done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=120)
