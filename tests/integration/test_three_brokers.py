@@ -48,7 +48,7 @@ def wait_for(condition, timeout_s: float, what: str):
 
 
 def isr_of(cluster, topic):
-    with KafkaAdmin(cluster._live_bootstrap(), timeout_s=5) as admin:
+    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
         return set(admin.describe_topic(topic).partitions[0].isr)
 
 
@@ -76,7 +76,7 @@ def test_killed_leader_is_replaced_and_acks_all_writes_go_on_then_restart_restor
 
     new_leader = wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, leader) and l, 30, "a new leader")
     assert new_leader != leader
-    assert write_acks_all(cluster._live_bootstrap(), replicated_topic) == []
+    assert write_acks_all(cluster.live_bootstrap_servers(), replicated_topic) == []
     assert leader not in isr_of(cluster, replicated_topic)
 
     cluster.restart_broker(leader)
@@ -94,7 +94,7 @@ def test_paused_broker_answers_nothing_until_resumed(cluster, replicated_topic):
         assert brokers_seen_by(port) == set()  # the process is frozen: no metadata answer
         # the rest of the cluster fences it and keeps taking acks=all writes
         wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, victim), 30, "leadership to move")
-        assert write_acks_all(cluster._live_bootstrap(), replicated_topic) == []
+        assert write_acks_all(cluster.live_bootstrap_servers(), replicated_topic) == []
     finally:
         cluster.resume_broker(victim)
     assert cluster.status().brokers[victim - 1].state == "running"

@@ -29,6 +29,10 @@ class NodeLayout:
     def log_file(self) -> Path:
         return self.directory / "broker.log"
 
+    @property
+    def log4j_file(self) -> Path:
+        return self.directory / "log4j2.properties"
+
 
 HOST = "127.0.0.1"
 

@@ -22,7 +22,7 @@ from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
 from kafkabench.cluster.status import BrokerStatus, ClusterStatus
-from kafkabench.errors import ClusterError, KafkaAdminError, WaitTimeout
+from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
@@ -166,7 +166,7 @@ class EmbeddedCluster:
         return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
-        with KafkaAdmin(self._live_bootstrap(), timeout_s=10) as admin:
+        with KafkaAdmin(self.live_bootstrap_servers(), timeout_s=10) as admin:
             info = admin.describe_topic(topic)
         for p in info.partitions:
             if p.partition == partition:
@@ -193,7 +193,7 @@ class EmbeddedCluster:
 
     def restart_broker(self, broker_id: int, timeout_s: float | None = None) -> None:
         """Stop the node gracefully if it runs (kill at the deadline), start it on the same ports and data,
-        and wait until the cluster's metadata lists it again."""
+        and wait until it serves metadata listing every live node, itself included (it is unfenced)."""
         process = self._process(broker_id)
         process.stop(self.stop_timeout_s)
         process.start(detach=self.detach)
@@ -280,12 +280,12 @@ class EmbeddedCluster:
         for layout in layouts:
             layout.data_dir.mkdir(parents=True)
             layout.config_file.write_text(broker_config.render_server_properties(layout, layouts, self.overrides))
-            (layout.directory / "log4j2.properties").write_text(broker_config.LOG4J2)
+            layout.log4j_file.write_text(broker_config.LOG4J2)
         return layouts
 
     def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
         def format_one(layout: NodeLayout) -> None:
-            command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
+            command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                        "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file)]
             with layout.log_file.open("ab") as log:
                 try:
@@ -300,7 +300,7 @@ class EmbeddedCluster:
             list(pool.map(format_one, layouts))
 
     def _node_state(self, java: Java, classpath: str, layout: NodeLayout) -> NodeState:
-        command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.directory / 'log4j2.properties'}",
+        command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
                          directory=layout.directory, command=command)
@@ -316,7 +316,7 @@ class EmbeddedCluster:
         self._require_state().node(broker_id)  # a clear error for an unknown id
         return self._processes[broker_id]
 
-    def _live_bootstrap(self) -> str:
+    def live_bootstrap_servers(self) -> str:
         """Bootstrap through brokers that are running, so a killed node does not stall admin calls."""
         state = self._require_state()
         live = [f"127.0.0.1:{n.port}" for n in state.nodes if self._processes[n.node_id].state() == "running"]
