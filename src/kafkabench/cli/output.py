@@ -8,7 +8,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+# tables are wide: when stdout is a file or a pipe, do not squeeze them into 80 columns
 out = Console(highlight=False, soft_wrap=True)
+if not out.is_terminal:
+    out = Console(highlight=False, soft_wrap=True, width=200)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import ctypes
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import psutil
 
 from kafkabench.cluster.state import NodeState
 from kafkabench.errors import ClusterError
+from kafkabench.processes import die_with_parent_hook
 from kafkabench.waiting import wait_until
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGKILL when the process that started us dies, so a crashed test leaks no broker."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class BrokerProcess:
@@ -44,7 +36,7 @@ class BrokerProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C in the terminal goes to us; we stop the brokers in order
-                preexec_fn=None if detach or not sys.platform.startswith("linux") else _die_with_parent,
+                preexec_fn=None if detach else die_with_parent_hook(),
             )
         self.node.pid = self._popen.pid
         self.node.create_time = psutil.Process(self._popen.pid).create_time()

@@ -1,0 +1,80 @@
+"""Latency histograms: HdrHistogram in microseconds, 1 us .. 1 h, 3 significant digits.
+
+They travel between processes encoded (HdrHistogram V2 compressed, base64), the same encoding Java's
+HdrHistogram writes, and are merged before any percentile is read: percentiles are never averaged.
+A value outside the range is counted in `out_of_range`, never dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hdrh.histogram import HdrHistogram
+
+LOWEST_US = 1
+HIGHEST_US = 3_600_000_000
+SIGNIFICANT_DIGITS = 3
+
+
+@dataclass(frozen=True)
+class Summary:
+    count: int
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    p999_ms: float
+    max_ms: float
+    min_ms: float
+
+
+class LatencyHistogram:
+    def __init__(self, histogram: HdrHistogram | None = None, out_of_range: int = 0) -> None:
+        self._hdr = histogram or HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+        self.out_of_range = out_of_range
+
+    def record_ns(self, nanoseconds: int) -> bool:
+        """Record one latency; False (and counted) if it cannot be represented."""
+        micros = (nanoseconds + 500) // 1000
+        if micros < 0 or micros > HIGHEST_US or not self._hdr.record_value(micros):
+            self.out_of_range += 1
+            return False
+        return True
+
+    @property
+    def count(self) -> int:
+        return self._hdr.get_total_count()
+
+    def merge(self, other: LatencyHistogram) -> None:
+        self._hdr.add(other._hdr)
+        self.out_of_range += other.out_of_range
+
+    def encode(self) -> str:
+        return self._hdr.encode().decode("ascii")
+
+    @classmethod
+    def decode(cls, encoded: str, out_of_range: int = 0) -> LatencyHistogram:
+        return cls(HdrHistogram.decode(encoded), out_of_range)
+
+    def value_at_percentile_ms(self, percentile: float) -> float:
+        return self._hdr.get_value_at_percentile(percentile) / 1000
+
+    def summary(self) -> Summary | None:
+        if self.count == 0:
+            return None
+        hdr = self._hdr
+        return Summary(
+            count=self.count,
+            mean_ms=hdr.get_mean_value() / 1000,
+            p50_ms=hdr.get_value_at_percentile(50) / 1000,
+            p90_ms=hdr.get_value_at_percentile(90) / 1000,
+            p99_ms=hdr.get_value_at_percentile(99) / 1000,
+            p999_ms=hdr.get_value_at_percentile(99.9) / 1000,
+            max_ms=hdr.get_max_value() / 1000,
+            min_ms=hdr.get_min_value() / 1000,
+        )
+
+    def percentile_spectrum(self, ticks_per_half_distance: int = 5) -> list[tuple[float, float]]:
+        """(percentile, value_ms) points of the HdrHistogram percentile distribution, for plots."""
+        return [(item.percentile_level_iterated_to, item.value_iterated_to / 1000)
+                for item in self._hdr.get_percentile_iterator(ticks_per_half_distance)]

@@ -1,0 +1,99 @@
+"""The result contract (DESIGN.md): one directory per run with result.json and the encoded histograms.
+
+Tables, reports and comparisons are rendered from these files only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kafkabench.core.histogram import LatencyHistogram
+
+SCHEMA = "kafkabench.result/1"
+RESULT_FILE = "result.json"
+HISTOGRAM_DIR = "histograms"
+
+
+class Stat(BaseModel):
+    count: int
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    p999_ms: float
+    max_ms: float
+    min_ms: float
+
+
+class Run(BaseModel):
+    client: str
+    client_version: str = ""
+    scenario: str
+    params: dict[str, Any] = {}
+    stats: dict[str, Stat] = {}
+    throughput: dict[str, float] = {}
+    counters: dict[str, int] = {}
+    resources: dict[str, float | None] = {}
+    duration_s: float = 0.0
+    config: dict[str, dict[str, Any]] = {}  # producer / consumer / topic, effective, secrets redacted
+    not_applicable: dict[str, list[str]] = {}  # settings the client has no equivalent for, per role
+    histograms: dict[str, str] = {}  # metric -> file under histograms/, relative to the result directory
+    error: str | None = None
+
+
+class ResultDocument(BaseModel):
+    schema_: str = Field(SCHEMA, alias="schema")
+    lab: str
+    created_at: str
+    command: list[str] = []
+    tool: dict[str, Any] = {}
+    machine: dict[str, Any] = {}
+    cluster: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    runs: list[Run] = []
+    notes: list[str] = []
+    error: str | None = None
+
+    model_config = {"populate_by_name": True}
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, indent=1)
+
+
+def stats_from(histograms: dict[str, LatencyHistogram]) -> dict[str, Stat]:
+    stats = {}
+    for metric, histogram in histograms.items():
+        summary = histogram.summary()
+        if summary is not None:
+            stats[metric] = Stat(**summary.__dict__)
+    return stats
+
+
+def write_result(document: ResultDocument, directory: Path, encoded: list[dict[str, str]]) -> Path:
+    """Write result.json and, for run i, encoded[i] (metric -> HdrHistogram base64) under histograms/."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / HISTOGRAM_DIR).mkdir(exist_ok=True)
+    for index, (run, histograms) in enumerate(zip(document.runs, encoded)):
+        run.histograms = {}
+        for metric, blob in histograms.items():
+            relative = f"{HISTOGRAM_DIR}/{index:02d}-{run.client}-{metric}.hdr"
+            (directory / relative).write_text(blob + "\n")
+            run.histograms[metric] = relative
+    path = directory / RESULT_FILE
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(document.to_json() + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def read_result(directory: Path) -> ResultDocument:
+    return ResultDocument.model_validate(json.loads((directory / RESULT_FILE).read_text()))
+
+
+def read_histogram(directory: Path, run: Run, metric: str) -> LatencyHistogram:
+    return LatencyHistogram.decode((directory / run.histograms[metric]).read_text().strip())

@@ -1,0 +1,1 @@
+"""Workers: one OS process per client run, speaking core.protocol on stdio."""
