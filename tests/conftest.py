@@ -38,3 +38,15 @@ def admin(kafka_cluster):
 def topic_name() -> str:
     """A fresh name per test, so tests never see each other's records."""
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_cluster_dir(tmp_path_factory):
+    """Commands that look for `the` embedded cluster find this session's directory, never the user's own."""
+    previous = os.environ.get("KAFKABENCH_CLUSTER_DIR")
+    os.environ["KAFKABENCH_CLUSTER_DIR"] = str(tmp_path_factory.mktemp("default-cluster-dir"))
+    yield
+    if previous is None:
+        os.environ.pop("KAFKABENCH_CLUSTER_DIR", None)
+    else:
+        os.environ["KAFKABENCH_CLUSTER_DIR"] = previous

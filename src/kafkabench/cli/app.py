@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, cluster, latency
+from kafkabench.cli import check, clients, cluster, latency
 from kafkabench.cli.output import abort, out
 from kafkabench.errors import KafkabenchError
 
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.add_typer(cluster.app, name="cluster")
 app.command(name="check")(check.check)
 app.command(name="latency")(latency.latency)
+app.command(name="clients")(clients.clients)
 
 
 def _version(value: bool) -> None:

@@ -13,8 +13,13 @@ from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
 from kafkabench.cluster.target import open_target
 from kafkabench.config.client_settings import bootstrap_from
-from kafkabench.labs.latency import SEED_IMAGE_BYTES, LatencyRequest, LatencyRunFailed, run_latency
+from kafkabench.labs.latency import SEED_IMAGE_BYTES, LatencyRequest, LatencyRunFailed, plan_latency, run_latency
 from kafkabench.report.latency_table import latency_table, run_errors
+
+
+class _NoteListener:
+    def note(self, message: str) -> None:
+        note(message)
 
 
 class _ProgressListener:
@@ -63,11 +68,12 @@ def latency(
     )
     directory = common.out_dir("latency", out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(request.producer_file, request.consumer_file)
+    plan = plan_latency(request, _NoteListener())  # every setting checked before a cluster is touched
     with open_target(bootstrap, on_start=note) as target:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as progress:
             try:
-                document = run_latency(request, target, directory, _ProgressListener(progress))
+                document = run_latency(plan, target, directory, _ProgressListener(progress))
             except LatencyRunFailed as failed:
                 progress.stop()
                 err.print(latency_table(failed.document))

@@ -116,7 +116,17 @@ def choose_clients(requested: list[str] | None, listener: LatencyListener) -> li
     return chosen
 
 
-def run_latency(request: LatencyRequest, target: Target, out_dir: Path, listener: LatencyListener) -> ResultDocument:
+@dataclass
+class LatencyPlan:
+    """Everything checked before a cluster is touched: payload, settings, clients and their translated configs."""
+
+    request: LatencyRequest
+    payload: bytes
+    settings: ClientSettings
+    runs: list[_ClientRun]
+
+
+def plan_latency(request: LatencyRequest, listener: LatencyListener) -> LatencyPlan:
     payload = load_payload(request)
     settings = latency_settings(request, len(payload))
     for line in settings.notes:
@@ -129,7 +139,13 @@ def run_latency(request: LatencyRequest, target: Target, out_dir: Path, listener
             for role, translated in (("producer", run.producer), ("consumer", run.consumer)):
                 if translated.not_applicable:
                     listener.note(f"{run.client} has no {role} setting for {', '.join(translated.not_applicable)}: not applied")
+    return LatencyPlan(request, payload, settings, runs)
 
+
+def run_latency(plan: LatencyPlan | LatencyRequest, target: Target, out_dir: Path, listener: LatencyListener) -> ResultDocument:
+    if isinstance(plan, LatencyRequest):
+        plan = plan_latency(plan, listener)
+    request, payload, settings, runs = plan.request, plan.payload, plan.settings, plan.runs
     out_dir.mkdir(parents=True, exist_ok=True)
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
     payload_path.write_bytes(payload)

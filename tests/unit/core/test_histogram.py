@@ -1,0 +1,42 @@
+import pytest
+
+from kafkabench.core.histogram import HIGHEST_US, LatencyHistogram
+
+
+def test_records_in_microseconds_and_summarises_in_ms():
+    h = LatencyHistogram()
+    for ms in range(1, 101):
+        assert h.record_ns(ms * 1_000_000)
+    s = h.summary()
+    assert s.count == 100
+    assert s.p50_ms == pytest.approx(50, rel=1e-3)
+    assert s.p99_ms == pytest.approx(99, rel=1e-3)
+    assert s.max_ms == pytest.approx(100, rel=1e-3)
+    assert s.min_ms == pytest.approx(1, rel=1e-3)
+    assert s.mean_ms == pytest.approx(50.5, rel=1e-3)
+
+
+def test_out_of_range_is_counted_not_dropped_silently():
+    h = LatencyHistogram()
+    assert not h.record_ns(-5_000)
+    assert not h.record_ns((HIGHEST_US + 10) * 1000)
+    assert h.record_ns(400)  # rounds to 0 us: representable
+    assert (h.count, h.out_of_range) == (1, 2)
+
+
+def test_encode_decode_merge_keeps_every_value():
+    a, b = LatencyHistogram(), LatencyHistogram()
+    for v in range(1000):
+        a.record_ns(1_000_000 + v * 1000)
+    for v in range(1000):
+        b.record_ns(50_000_000 + v * 1000)
+    b.out_of_range = 3
+    merged = LatencyHistogram.decode(a.encode())
+    merged.merge(LatencyHistogram.decode(b.encode(), out_of_range=b.out_of_range))
+    assert merged.count == 2000 and merged.out_of_range == 3
+    assert merged.summary().p50_ms == pytest.approx(2.0, rel=2e-3)  # the merged median, not an average of medians
+    assert merged.summary().max_ms == pytest.approx(50.999, rel=1e-3)
+
+
+def test_empty_histogram_has_no_summary():
+    assert LatencyHistogram().summary() is None
