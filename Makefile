@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: demo test clean
 
 demo: $(VENV)/.installed
-	$(BIN)/kafkabench check
+	$(BIN)/kafkabench latency --count 50 --warmup 5 --out results/demo-latency
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -17,7 +17,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[aiokafka]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python

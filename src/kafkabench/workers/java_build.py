@@ -1,0 +1,135 @@
+"""Build the Java client worker on first use and say how to start it.
+
+The worker is one Java source file shipped in the package (`workers/java/KafkabenchWorker.java`). It is
+compiled with the JDK's javac against the cached Kafka jars into `<cache>/java-worker/<key>/`, where the key
+hashes the source and the kafka-clients version, so an edited source or another Kafka version builds anew
+and everything else is a cache hit. Compilation goes to a temporary directory renamed into place under a
+file lock: concurrent first runs build once and never see half-written classes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from kafkabench.cluster.artifacts import default_cache_dir
+from kafkabench.cluster.java import MIN_JAVA, Java
+from kafkabench.errors import KafkabenchError
+
+SOURCE_NAME = "KafkabenchWorker.java"
+MAIN_CLASS = "kafkabench.KafkabenchWorker"
+CLASS_FILE = Path("kafkabench", "KafkabenchWorker.class")
+# A fixed heap sized up front and G1's short pauses keep GC out of the latency being measured; the
+# log level lets the client's warnings (unknown settings, retries) reach stderr.
+JVM_FLAGS = ("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN")
+COMPILE_TIMEOUT_S = 300
+LOCK_TIMEOUT_S = 600  # another process may be compiling on a slow machine
+DESCRIBE_TIMEOUT_S = 60
+
+_CLIENTS_JAR = re.compile(r"kafka-clients-(.+)\.jar")
+
+
+class JavaWorkerUnavailable(KafkabenchError):
+    """The Java client worker cannot be built or started."""
+
+
+def worker_source() -> str:
+    return resources.files("kafkabench.workers.java").joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+
+
+def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> list[str]:
+    """The argv that starts the worker, building it first if this source and Kafka version never were."""
+    classes = build_worker(java, classpath_jars, cache_dir)
+    classpath = os.pathsep.join([*(str(jar) for jar in classpath_jars), str(classes)])
+    return [str(java.executable), *JVM_FLAGS, "-cp", classpath, MAIN_CLASS]
+
+
+def build_worker(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> Path:
+    """The directory holding the compiled worker classes (compiled now unless already cached)."""
+    source = worker_source()
+    key = hashlib.sha256(f"{source}\0kafka-clients {_kafka_clients_version(classpath_jars)}".encode()).hexdigest()
+    builds = (cache_dir or default_cache_dir()) / "java-worker"
+    target = builds / key
+    if (target / CLASS_FILE).is_file():
+        return target
+    javac = java.javac
+    if javac is None:
+        raise JavaWorkerUnavailable(
+            f"the java client needs a JDK (javac) to build its worker; found only a runtime at {java.executable}; "
+            "install a JDK 17+ (e.g. apt-get install openjdk-17-jdk) or set JAVA_HOME to one"
+        )
+    builds.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(builds / f"{key}.lock", timeout=LOCK_TIMEOUT_S):
+            if not (target / CLASS_FILE).is_file():  # another process may have built it while we waited
+                _compile(javac, source, classpath_jars, target)
+    except Timeout as exc:
+        raise JavaWorkerUnavailable(
+            f"waited {LOCK_TIMEOUT_S} s for another kafkabench process to build the java worker in {builds}; "
+            f"if none is running, delete {builds / f'{key}.lock'}"
+        ) from exc
+    return target
+
+
+def _kafka_clients_version(classpath_jars: list[Path]) -> str:
+    for jar in classpath_jars:
+        if match := _CLIENTS_JAR.fullmatch(Path(jar).name):
+            return match.group(1)
+    raise JavaWorkerUnavailable("no kafka-clients jar on the classpath given to the java worker; pass JarCache().ensure()")
+
+
+def _compile(javac: Path, source: str, classpath_jars: list[Path], target: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name[:12]}-", dir=target.parent))
+    try:
+        source_file = work / "src" / "kafkabench" / SOURCE_NAME
+        source_file.parent.mkdir(parents=True)
+        source_file.write_text(source, encoding="utf-8")
+        classes = work / "classes"
+        argv = [str(javac), "--release", str(MIN_JAVA), "-encoding", "UTF-8", "-nowarn",
+                "-cp", os.pathsep.join(str(jar) for jar in classpath_jars), "-d", str(classes), str(source_file)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            raise JavaWorkerUnavailable(f"javac did not finish building the java worker within {COMPILE_TIMEOUT_S} s") from exc
+        except OSError as exc:
+            raise JavaWorkerUnavailable(f"cannot run {javac}: {exc}") from exc
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr).replace(str(source_file), SOURCE_NAME)  # the temp dir goes away
+            log = target.with_name(f"{target.name}.javac.log")
+            log.write_text(output)
+            raise JavaWorkerUnavailable(f"compiling the java worker failed: {_first_error(output)}; full javac output: {log}")
+        os.replace(classes, target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _first_error(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    return (errors or lines or ["javac exited with an error and printed nothing"])[0]
+
+
+def describe_java_client(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None,
+                         timeout_s: float = DESCRIBE_TIMEOUT_S) -> dict:
+    """The Java client's version and every producer/consumer/admin/topic setting with its default and type."""
+    argv = [*java_worker_command(java, classpath_jars, cache_dir), "--describe"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise JavaWorkerUnavailable(f"the java worker's --describe did not answer within {timeout_s} s") from exc
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise JavaWorkerUnavailable(f"the java worker's --describe exited with {done.returncode}: {last}")
+    try:
+        return json.loads(done.stdout)
+    except ValueError as exc:
+        raise JavaWorkerUnavailable(f"the java worker's --describe printed no JSON: {done.stdout[:120]!r}") from exc
