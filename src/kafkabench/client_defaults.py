@@ -120,7 +120,6 @@ def confluent_defaults() -> ClientDefaults:
 
 
 def kafka_python_defaults() -> ClientDefaults:
-    import kafka
     from kafka import KafkaConsumer, KafkaProducer
 
     configs = {"producer": KafkaProducer.DEFAULT_CONFIG, "consumer": KafkaConsumer.DEFAULT_CONFIG}
@@ -129,7 +128,9 @@ def kafka_python_defaults() -> ClientDefaults:
         key = name.replace(".", "_")
         return _text(configs[role][key]) if key in configs[role] else NOT_A_SETTING
 
-    return _pick("kafka-python", kafka.__version__, "KafkaProducer/KafkaConsumer.DEFAULT_CONFIG", lookup)
+    from kafkabench.workers.adapters.kafka_python import Adapter
+
+    return _pick("kafka-python", Adapter().version(), "KafkaProducer/KafkaConsumer.DEFAULT_CONFIG", lookup)
 
 
 def aiokafka_defaults() -> ClientDefaults:

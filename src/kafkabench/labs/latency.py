@@ -145,89 +145,101 @@ def plan_latency(request: LatencyRequest, listener: LatencyListener) -> LatencyP
 def run_latency(plan: LatencyPlan | LatencyRequest, target: Target, out_dir: Path, listener: LatencyListener) -> ResultDocument:
     if isinstance(plan, LatencyRequest):
         plan = plan_latency(plan, listener)
-    request, payload, settings, runs = plan.request, plan.payload, plan.settings, plan.runs
     out_dir.mkdir(parents=True, exist_ok=True)
+    document = _new_document(plan.request, plan.payload, plan.settings, target)
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
-    payload_path.write_bytes(payload)
-    document = _new_document(request, payload, settings, target)
-    run_id = uuid.uuid4().hex[:8]
+    payload_path.write_bytes(plan.payload)
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=request.timeout_s) as admin:
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=plan.request.timeout_s) as admin:
             document.cluster["brokers"] = len(admin.brokers())
+            session = _Session(plan, target, admin, payload_path, listener)
             try:
-                failure = _measure(request, target, admin, runs, run_id, payload, payload_path, settings, listener)
+                document.error = session.measure()
             finally:
-                _clean_up(runs, admin)
+                session.clean_up()
     finally:
         payload_path.unlink(missing_ok=True)
-    document.runs = [_to_run(run, document.params, settings) for run in runs]
-    document.error = failure
-    write_result(document, out_dir, [run.outcome.histograms if run.outcome else {} for run in runs])
-    if failure:
-        raise LatencyRunFailed(f"{failure}; partial results kept in {out_dir}", document)
+    document.runs = [_to_run(run, document.params, plan.settings) for run in plan.runs]
+    write_result(document, out_dir, [run.outcome.histograms if run.outcome else {} for run in plan.runs])
+    if document.error:
+        raise LatencyRunFailed(f"{document.error}; partial results kept in {out_dir}", document)
     return document
 
 
-def _measure(request, target, admin, runs, run_id, payload, payload_path, settings, listener) -> str | None:
-    """Start every worker, then the interleaved rounds; return the first failure, or None."""
-    try:
-        for run in runs:
-            _start_worker(request, target, admin, run, run_id, payload, payload_path, settings)
-            listener.client_ready(run.client, run.version)
-        for count in _round_sizes(request.count, request.rounds):
-            for run in runs:
-                run.worker.send(Round(count=count))
-                progress = run.worker.receive(Progress, timeout_s=count * request.timeout_s + 30)
-                listener.progress(run.client, progress.done, request.count)
-    except WorkerFailed as failed:
-        failing = next((r for r in runs if r.client == failed.worker), None)
-        if failing is not None:
-            failing.outcome, failing.error = failed.partial, failed.reason
-        _collect(runs, request, skip=failing)
-        return str(failed)
-    except KeyboardInterrupt:
-        _collect(runs, request, skip=None)
-        return "interrupted"
-    _collect(runs, request, skip=None)
-    return next((f"{r.client}: {r.error}" for r in runs if r.error), None)
+class _Session:
+    """One run's workers and topics on one cluster."""
 
+    def __init__(self, plan: LatencyPlan, target: Target, admin: KafkaAdmin, payload_path: Path, listener: LatencyListener) -> None:
+        self.plan = plan
+        self.request = plan.request
+        self.target = target
+        self.admin = admin
+        self.payload_path = payload_path
+        self.listener = listener
+        self.run_id = uuid.uuid4().hex[:8]
 
-def _start_worker(request, target, admin, run, run_id, payload, payload_path, settings) -> None:
-    if run.client in client_registry.KAFKA_CLIENTS:
-        run.topic = f"kafkabench-latency-{run_id}-{run.client}"
-        admin.create_topic(run.topic, partitions=1, replication_factor=request.replication_factor, config=settings.values("topic"))
-    run.worker = WorkerProcess(run.client, client_registry.worker_command(run.client))
-    run.worker.send(Task(
-        scenario="ping_pong", client=run.client, bootstrap_servers=target.bootstrap_servers, topic=run.topic,
-        producer_config=run.producer.config, consumer_config=run.consumer.config, payload_file=str(payload_path),
-        payload_sha256=hashlib.sha256(payload).hexdigest(), warmup=request.warmup, timeout_s=request.timeout_s,
-    ))
-    ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (request.warmup + 1) * request.timeout_s)
-    run.version = ready.client_version
-
-
-def _collect(runs: list[_ClientRun], request: LatencyRequest, skip: _ClientRun | None) -> None:
-    """Ask every live worker for what it has measured; a worker that cannot answer keeps its error."""
-    for run in runs:
-        if run is skip or run.worker is None or run.outcome is not None:
-            continue
+    def measure(self) -> str | None:
+        """Start every worker, then the interleaved rounds; return the first failure, or None."""
+        runs, current = self.plan.runs, None
         try:
-            run.worker.send(Finish())
-            run.outcome = run.worker.receive(Result, timeout_s=request.timeout_s + 10)
-            run.version = run.outcome.client_version or run.version
-        except WorkerFailed as failed:
-            run.outcome, run.error = failed.partial, failed.reason
+            for current in runs:
+                self._start(current)
+                self.listener.client_ready(current.client, current.version)
+            for count in _round_sizes(self.request.count, self.request.rounds):
+                for current in runs:
+                    current.worker.send(Round(count=count))
+                    progress = current.worker.receive(Progress, timeout_s=count * self.request.timeout_s + 30)
+                    self.listener.progress(current.client, progress.done, self.request.count)
+        except KafkabenchError as failed:  # a worker's error, or its topic or its build failing
+            if isinstance(failed, WorkerFailed):
+                current = next(r for r in runs if r.client == failed.worker)
+                current.outcome, current.error = failed.partial, failed.reason
+            else:
+                current.error = str(failed)
+            self._collect(skip=current)
+            return f"{current.client}: {current.error}"
+        except KeyboardInterrupt:
+            self._collect(skip=None)
+            return "interrupted"
+        self._collect(skip=None)
+        return next((f"{r.client}: {r.error}" for r in runs if r.error), None)
 
+    def _start(self, run: _ClientRun) -> None:
+        request = self.request
+        if run.client in client_registry.KAFKA_CLIENTS:
+            run.topic = f"kafkabench-latency-{self.run_id}-{run.client}"
+            self.admin.create_topic(run.topic, partitions=1, replication_factor=request.replication_factor,
+                                    config=self.plan.settings.values("topic"))
+        run.worker = WorkerProcess(run.client, client_registry.worker_command(run.client))
+        run.worker.send(Task(
+            scenario="ping_pong", client=run.client, bootstrap_servers=self.target.bootstrap_servers, topic=run.topic,
+            producer_config=run.producer.config, consumer_config=run.consumer.config, payload_file=str(self.payload_path),
+            payload_sha256=hashlib.sha256(self.plan.payload).hexdigest(), warmup=request.warmup, timeout_s=request.timeout_s,
+        ))
+        ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (request.warmup + 1) * request.timeout_s)
+        run.version = ready.client_version
 
-def _clean_up(runs: list[_ClientRun], admin: KafkaAdmin) -> None:
-    for run in runs:
-        if run.worker is not None:
-            run.worker.stop()
-        if run.topic:
+    def _collect(self, skip: _ClientRun | None) -> None:
+        """Ask every live worker for what it has measured; a worker that cannot answer keeps its error."""
+        for run in self.plan.runs:
+            if run is skip or run.worker is None or run.outcome is not None:
+                continue
             try:
-                admin.delete_topic(run.topic)
-            except KafkabenchError:
-                pass  # the cluster may be the reason the run failed; the topic name says where it came from
+                run.worker.send(Finish())
+                run.outcome = run.worker.receive(Result, timeout_s=self.request.timeout_s + 10)
+                run.version = run.outcome.client_version or run.version
+            except WorkerFailed as failed:
+                run.outcome, run.error = failed.partial, failed.reason
+
+    def clean_up(self) -> None:
+        for run in self.plan.runs:
+            if run.worker is not None:
+                run.worker.stop()
+            if run.topic:
+                try:
+                    self.admin.delete_topic(run.topic)
+                except KafkabenchError:
+                    pass  # the cluster may be why the run failed; the topic's name says where it came from
 
 
 def _round_sizes(count: int, rounds: int) -> list[int]:

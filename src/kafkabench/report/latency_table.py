@@ -33,7 +33,7 @@ def latency_table(document: ResultDocument) -> Table:
              f"(acks={params.get('acks')}, {params.get('count')} measured after {params.get('warmup')} warm-up, "
              f"{params.get('rounds')} interleaved rounds)")
     table = Table(title=title, title_justify="left")
-    for column in ("client", "version", "metric", "count", "cold", "p50", "p90", "p99", "p99.9", "max", "x floor"):
+    for column in ("client", "version", "metric", "count", "cold", "p50", "p90", "p99", "p99.9", "max", "x floor", "cpu/msg"):
         table.add_column(column, justify="left" if column in ("client", "version", "metric") else "right")
     floor = floor_p50(document)
     for run in sorted(document.runs, key=_sort_key):
@@ -41,14 +41,20 @@ def latency_table(document: ResultDocument) -> Table:
         cold = run.stats.get("cold")
         ratio = f"{e2e.p50_ms / floor:.1f}" if e2e and floor else "-"
         table.add_row(run.client, run.client_version, "e2e", *_cells(e2e, cold.max_ms if cold else None), ratio,
-                      style="red" if run.error else None)
+                      _cpu_per_message(run), style="red" if run.error else None)
         for metric in SPLIT:
-            table.add_row("", "", metric, *_cells(run.stats.get(metric), None), "", style="dim")
+            table.add_row("", "", metric, *_cells(run.stats.get(metric), None), "", "", style="dim")
     return table
 
 
 def run_errors(document: ResultDocument) -> list[str]:
     return [f"{run.client}: {run.error}" for run in document.runs if run.error]
+
+
+def _cpu_per_message(run: Run) -> str:
+    """The worker's CPU time in the measured rounds per measured message (the server side of http/tcp excluded)."""
+    cpu, e2e = run.resources.get("cpu_s"), run.stats.get("e2e")
+    return _ms(cpu * 1000 / e2e.count) if cpu is not None and e2e else "-"
 
 
 def _cells(stat: Stat | None, cold_ms: float | None) -> list[str]:

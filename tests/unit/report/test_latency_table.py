@@ -10,7 +10,7 @@ def stat(p50):
 
 def document():
     runs = [
-        Run(client="kafka-python", scenario="ping_pong", stats={"e2e": stat(250.0), "cold": stat(300.0)}),
+        Run(client="kafka-python", scenario="ping_pong", stats={"e2e": stat(250.0), "cold": stat(300.0)}, resources={"cpu_s": 5.0}),
         Run(client="tcp", scenario="ping_pong", stats={"e2e": stat(1.25)}),
         Run(client="confluent", scenario="ping_pong", stats={"e2e": stat(7.5), "produce": stat(6.0), "consume": stat(1.5)},
             error="message 9 was not acknowledged"),
@@ -30,8 +30,9 @@ def test_sorted_by_e2e_p50_with_ratio_to_the_floor():
     text = render(latency_table(doc))
     lines = [line for line in text.splitlines() if " e2e " in line]
     assert [line.split()[1] for line in lines] == ["tcp", "confluent", "kafka-python"]
-    assert lines[1].rstrip().rstrip("│").split()[-1] == "6.0"  # 7.5 / 1.25
-    assert lines[2].rstrip().rstrip("│").split()[-1] == "200.0"
+    assert lines[1].rstrip().rstrip("│").split()[-3] == "6.0"  # 7.5 / 1.25
+    assert lines[2].rstrip().rstrip("│").split()[-3] == "200.0"
+    assert lines[2].rstrip().rstrip("│").split()[-1] == "250"  # 5 s of CPU over 20 messages
     assert run_errors(doc) == ["confluent: message 9 was not acknowledged"]
 
 
@@ -39,4 +40,4 @@ def test_without_a_floor_the_ratio_is_a_dash():
     doc = document()
     doc.runs = [r for r in doc.runs if r.client != "tcp"]
     assert floor_p50(doc) is None
-    assert all(line.rstrip().rstrip("│").split()[-1] == "-" for line in render(latency_table(doc)).splitlines() if " e2e " in line)
+    assert all(line.rstrip().rstrip("│").split()[-3] == "-" for line in render(latency_table(doc)).splitlines() if " e2e " in line)
