@@ -7,17 +7,17 @@ A value outside the range is counted in `out_of_range`, never dropped silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hdrh.histogram import HdrHistogram
+from pydantic import BaseModel
 
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000
 SIGNIFICANT_DIGITS = 3
 
 
-@dataclass(frozen=True)
-class Summary:
+class Stat(BaseModel):
+    """One metric's summary, as result files carry it (`runs[i].stats.<metric>`)."""
+
     count: int
     mean_ms: float
     p50_ms: float
@@ -59,11 +59,11 @@ class LatencyHistogram:
     def value_at_percentile_ms(self, percentile: float) -> float:
         return self._hdr.get_value_at_percentile(percentile) / 1000
 
-    def summary(self) -> Summary | None:
+    def summary(self) -> Stat | None:
         if self.count == 0:
             return None
         hdr = self._hdr
-        return Summary(
+        return Stat(
             count=self.count,
             mean_ms=hdr.get_mean_value() / 1000,
             p50_ms=hdr.get_value_at_percentile(50) / 1000,

@@ -12,22 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.histogram import LatencyHistogram, Stat
 
 SCHEMA = "kafkabench.result/1"
 RESULT_FILE = "result.json"
 HISTOGRAM_DIR = "histograms"
-
-
-class Stat(BaseModel):
-    count: int
-    mean_ms: float
-    p50_ms: float
-    p90_ms: float
-    p99_ms: float
-    p999_ms: float
-    max_ms: float
-    min_ms: float
 
 
 class Run(BaseModel):
@@ -70,7 +59,7 @@ def stats_from(histograms: dict[str, LatencyHistogram]) -> dict[str, Stat]:
     for metric, histogram in histograms.items():
         summary = histogram.summary()
         if summary is not None:
-            stats[metric] = Stat(**summary.__dict__)
+            stats[metric] = summary
     return stats
 
 

@@ -6,7 +6,6 @@ corrupt body is reported on the next response or the final status request.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import http.client
 import platform
@@ -16,7 +15,7 @@ from typing import Any
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import Task
 from kafkabench.workers.ping_pong import Exchange, ExchangeFailed
-from kafkabench.workers.server_process import ServerProcess
+from kafkabench.workers.server_process import ServerProcess, serve_main
 
 
 class HttpBaseline:
@@ -105,9 +104,4 @@ def serve(size: int, sha256: str) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["serve"])
-    parser.add_argument("--size", type=int, required=True)
-    parser.add_argument("--sha256", required=True)
-    arguments = parser.parse_args()
-    serve(arguments.size, arguments.sha256)
+    serve_main(serve)

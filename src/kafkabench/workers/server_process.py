@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import select
 import subprocess
 import sys
+from typing import Callable
 
 from kafkabench.processes import die_with_parent_hook
 from kafkabench.workers.ping_pong import ExchangeFailed
@@ -31,3 +33,13 @@ class ServerProcess:
         if self._popen.poll() is None:
             self._popen.kill()
         self._popen.wait(timeout=10)
+
+
+def serve_main(serve: Callable[[int, str], None]) -> None:
+    """The server side's command line: `serve --size N --sha256 H`."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["serve"])
+    parser.add_argument("--size", type=int, required=True)
+    parser.add_argument("--sha256", required=True)
+    arguments = parser.parse_args()
+    serve(arguments.size, arguments.sha256)

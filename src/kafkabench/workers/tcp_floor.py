@@ -5,7 +5,6 @@ and only then checks the bytes; a corrupt value is reported on its next reply or
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import platform
 import socket
@@ -15,7 +14,7 @@ from typing import Any
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import Task
 from kafkabench.workers.ping_pong import Exchange, ExchangeFailed
-from kafkabench.workers.server_process import ServerProcess
+from kafkabench.workers.server_process import ServerProcess, serve_main
 
 REQUEST = struct.Struct("!QQ")  # seq, length (0 = status query)
 REPLY = struct.Struct("!QQ")  # received_ns, first corrupt seq (0 = none)
@@ -104,9 +103,4 @@ def serve(size: int, sha256: str) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["serve"])
-    parser.add_argument("--size", type=int, required=True)
-    parser.add_argument("--sha256", required=True)
-    arguments = parser.parse_args()
-    serve(arguments.size, arguments.sha256)
+    serve_main(serve)
