@@ -98,7 +98,7 @@ def ping_pong_task(bootstrap: str, topic: str, payload: Path, sha256: str) -> pr
     return protocol.Task(
         scenario="ping_pong", client="java", bootstrap_servers=bootstrap, topic=topic,
         producer_config=PRODUCER_CONFIG, consumer_config=CONSUMER_CONFIG,
-        payload_file=str(payload), payload_sha256=sha256, warmup=2, timeout_s=30,
+        payload_files=[str(payload)], payload_sha256s=[sha256], warmup=2, timeout_s=30,
     )
 
 

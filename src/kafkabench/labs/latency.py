@@ -213,8 +213,8 @@ class _Session:
         run.worker = WorkerProcess(run.client, client_registry.worker_command(run.client))
         run.worker.send(Task(
             scenario="ping_pong", client=run.client, bootstrap_servers=self.target.bootstrap_servers, topic=run.topic,
-            producer_config=run.producer.config, consumer_config=run.consumer.config, payload_file=str(self.payload_path),
-            payload_sha256=hashlib.sha256(self.plan.payload).hexdigest(), warmup=request.warmup, timeout_s=request.timeout_s,
+            producer_config=run.producer.config, consumer_config=run.consumer.config, payload_files=[str(self.payload_path)],
+            payload_sha256s=[hashlib.sha256(self.plan.payload).hexdigest()], warmup=request.warmup, timeout_s=request.timeout_s,
         ))
         ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (request.warmup + 1) * request.timeout_s)
         run.version = ready.client_version

@@ -30,7 +30,7 @@ class HttpBaseline:
         return f"http.client + http.server (Python {platform.python_version()})"
 
     def open(self) -> None:
-        self._server = ServerProcess(__name__, len(self.payload), self.task.payload_sha256)
+        self._server = ServerProcess(__name__, len(self.payload), self.task.payload_sha256s[0])
         self._conn = http.client.HTTPConnection("127.0.0.1", self._server.port, timeout=self.task.timeout_s)
 
     def exchange(self, seq: int) -> Exchange:

@@ -67,7 +67,7 @@ class KafkaPingPong:
         value = value or b""
         if got_key != key:
             raise ExchangeFailed("integrity", f"expected message {seq} but read key {got_key!r}", acked=True)
-        if len(value) != len(self.payload) or hashlib.sha256(value).hexdigest() != self.task.payload_sha256:
+        if len(value) != len(self.payload) or hashlib.sha256(value).hexdigest() != self.task.payload_sha256s[0]:
             raise ExchangeFailed("integrity", f"message {seq} read back differs from what was sent "
                                               f"({len(value)} bytes, {len(self.payload)} sent)", acked=True)
 

@@ -31,7 +31,7 @@ def send(message) -> None:
 
 def serve(task: Task) -> int:
     try:
-        transport = make_transport(task, Path(task.payload_file).read_bytes())
+        transport = make_transport(task, Path(task.payload_files[0]).read_bytes())
     except (ExchangeFailed, OSError) as exc:
         send(Error(message=str(exc), kind="config"))
         return 2

@@ -32,7 +32,7 @@ class TcpFloor:
         return f"socket (Python {platform.python_version()})"
 
     def open(self) -> None:
-        self._server = ServerProcess(__name__, len(self.payload), self.task.payload_sha256)
+        self._server = ServerProcess(__name__, len(self.payload), self.task.payload_sha256s[0])
         self._sock = socket.create_connection(("127.0.0.1", self._server.port), timeout=self.task.timeout_s)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 

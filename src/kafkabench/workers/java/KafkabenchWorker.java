@@ -155,8 +155,8 @@ public final class KafkabenchWorker {
                     task.path("scenario").asText()));
         }
         partition = new TopicPartition(task.path("topic").asText(), 0);
-        payload = Files.readAllBytes(Path.of(task.path("payload_file").asText()));
-        expectedSha256 = task.path("payload_sha256").asText().toLowerCase(Locale.ROOT);
+        payload = Files.readAllBytes(Path.of(task.path("payload_files").path(0).asText()));
+        expectedSha256 = task.path("payload_sha256s").path(0).asText().toLowerCase(Locale.ROOT);
         double timeoutS = task.path("timeout_s").asDouble(30);
         timeoutNs = (long) (timeoutS * 1e9);
         timeoutText = timeoutS == Math.rint(timeoutS) ? Long.toString((long) timeoutS) : Double.toString(timeoutS);
