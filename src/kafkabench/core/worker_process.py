@@ -52,10 +52,19 @@ class WorkerProcess:
 
     def receive(self, expected: type[M], timeout_s: float) -> M:
         """The next message, which must be `expected`; an `error` from the worker raises WorkerFailed."""
+        message = self.next_message(timeout_s)
+        if message is None:
+            raise WorkerFailed(self.name, f"worker said nothing for {timeout_s:g} s", kind="timeout")
+        if not isinstance(message, expected):
+            raise WorkerFailed(self.name, f"worker sent {message.type!r} where {expected.__name__.lower()!r} was due")
+        return message
+
+    def next_message(self, timeout_s: float) -> BaseModel | None:
+        """Any next message within the timeout (None if there is none yet); an `error` raises WorkerFailed."""
         try:
-            line = self._lines.get(timeout=timeout_s)
+            line = self._lines.get(timeout=timeout_s) if timeout_s > 0 else self._lines.get_nowait()
         except queue.Empty:
-            raise WorkerFailed(self.name, f"worker said nothing for {timeout_s:g} s", kind="timeout") from None
+            return None
         if line is None:
             raise WorkerFailed(self.name, f"worker exited ({self._why_gone()})")
         try:
@@ -64,8 +73,6 @@ class WorkerProcess:
             raise WorkerFailed(self.name, f"worker sent something that is not the protocol: {line.strip()[:120]!r}") from exc
         if isinstance(message, Error):
             raise WorkerFailed(self.name, message.message, kind=message.kind, partial=message.partial)
-        if not isinstance(message, expected):
-            raise WorkerFailed(self.name, f"worker sent {message.type!r} where {expected.__name__.lower()!r} was due")
         return message
 
     def stop(self, timeout_s: float = 10) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import Task
-from kafkabench.workers.adapters.base import AdapterError, KafkaClient
+from kafkabench.workers.adapters.base import AdapterError, KafkaClient, Record
 from kafkabench.workers.ping_pong import Exchange, ExchangeFailed
 
 
@@ -23,7 +23,8 @@ class KafkaPingPong:
 
     def open(self) -> None:
         try:
-            self.client.open(self.task.bootstrap_servers, self.task.producer_config, self.task.consumer_config)
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config)
+            self.client.open_consumer(self.task.bootstrap_servers, self.task.consumer_config)
             self.client.assign_at_end(self.task.topic, 0, self.task.timeout_s)
         except AdapterError as exc:
             raise ExchangeFailed("failure", str(exc)) from exc
@@ -50,7 +51,7 @@ class KafkaPingPong:
         self._verify(seq, key, record)
         return Exchange(sent, ack["ns"], received)
 
-    def _next_record(self, seq: int, deadline_ns: int) -> tuple[tuple[bytes | None, bytes | None], int]:
+    def _next_record(self, seq: int, deadline_ns: int) -> tuple[Record, int]:
         while True:
             remaining = (deadline_ns - self.clock()) / 1e9
             if remaining <= 0:
@@ -62,9 +63,8 @@ class KafkaPingPong:
             if record is not None:
                 return record, self.clock()
 
-    def _verify(self, seq: int, key: bytes, record: tuple[bytes | None, bytes | None]) -> None:
-        got_key, value = record
-        value = value or b""
+    def _verify(self, seq: int, key: bytes, record: Record) -> None:
+        got_key, value = record.key, record.value or b""
         if got_key != key:
             raise ExchangeFailed("integrity", f"expected message {seq} but read key {got_key!r}", acked=True)
         if len(value) != len(self.payload) or hashlib.sha256(value).hexdigest() != self.task.payload_sha256s[0]:

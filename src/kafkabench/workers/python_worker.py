@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import Error, Finish, Progress, Ready, Result, Round, Task
+from kafkabench.core.protocol import Error, Finish, Progress, Ready, Result, Round, Start, Task
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
+from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.http_baseline import HttpBaseline
 from kafkabench.workers.kafka_ping_pong import KafkaPingPong
 from kafkabench.workers.ping_pong import ExchangeFailed, PingPong, Transport
+from kafkabench.workers.produce import ProduceRun
 from kafkabench.workers.tcp_floor import TcpFloor
+from kafkabench.workers.throughput_run import RunFailed
 
 PSEUDO_CLIENTS = {"http": HttpBaseline, "tcp": TcpFloor}
 
@@ -62,16 +66,63 @@ def serve(task: Task) -> int:
         transport.close()
 
 
+def serve_throughput(task: Task) -> int:
+    """produce / consume: ready, wait for start, stream windows, result; `finish` on stdin stops early."""
+    if task.client not in ADAPTERS:
+        send(Error(message=f"the {task.scenario} scenario has no client {task.client!r}", kind="config"))
+        return 2
+    client = load_adapter(task.client)
+    started, stop = threading.Event(), threading.Event()
+    threading.Thread(target=_control, args=(started, stop), daemon=True).start()
+    if task.scenario == "produce":
+        run = ProduceRun(client, task, [Path(p).read_bytes() for p in task.payload_files], stop)
+    else:
+        run = ConsumeRun(client, task, stop)
+    version = ""
+    try:
+        version = client.version()
+        run.open()
+        send(Ready(client_version=version))
+        while not started.wait(0.5):
+            if stop.is_set():
+                break
+        run.run(send)
+        send(Result(**run.outcome(version).model_dump()))
+        return 0
+    except RunFailed as failed:
+        send(Error(message=failed.message, kind=failed.kind, partial=run.outcome(version)))
+        return 1
+    except Exception as exc:  # a client library's surprise must not cost the measurements already made
+        send(Error(message=f"{type(exc).__name__}: {exc}", kind="failure", partial=run.outcome(version)))
+        raise
+    finally:
+        client.close()
+
+
+def _control(started: threading.Event, stop: threading.Event) -> None:
+    """Read `start` and `finish` while the scenario runs; a closed stdin means the orchestrator is gone."""
+    for line in sys.stdin:
+        message = protocol.decode(line)
+        if isinstance(message, Start):
+            started.set()
+        elif isinstance(message, Finish):
+            stop.set()
+    stop.set()
+
+
+SCENARIOS = {"ping_pong": serve, "produce": serve_throughput, "consume": serve_throughput}
+
+
 def main() -> int:
     line = sys.stdin.readline()
     try:
         task = protocol.decode(line)
-        if not isinstance(task, Task) or task.scenario != "ping_pong":
-            raise ValueError(f"expected a ping_pong task, got {line.strip()[:80]!r}")
+        if not isinstance(task, Task) or task.scenario not in SCENARIOS:
+            raise ValueError(f"expected a task for one of {', '.join(SCENARIOS)}, got {line.strip()[:80]!r}")
     except ValueError as exc:
         send(Error(message=f"bad task: {exc}", kind="config"))
         return 2
-    return serve(task)
+    return SCENARIOS[task.scenario](task)
 
 
 if __name__ == "__main__":

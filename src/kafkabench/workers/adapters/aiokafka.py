@@ -1,16 +1,17 @@
-"""aiokafka (asyncio), driven from the synchronous loop through a private event loop."""
+"""aiokafka (asyncio), driven from the synchronous loops through a private event loop."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from typing import Any
 
 import aiokafka
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, printable
+from kafkabench.workers.adapters.base import AckCallback, AdapterError, QueueFull, Record, printable
 
 
 class Adapter:
@@ -26,28 +27,39 @@ class Adapter:
     def version(self) -> str:
         return aiokafka.__version__
 
-    def open(self, bootstrap_servers: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
-        self._config = {"producer": _with_defaults(AIOKafkaProducer, producer_config),
-                        "consumer": _with_defaults(AIOKafkaConsumer, consumer_config)}
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+        self._config["producer"] = _with_defaults(AIOKafkaProducer, config)
 
         async def start() -> None:
-            self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **producer_config)
-            self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, **consumer_config)
+            self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **config)
             await self._producer.start()
+
+        self._run(start(), "cannot start the aiokafka producer")
+
+    def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None:
+        self._config["consumer"] = _with_defaults(AIOKafkaConsumer, config)
+
+        async def start() -> None:
+            self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, **config)
             await self._consumer.start()
 
-        self._run(start(), "cannot start the aiokafka clients")
+        self._run(start(), "cannot start the aiokafka consumer")
 
-    def send(self, topic: str, key: bytes, value: bytes, on_ack: AckCallback) -> None:
-        future = self._run(self._producer.send(topic, value=value, key=key), "send failed")
+    def send(self, topic, key, value, on_ack: AckCallback, headers=None) -> None:
+        if len(self._pending) >= 100_000:
+            raise QueueFull("100000 records in flight")
+        future = self._run(self._producer.send(topic, value=value, key=key, headers=headers), "send failed")
 
         def done(f: asyncio.Future) -> None:
             self._pending.discard(f)
             error = f.exception()
-            on_ack(None if error is None else (str(error) or type(error).__name__))
+            on_ack(None if error is None else f"{type(error).__name__}: {error}")
 
         self._pending.add(future)
         future.add_done_callback(done)  # registered before any waiter, so it runs first
+
+    def poll(self, timeout_s: float) -> None:
+        self._loop.run_until_complete(asyncio.sleep(timeout_s))
 
     def flush(self, timeout_s: float) -> int:
         if self._pending:
@@ -63,12 +75,33 @@ class Adapter:
 
         self._run(assign(), f"cannot read the end offset of {topic}")
 
+    def subscribe(self, topic: str, timeout_s: float) -> None:
+        async def join() -> None:
+            self._consumer.subscribe([topic])
+            deadline = time.monotonic() + timeout_s
+            while not self._consumer.assignment():
+                if time.monotonic() > deadline:
+                    raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
+                await asyncio.sleep(0.05)
+            for tp in self._consumer.assignment():
+                await self._consumer.position(tp)  # resolves `latest` now, before any producer starts
+
+        self._run(join(), f"cannot join the group on {topic}")
+
     def poll_record(self, timeout_s: float):
-        batches = self._run(self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=1), "consume failed")
-        for records in batches.values():
-            for record in records:
-                return record.key, record.value
-        return None
+        records = self._batch(timeout_s, max_records=1)
+        return records[0] if records else None
+
+    def poll_batch(self, timeout_s: float) -> list[Record]:
+        return self._batch(timeout_s, max_records=None)
+
+    def _batch(self, timeout_s: float, max_records: int | None) -> list[Record]:
+        batches = self._run(self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records), "consume failed")
+        return [Record(r.key, r.value, list(r.headers or []), f"{r.topic}-{r.partition}@{r.offset}")
+                for records in batches.values() for r in records]
+
+    def wire_bytes(self) -> int | None:
+        return None  # aiokafka keeps no byte counters
 
     def effective_config(self) -> dict[str, dict[str, Any]]:
         return self._config

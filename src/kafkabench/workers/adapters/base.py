@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
-AckCallback = Callable[[str | None], None]  # None on success, else the error text
+AckCallback = Callable[[str | None], None]  # None on success, else "ErrorType: text"
 
 
 class AdapterError(Exception):
     """A client library call failed; the message is one line."""
+
+
+class QueueFull(AdapterError):
+    """The producer's local queue is full: serve callbacks (`poll`) and send again."""
+
+
+class Record(NamedTuple):
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes]] | None
+    where: str  # topic-partition@offset, for messages about this record
 
 
 class KafkaClient(Protocol):
@@ -16,10 +27,18 @@ class KafkaClient(Protocol):
 
     def version(self) -> str: ...
 
-    def open(self, bootstrap_servers: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None: ...
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+        """`wire_stats`: count the bytes sent to brokers where that costs something (see wire_bytes)."""
 
-    def send(self, topic: str, key: bytes, value: bytes, on_ack: AckCallback) -> None:
-        """Hand one record to the producer; `on_ack` is called once, when the broker's answer is in."""
+    def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None: ...
+
+    def send(self, topic: str, key: bytes | None, value: bytes, on_ack: AckCallback,
+             headers: list[tuple[str, bytes]] | None = None) -> None:
+        """Hand one record to the producer; `on_ack` is called once, when the broker's answer is in.
+        Raises QueueFull when the local queue has no room."""
+
+    def poll(self, timeout_s: float) -> None:
+        """Serve producer callbacks for up to `timeout_s`."""
 
     def flush(self, timeout_s: float) -> int:
         """Wait for outstanding acks (serving callbacks); return how many are still outstanding."""
@@ -27,8 +46,17 @@ class KafkaClient(Protocol):
     def assign_at_end(self, topic: str, partition: int, timeout_s: float) -> None:
         """Read `partition` from its current end offset, looked up explicitly so no record is missed."""
 
-    def poll_record(self, timeout_s: float) -> tuple[bytes | None, bytes | None] | None:
-        """The next record's (key, value), or None if none arrived within the timeout."""
+    def subscribe(self, topic: str, timeout_s: float) -> None:
+        """Join the consumer group and return once partitions are assigned and their positions resolved."""
+
+    def poll_record(self, timeout_s: float) -> Record | None:
+        """The next record, or None if none arrived within the timeout."""
+
+    def poll_batch(self, timeout_s: float) -> list[Record]:
+        """The records that arrived within the timeout (possibly none)."""
+
+    def wire_bytes(self) -> int | None:
+        """Bytes the producer sent to brokers (protocol overhead included), if the library counts them."""
 
     def effective_config(self) -> dict[str, dict[str, Any]]: ...
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, printable
+from kafkabench.workers.adapters.base import AckCallback, AdapterError, QueueFull, Record, printable
+
+STATS_INTERVAL_MS = 500  # librdkafka reports tx_bytes (wire bytes) only in its statistics
 
 
 class Adapter:
@@ -17,28 +21,45 @@ class Adapter:
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._config: dict[str, dict[str, Any]] = {}
+        self._stats: dict | None = None
+        self._pending: list[Record] = []
 
     def version(self) -> str:
         return f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
 
-    def open(self, bootstrap_servers: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
-        producer = {"bootstrap.servers": bootstrap_servers, **producer_config}
-        consumer = {"bootstrap.servers": bootstrap_servers, "group.id": "kafkabench", **consumer_config}
-        self._config = {"producer": printable(producer), "consumer": printable(consumer)}
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+        settings = {"bootstrap.servers": bootstrap_servers, **config}
+        self._config["producer"] = printable(settings)
+        if wire_stats:  # parsing a statistics report costs the callback thread ~1 ms: only where wire bytes count
+            settings.setdefault("statistics.interval.ms", STATS_INTERVAL_MS)
+            settings["stats_cb"] = self._on_stats
+        self._producer = self._create(Producer, settings)
+
+    def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None:
+        settings = {"bootstrap.servers": bootstrap_servers, "group.id": "kafkabench", **config}
+        self._config["consumer"] = printable(settings)
+        self._consumer = self._create(Consumer, settings)
+
+    @staticmethod
+    def _create(kind, settings):
         try:
-            self._producer = Producer(producer)
-            self._consumer = Consumer(consumer)
+            return kind(settings)
         except KafkaException as exc:
             raise AdapterError(exc.args[0].str()) from exc
 
-    def send(self, topic: str, key: bytes, value: bytes, on_ack: AckCallback) -> None:
+    def send(self, topic, key, value, on_ack: AckCallback, headers=None) -> None:
         def delivered(err, _msg) -> None:
-            on_ack(err.str() if err is not None else None)
+            on_ack(None if err is None else f"{err.name()}: {err.str()}")
 
         try:
-            self._producer.produce(topic, value, key, on_delivery=delivered)
-        except (KafkaException, BufferError) as exc:
-            raise AdapterError(f"produce failed: {exc}") from exc
+            self._producer.produce(topic, value, key, headers=headers, on_delivery=delivered)
+        except BufferError as exc:
+            raise QueueFull(str(exc)) from exc
+        except KafkaException as exc:
+            raise AdapterError(f"produce failed: {exc.args[0].str()}") from exc
+
+    def poll(self, timeout_s: float) -> None:
+        self._producer.poll(timeout_s)
 
     def flush(self, timeout_s: float) -> int:
         return self._producer.flush(timeout_s)
@@ -50,13 +71,47 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc.args[0].str()}") from exc
         self._consumer.assign([TopicPartition(topic, partition, high)])
 
+    def subscribe(self, topic: str, timeout_s: float) -> None:
+        assigned: list = []
+        self._consumer.subscribe([topic], on_assign=lambda _c, partitions: assigned.extend(partitions))
+        deadline = time.monotonic() + timeout_s
+        while not assigned:
+            if time.monotonic() > deadline:
+                raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
+            self._pending.extend(self._records(self._consumer.consume(100, 0.1)))
+        self._consumer.position(assigned)  # resolves `latest` now, before any producer starts
+
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
-        if msg is None:
+        return None if msg is None else self._records([msg])[0]
+
+    def poll_batch(self, timeout_s: float) -> list[Record]:
+        if self._pending:
+            batch, self._pending = self._pending, []
+            return batch
+        return self._records(self._consumer.consume(1000, timeout_s))
+
+    @staticmethod
+    def _records(messages) -> list[Record]:
+        records = []
+        for msg in messages:
+            if msg.error():
+                raise AdapterError(f"consume failed: {msg.error().str()}")
+            records.append(Record(msg.key(), msg.value(), msg.headers(), f"{msg.topic()}-{msg.partition()}@{msg.offset()}"))
+        return records
+
+    def _on_stats(self, stats_json: str) -> None:
+        self._stats = json.loads(stats_json)
+
+    def wire_bytes(self) -> int | None:
+        """tx_bytes of a statistics report emitted after everything was flushed."""
+        if self._config.get("producer") is None or self._producer is None:
             return None
-        if msg.error():
-            raise AdapterError(f"consume failed: {msg.error().str()}")
-        return msg.key(), msg.value()
+        self._stats = None
+        deadline = time.monotonic() + 3 * STATS_INTERVAL_MS / 1000
+        while self._stats is None and time.monotonic() < deadline:
+            self._producer.poll(0.05)
+        return int(self._stats["tx_bytes"]) if self._stats else None
 
     def effective_config(self) -> dict[str, dict[str, Any]]:
         # librdkafka has no call listing its effective settings: these are the ones given, the rest are its defaults

@@ -1,0 +1,133 @@
+"""The produce scenario (seed 001): send as fast as allowed on an open-loop schedule, measure every ack.
+
+params: count | duration_s (the first reached ends it), rate_per_s (-1: as fast as possible), interval_s
+(progress windows), stamp (put the intended send time in header `kb-sent-ns` for consumers' e2e).
+`publish_delay`: intended -> actual send call (only with a rate). `publish_latency`: send call -> ack.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import threading
+import time
+
+from kafkabench.core.clock import Clock, monotonic_ns
+from kafkabench.core.protocol import Outcome, Task
+from kafkabench.core.rate import OpenLoopSchedule, wait_until
+from kafkabench.core.windows import WindowedStats
+from kafkabench.workers.adapters.base import AdapterError, KafkaClient, QueueFull
+from kafkabench.workers.throughput_run import STAMP_HEADER, Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
+
+SERVE_EVERY = 256  # sends between serving delivery callbacks and checking the window
+METRICS = ("publish_latency", "publish_delay")
+
+
+class ProduceRun:
+    def __init__(self, client: KafkaClient, task: Task, payloads: list[bytes], stop: threading.Event,
+                 clock: Clock = monotonic_ns) -> None:
+        self.client = client
+        self.task = task
+        self.payloads = payloads
+        self.params = task.params
+        self.clock = clock
+        self.until = StopConditions(task.params, stop, clock)
+        self.stats = WindowedStats(METRICS, task.params.get("interval_s", 1.0), clock, clock())
+        self.counters = collections.Counter({"sent": 0, "acked": 0, "errors": 0})
+        self.start_ns: int | None = None
+        self.last_ack_ns: int | None = None
+        self._cpu_start = time.process_time()
+        self._first_error = ""
+
+    def open(self) -> None:
+        try:
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, wire_stats=True)
+        except AdapterError as exc:
+            raise RunFailed("config", str(exc)) from exc
+
+    def run(self, emit: Emit) -> None:
+        start = self.until.begin()
+        self.stats = WindowedStats(METRICS, self.params.get("interval_s", 1.0), self.clock, start)
+        rate = self.params.get("rate_per_s", -1)
+        schedule = OpenLoopSchedule(rate, start) if rate and rate > 0 else None
+        stamp = self.params.get("stamp", False)
+        topic, payloads = self.task.topic, self.payloads
+        index = 0
+        while not self.until.reached(index):
+            intended = wait_until(schedule.intended(index), self.clock, while_waiting=self._serve) if schedule else self.clock()
+            value = payloads[index % len(payloads)]
+            headers = [(STAMP_HEADER, intended.to_bytes(8, "big", signed=True))] if stamp else None
+            sent = self.clock()
+            try:
+                self.client.send(topic, None, value, functools.partial(self._acked, sent, len(value)), headers)
+            except QueueFull:
+                self.client.poll(0.005)  # the same message again, its intended time unchanged
+                continue
+            except AdapterError as exc:
+                self._count_error(f"SendFailed: {exc}")
+                continue
+            if schedule:
+                self.stats.record("publish_delay", sent - intended)
+            self.start_ns = self.start_ns or sent
+            self.counters["sent"] += 1
+            index += 1
+            if index % SERVE_EVERY == 0:
+                self._serve()
+                emit_due(self.stats, self.counters["acked"], emit)
+                self._check_progress()
+        self._drain(emit)
+
+    def _serve(self) -> None:
+        self.client.poll(0)
+
+    def _acked(self, sent_ns: int, size: int, error: str | None) -> None:
+        now = self.clock()
+        if error is None:
+            self.stats.record("publish_latency", now - sent_ns)
+            self.stats.count(records=1, payload_bytes=size)
+            self.counters["acked"] += 1
+            self.last_ack_ns = now
+        else:
+            self._count_error(error)
+
+    def _count_error(self, error: str) -> None:
+        kind = error.split(":", 1)[0].strip() or "Unknown"
+        self.counters["errors"] += 1
+        self.counters[f"errors.{kind}"] += 1
+        self.stats.count(errors=1)
+        self._first_error = self._first_error or error
+
+    def _check_progress(self) -> None:
+        """Sends failing and none acknowledged for timeout_s: nothing this run measures any more is real."""
+        if not self.counters["errors"]:
+            return
+        since = self.last_ack_ns or self.start_ns or self.until.start_ns
+        if self.clock() - since > self.task.timeout_s * 1e9:
+            raise RunFailed("failure", f"{self.counters['errors']} sends failed ({self._first_error[:160]}) and none "
+                                       f"succeeded for {self.task.timeout_s:g} s")
+
+    def _drain(self, emit: Emit) -> None:
+        deadline = self.clock() + int((self.task.timeout_s + 5) * 1e9)
+        while self.client.flush(0.1) > 0:
+            emit_due(self.stats, self.counters["acked"], emit)
+            self._check_progress()
+            if self.clock() > deadline:
+                raise RunFailed("timeout", f"{self.counters['sent'] - self.counters['acked'] - self.counters['errors']} "
+                                           f"sends still unacknowledged {self.task.timeout_s + 5:g} s after the last send")
+        self._check_progress()
+        emit_last(self.stats, self.counters["acked"], emit)
+
+    def outcome(self, version: str) -> Outcome:
+        counters = dict(self.counters)
+        counters["payload_bytes"] = self.stats.payload_bytes
+        try:
+            wire = self.client.wire_bytes()
+        except Exception:  # the measurements made must survive a client that cannot say
+            wire = None
+        if wire is not None:
+            counters["wire_bytes"] = wire
+        try:
+            config = self.client.effective_config()
+        except Exception as exc:
+            config = {"error": {"effective_config": str(exc)}}
+        return outcome(self.stats, version, counters, config, self.start_ns, self.last_ack_ns, self._cpu_start)
