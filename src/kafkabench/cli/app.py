@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, clients, cluster, latency
+from kafkabench.cli import check, clients, cluster, latency, throughput
 from kafkabench.cli.output import abort, out
 from kafkabench.errors import KafkabenchError
 
@@ -23,6 +23,8 @@ app.add_typer(cluster.app, name="cluster")
 app.command(name="check")(check.check)
 app.command(name="latency")(latency.latency)
 app.command(name="clients")(clients.clients)
+app.command(name="produce")(throughput.produce)
+app.command(name="consume")(throughput.consume)
 
 
 def _version(value: bool) -> None:

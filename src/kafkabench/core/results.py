@@ -31,6 +31,9 @@ class Run(BaseModel):
     duration_s: float = 0.0
     config: dict[str, dict[str, Any]] = {}  # producer / consumer / topic, effective, secrets redacted
     not_applicable: dict[str, list[str]] = {}  # settings the client has no equivalent for, per role
+    timings: dict[str, float] = {}  # e.g. rebalance_s, first_record_s
+    timeline: list[dict[str, Any]] = []  # one entry per progress window: t_s, records_per_s, mb_per_s, p50_ms, p99_ms
+    reported: dict[str, Any] = {}  # figures another tool printed (Apache's perf tools), kept as it defined them
     histograms: dict[str, str] = {}  # metric -> file under histograms/, relative to the result directory
     error: str | None = None
 
@@ -63,11 +66,14 @@ def stats_from(histograms: dict[str, LatencyHistogram]) -> dict[str, Stat]:
     return stats
 
 
-def write_result(document: ResultDocument, directory: Path, encoded: list[dict[str, str]]) -> Path:
-    """Write result.json and, for run i, encoded[i] (metric -> HdrHistogram base64) under histograms/."""
+def write_result(document: ResultDocument, directory: Path, encoded: list[dict[str, str] | None] | None = None) -> Path:
+    """Write result.json and, for run i, encoded[i] (metric -> HdrHistogram base64) under histograms/;
+    a run without an entry (or None) keeps the histogram files it already has."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / HISTOGRAM_DIR).mkdir(exist_ok=True)
-    for index, (run, histograms) in enumerate(zip(document.runs, encoded)):
+    for index, (run, histograms) in enumerate(zip(document.runs, encoded or [])):
+        if histograms is None:
+            continue
         run.histograms = {}
         for metric, blob in histograms.items():
             relative = f"{HISTOGRAM_DIR}/{index:02d}-{run.client}-{metric}.hdr"

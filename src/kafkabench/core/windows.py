@@ -1,5 +1,6 @@
-"""Per-interval statistics of a worker: each histogram value goes into the run's total and the current
-window; every interval the window is handed out (for progress lines and the timeline) and starts anew."""
+"""Per-interval statistics of a worker: each histogram value goes into the current window; every interval
+the window is handed out (for progress lines and the timeline), folded into the run's total, and starts
+anew. Recording into one histogram instead of two halves the cost on a worker's hot path."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ class WindowedStats:
 
     def record(self, metric: str, nanoseconds: int) -> None:
         with self._lock:
-            self.total[metric].record_ns(nanoseconds)
             self._window[metric].record_ns(nanoseconds)
 
     def count(self, records: int = 0, payload_bytes: int = 0, errors: int = 0) -> None:
@@ -57,10 +57,19 @@ class WindowedStats:
             window = Window(index=self._index, start_ns=self._window_start, end_ns=now, records=self._window_records,
                             payload_bytes=self._window_bytes, errors=self._window_errors,
                             histograms={metric: h.encode() for metric, h in self._window.items()})
+            for metric, histogram in self._window.items():
+                self.total[metric].merge(histogram)
             self._index += 1
             self._open(now)
         return window
 
+    def fold(self) -> None:
+        """Fold the open window into the total without handing it out (a run that ends on an error)."""
+        with self._lock:
+            for metric, histogram in self._window.items():
+                self.total[metric].merge(histogram)
+            self._open(self._clock())
+
     @property
     def out_of_range(self) -> int:
-        return sum(h.out_of_range for h in self.total.values())
+        return sum(h.out_of_range for h in self.total.values()) + sum(h.out_of_range for h in self._window.values())

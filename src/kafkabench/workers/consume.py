@@ -23,6 +23,13 @@ POLL_S = 0.1
 METRICS = ("e2e",)
 
 
+def _stamp(headers) -> bytes | None:
+    for key, value in headers or ():
+        if key == STAMP_HEADER:
+            return value
+    return None
+
+
 class ConsumeRun:
     def __init__(self, client: KafkaClient, task: Task, stop: threading.Event, clock: Clock = monotonic_ns) -> None:
         self.client = client
@@ -39,11 +46,10 @@ class ConsumeRun:
         self._cpu_start = time.process_time()
 
     def open(self) -> None:
-        config = {**self.task.consumer_config}
         started = self.clock()
         try:
-            self.client.open_consumer(self.task.bootstrap_servers, config)
-            self.client.subscribe(self.task.topic, self.task.timeout_s)
+            self.client.open_consumer(self.task.bootstrap_servers, self.task.consumer_config)
+            self.client.subscribe(self.task.topic, self.task.timeout_s, at_end=self.params.get("from") == "latest")
         except AdapterError as exc:
             raise RunFailed("failure", str(exc)) from exc
         self.timings["rebalance_s"] = (self.clock() - started) / 1e9
@@ -74,16 +80,24 @@ class ConsumeRun:
             self.first_ns = now
             self.timings["first_record_s"] = (now - self.until.start_ns) / 1e9
         self.last_ns = now
+        if self.expected is not None:
+            self._check(batch)
+        self.counters["received"] += len(batch)
+        self.stats.count(records=len(batch), payload_bytes=sum(len(r.value or b"") for r in batch))
+        record_e2e, unstamped = self.stats.record, 0
         for record in batch:
-            value = record.value or b""
-            self.counters["received"] += 1
-            self.stats.count(records=1, payload_bytes=len(value))
-            stamp = next((v for k, v in record.headers or () if k == STAMP_HEADER), None)
+            stamp = _stamp(record.headers)
             if stamp is None:
-                self.counters["unstamped"] += 1
+                unstamped += 1
             else:
-                self.stats.record("e2e", now - int.from_bytes(stamp, "big", signed=True))
-            if self.expected is not None and hashlib.sha256(value).hexdigest() not in self.expected:
+                record_e2e("e2e", now - int.from_bytes(stamp, "big", signed=True))
+        self.counters["unstamped"] += unstamped
+
+    def _check(self, batch) -> None:
+        for index, record in enumerate(batch):
+            if hashlib.sha256(record.value or b"").hexdigest() not in self.expected:
+                self.counters["received"] += index
+                self.stats.count(records=index)
                 raise RunFailed("integrity", f"record at {record.where} matches none of the {len(self.expected)} payloads")
 
     def outcome(self, version: str) -> Outcome:

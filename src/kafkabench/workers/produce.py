@@ -51,15 +51,16 @@ class ProduceRun:
         rate = self.params.get("rate_per_s", -1)
         schedule = OpenLoopSchedule(rate, start) if rate and rate > 0 else None
         stamp = self.params.get("stamp", False)
-        topic, payloads = self.task.topic, self.payloads
+        topic, payloads, clock, send = self.task.topic, self.payloads, self.clock, self.client.send
+        count = self.until.count if self.until.count is not None else float("inf")
         index = 0
-        while not self.until.reached(index):
-            intended = wait_until(schedule.intended(index), self.clock, while_waiting=self._serve) if schedule else self.clock()
+        while index < count and not (index % SERVE_EVERY == 0 and self.until.reached(index)):
+            intended = wait_until(schedule.intended(index), clock, while_waiting=self._serve) if schedule else clock()
             value = payloads[index % len(payloads)]
             headers = [(STAMP_HEADER, intended.to_bytes(8, "big", signed=True))] if stamp else None
-            sent = self.clock()
+            sent = clock() if schedule else intended
             try:
-                self.client.send(topic, None, value, functools.partial(self._acked, sent, len(value)), headers)
+                send(topic, None, value, functools.partial(self._acked, sent, len(value)), headers)
             except QueueFull:
                 self.client.poll(0.005)  # the same message again, its intended time unchanged
                 continue

@@ -62,6 +62,7 @@ def emit_last(stats: WindowedStats, done: int, emit: Emit) -> Window:
 
 def outcome(stats: WindowedStats, version: str, counters: dict[str, int], config: dict, start_ns: int | None,
             end_ns: int | None, cpu_start_s: float, timings: dict[str, float] | None = None) -> Outcome:
+    stats.fold()
     return Outcome(
         client_version=version,
         histograms={metric: h.encode() for metric, h in stats.total.items()},

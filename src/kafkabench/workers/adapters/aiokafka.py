@@ -75,7 +75,7 @@ class Adapter:
 
         self._run(assign(), f"cannot read the end offset of {topic}")
 
-    def subscribe(self, topic: str, timeout_s: float) -> None:
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
         async def join() -> None:
             self._consumer.subscribe([topic])
             deadline = time.monotonic() + timeout_s
@@ -83,8 +83,10 @@ class Adapter:
                 if time.monotonic() > deadline:
                     raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
                 await asyncio.sleep(0.05)
+            if at_end:
+                await self._consumer.seek_to_end(*self._consumer.assignment())
             for tp in self._consumer.assignment():
-                await self._consumer.position(tp)  # resolves `latest` now, before any producer starts
+                await self._consumer.position(tp)  # resolves the offset now, before any producer starts
 
         self._run(join(), f"cannot join the group on {topic}")
 
@@ -97,7 +99,7 @@ class Adapter:
 
     def _batch(self, timeout_s: float, max_records: int | None) -> list[Record]:
         batches = self._run(self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records), "consume failed")
-        return [Record(r.key, r.value, list(r.headers or []), f"{r.topic}-{r.partition}@{r.offset}")
+        return [Record(r.key, r.value, r.headers, (r.topic, r.partition, r.offset))
                 for records in batches.values() for r in records]
 
     def wire_bytes(self) -> int | None:

@@ -19,7 +19,12 @@ class Record(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: list[tuple[str, bytes]] | None
-    where: str  # topic-partition@offset, for messages about this record
+    position: tuple[str, int, int]  # topic, partition, offset
+
+    @property
+    def where(self) -> str:
+        topic, partition, offset = self.position
+        return f"{topic}-{partition}@{offset}"
 
 
 class KafkaClient(Protocol):
@@ -46,8 +51,9 @@ class KafkaClient(Protocol):
     def assign_at_end(self, topic: str, partition: int, timeout_s: float) -> None:
         """Read `partition` from its current end offset, looked up explicitly so no record is missed."""
 
-    def subscribe(self, topic: str, timeout_s: float) -> None:
-        """Join the consumer group and return once partitions are assigned and their positions resolved."""
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
+        """Join the consumer group and return once partitions are assigned and their positions resolved;
+        `at_end`: start at each partition's end offset as it is now, so nothing produced later is missed."""
 
     def poll_record(self, timeout_s: float) -> Record | None:
         """The next record, or None if none arrived within the timeout."""

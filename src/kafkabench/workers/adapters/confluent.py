@@ -71,15 +71,22 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc.args[0].str()}") from exc
         self._consumer.assign([TopicPartition(topic, partition, high)])
 
-    def subscribe(self, topic: str, timeout_s: float) -> None:
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
         assigned: list = []
-        self._consumer.subscribe([topic], on_assign=lambda _c, partitions: assigned.extend(partitions))
+
+        def on_assign(consumer, partitions) -> None:
+            if at_end:  # librdkafka resolves `latest` lazily, after fetching starts: pin today's end instead
+                for partition in partitions:
+                    partition.offset = consumer.get_watermark_offsets(partition, timeout=timeout_s)[1]
+                consumer.assign(partitions)
+            assigned.extend(partitions)
+
+        self._consumer.subscribe([topic], on_assign=on_assign)
         deadline = time.monotonic() + timeout_s
         while not assigned:
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
             self._pending.extend(self._records(self._consumer.consume(100, 0.1)))
-        self._consumer.position(assigned)  # resolves `latest` now, before any producer starts
 
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
@@ -89,7 +96,7 @@ class Adapter:
         if self._pending:
             batch, self._pending = self._pending, []
             return batch
-        return self._records(self._consumer.consume(1000, timeout_s))
+        return self._records(self._consumer.consume(10_000, timeout_s))
 
     @staticmethod
     def _records(messages) -> list[Record]:
@@ -97,7 +104,7 @@ class Adapter:
         for msg in messages:
             if msg.error():
                 raise AdapterError(f"consume failed: {msg.error().str()}")
-            records.append(Record(msg.key(), msg.value(), msg.headers(), f"{msg.topic()}-{msg.partition()}@{msg.offset()}"))
+            records.append(Record(msg.key(), msg.value(), msg.headers(), (msg.topic(), msg.partition(), msg.offset())))
         return records
 
     def _on_stats(self, stats_json: str) -> None:

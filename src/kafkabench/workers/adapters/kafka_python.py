@@ -68,15 +68,17 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc}") from exc
         self._consumer.seek(tp, end)
 
-    def subscribe(self, topic: str, timeout_s: float) -> None:
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
         self._consumer.subscribe([topic])
         deadline = time.monotonic() + timeout_s
         while not self._consumer.assignment():
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
             self._join(100)
+        if at_end:
+            self._consumer.seek_to_end(*self._consumer.assignment())
         for tp in self._consumer.assignment():
-            self._consumer.position(tp)  # resolves `latest` now, before any producer starts
+            self._consumer.position(tp)  # resolves the offset now, before any producer starts
 
     def _join(self, timeout_ms: int) -> None:
         # poll() drives the group protocol; records it returns before start are kept for poll_batch
@@ -92,7 +94,7 @@ class Adapter:
 
     @staticmethod
     def _records(batches) -> list[Record]:
-        return [Record(r.key, r.value, list(r.headers or []), f"{r.topic}-{r.partition}@{r.offset}")
+        return [Record(r.key, r.value, r.headers, (r.topic, r.partition, r.offset))
                 for records in batches.values() for r in records]
 
     def wire_bytes(self) -> int | None:
