@@ -3,7 +3,8 @@
 params: group, from (earliest | latest), count | duration_s, interval_s, check (every value must be one of
 the payloads), idle_timeout_s (after start, no record for this long ends the run normally).
 `e2e`: a record's `kb-sent-ns` header (intended send time) to the value in hand, on this host's monotonic
-clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: start -> first record.
+clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: start -> first record. The run's
+duration (for records/s) is start -> last record.
 """
 
 from __future__ import annotations
@@ -106,4 +107,6 @@ class ConsumeRun:
             config = self.client.effective_config()
         except Exception as exc:
             config = {"error": {"effective_config": str(exc)}}
-        return outcome(self.stats, version, counters, config, self.first_ns, self.last_ns, self._cpu_start, self.timings)
+        # from the start signal, not the first record: a run that got everything in one fetch still took time
+        started = self.until.start_ns or None
+        return outcome(self.stats, version, counters, config, started, self.last_ns, self._cpu_start, self.timings)

@@ -1,0 +1,128 @@
+"""The throughput lab on a real broker: produce then consume with checked values, merged workers, open
+loop, e2e under load, and a topic deleted under a running producer."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.target import Target
+from kafkabench.config.properties import parse_overrides
+from kafkabench.core.results import read_histogram, read_result
+from kafkabench.labs.throughput import ThroughputRequest, ThroughputRunFailed, plan_throughput, run_throughput
+
+pytestmark = pytest.mark.integration
+
+
+class Recorder:
+    def __init__(self, on_window=None):
+        self.notes, self.windows = [], []
+        self.on_window = on_window
+
+    def note(self, message):
+        self.notes.append(message)
+
+    def window(self, role, entry):
+        self.windows.append((role, entry))
+        if self.on_window:
+            self.on_window(role, entry)
+
+    def done(self, role, records):
+        pass
+
+
+def target_of(cluster) -> Target:
+    embedded = isinstance(cluster, EmbeddedCluster)
+    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+
+
+def run(request, cluster, out, listener=None):
+    listener = listener or Recorder()
+    return run_throughput(plan_throughput(request, listener), target_of(cluster), out, listener)
+
+
+def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluster, topic_name, tmp_path):
+    payloads = []
+    for index, size in enumerate((100, 300)):
+        path = tmp_path / f"payload-{index}.bin"
+        path.write_bytes(os.urandom(size))
+        payloads.append(path)
+    produced = run(ThroughputRequest(role="produce", topic=topic_name, partitions=2, payload_files=payloads, count=20_000,
+                                     producers=2, interval_s=0.2), kafka_cluster, tmp_path / "produce")
+    [producer_run] = produced.runs
+    assert producer_run.error is None and producer_run.params["workers"] == 2
+    assert producer_run.counters["acked"] == producer_run.counters["sent"] == 20_000
+    assert producer_run.counters["payload_bytes"] == 10_000 * 100 + 10_000 * 300
+    assert producer_run.counters["wire_bytes"] > producer_run.counters["payload_bytes"]
+    assert producer_run.stats["publish_latency"].count == 20_000  # both producers' histograms, merged
+    assert read_histogram(tmp_path / "produce", producer_run, "publish_latency").count == 20_000
+    assert producer_run.throughput["records_per_s"] > 0 and producer_run.timeline
+
+    consumed = run(ThroughputRequest(role="consume", topic=topic_name, payload_files=payloads, count=20_000, check=True,
+                                     interval_s=0.2), kafka_cluster, tmp_path / "consume")
+    [consumer_run] = consumed.runs
+    assert consumer_run.error is None
+    assert consumer_run.counters["received"] == 20_000 and consumer_run.counters["payload_bytes"] == 4_000_000
+    assert consumer_run.counters["unstamped"] == 20_000  # nobody was reading while it was produced: no stamps
+    assert {"rebalance_s", "first_record_s"} <= set(consumer_run.timings)
+
+
+@pytest.mark.parametrize("client", ["confluent", "kafka-python", "aiokafka"])
+def test_e2e_under_load_every_acknowledged_record_is_read(kafka_cluster, tmp_path, client):
+    document = run(ThroughputRequest(role="produce", size=200, count=3000, consumers=1, partitions=2, client=client,
+                                     interval_s=0.2), kafka_cluster, tmp_path)
+    producer_run, consumer_run = document.runs
+    assert producer_run.counters["acked"] == 3000
+    assert consumer_run.counters["received"] == 3000 and consumer_run.counters["unstamped"] == 0
+    assert consumer_run.stats["e2e"].count == 3000
+    assert consumer_run.stats["e2e"].p50_ms >= 0
+
+
+def test_open_loop_rate_is_kept_and_delay_is_measured(kafka_cluster, tmp_path):
+    document = run(ThroughputRequest(role="produce", size=100, count=1000, rate=2000, interval_s=0.1), kafka_cluster, tmp_path)
+    [producer_run] = document.runs
+    assert producer_run.stats["publish_delay"].count == 1000
+    assert 0.45 <= producer_run.duration_s < 5
+    assert producer_run.throughput["records_per_s"] == pytest.approx(2000, rel=0.15)
+
+
+def test_a_topic_deleted_mid_run_ends_with_counted_errors_and_keeps_the_result(kafka_cluster, topic_name, tmp_path):
+    def delete_after_first_window(role, entry):
+        if role == "produce" and not deleted:
+            deleted.append(True)
+            with KafkaAdmin(kafka_cluster.bootstrap_servers) as admin:
+                admin.delete_topic(topic_name)
+
+    deleted = []
+    request = ThroughputRequest(role="produce", topic=topic_name, size=100, duration_s=60, rate=500, interval_s=0.5, timeout_s=3,
+                                overrides=parse_overrides(["delivery.timeout.ms=3000", "request.timeout.ms=2000"]))
+    with pytest.raises(ThroughputRunFailed, match="sends failed .* and none succeeded for 3 s; partial results kept"):
+        run(request, kafka_cluster, tmp_path, Recorder(delete_after_first_window))
+    document = read_result(tmp_path)
+    [producer_run] = document.runs
+    assert document.error and producer_run.error
+    assert producer_run.counters["errors"] > 0
+    assert any(key.startswith("errors.") for key in producer_run.counters)
+    assert producer_run.counters["acked"] > 0  # what went through before is kept
+
+
+def test_cli_produce_json_follows_the_contract(kafka_cluster, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "kafkabench", "produce", "--count", "2000", "--size", "50", "--consumers", "1", "--interval", "0.2",
+         "--bootstrap-servers", kafka_cluster.bootstrap_servers, "--out", str(tmp_path), "--json", "-X", "linger.ms=1"],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document == json.loads((tmp_path / "result.json").read_text())
+    produce, consume = document["runs"]
+    assert produce["scenario"] == "produce" and consume["scenario"] == "consume"
+    for key in ("records_per_s", "payload_mb_per_s"):
+        assert produce["throughput"][key] > 0 and consume["throughput"][key] > 0
+    assert set(produce["stats"]) == {"publish_latency"} and set(consume["stats"]) == {"e2e"}
+    assert produce["config"]["producer"]["linger.ms"] == "1"
+    assert produce["resources"]["cpu_s"] > 0
+    assert "rec/s" in done.stderr  # the progress lines

@@ -1,0 +1,40 @@
+import pytest
+
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.protocol import Outcome, Window
+from kafkabench.labs.throughput_merge import MB, Timeline, merge_histograms, resources, sum_counters, throughput, wall_span
+
+
+def histogram(*ms):
+    h = LatencyHistogram()
+    for value in ms:
+        h.record_ns(int(value * 1e6))
+    return h.encode()
+
+
+def test_outcomes_of_several_producers_merge():
+    a = Outcome(histograms={"publish_latency": histogram(1, 2, 3)}, counters={"sent": 3, "acked": 3, "errors.X": 1},
+                resources={"cpu_s": 1.0, "max_rss_mb": 50}, start_ns=100, end_ns=2_000_000_100)
+    b = Outcome(histograms={"publish_latency": histogram(10, 20)}, counters={"sent": 2, "acked": 2},
+                resources={"cpu_s": 0.5, "max_rss_mb": 70}, start_ns=50, end_ns=1_000_000_000)
+    merged = merge_histograms([a, b])["publish_latency"]
+    assert merged.count == 5 and merged.summary().max_ms == pytest.approx(20, rel=1e-3)
+    assert sum_counters([a, b]) == {"sent": 5, "acked": 5, "errors.X": 1}
+    assert wall_span([a, b]) == (50, 2_000_000_100)
+    assert resources([a, b]) == {"cpu_s": 1.5, "max_rss_mb": 70}
+    rates = throughput(5, 2 * MB, 0, 2_000_000_000)
+    assert rates == {"records_per_s": 2.5, "payload_mb_per_s": 1.0}
+    assert throughput(5, 10, None, None) == {}
+
+
+def test_timeline_waits_for_every_running_worker_then_merges_by_index():
+    timeline = Timeline(["p1", "p2"], "publish_latency")
+    w = lambda i, records, ms: Window(index=i, start_ns=i * 10**9, end_ns=(i + 1) * 10**9, records=records,
+                                      payload_bytes=records * 100, histograms={"publish_latency": histogram(ms)})
+    assert timeline.add("p1", w(0, 1000, 1)) == []
+    [entry] = timeline.add("p2", w(0, 3000, 9))
+    assert entry["records"] == 4000 and entry["records_per_s"] == pytest.approx(4000)
+    assert entry["p99_ms"] == pytest.approx(9, rel=1e-2)  # from the merged histogram, not an average
+    assert timeline.add("p1", w(1, 500, 1)) == []
+    [late] = timeline.finished("p2")  # p2 ended: window 1 no longer waits for it
+    assert late["records"] == 500 and len(timeline.entries) == 2
