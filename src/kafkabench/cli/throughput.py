@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
@@ -26,29 +27,49 @@ TimeoutOption = typer.Option(30, "--timeout", min=1, help="Seconds without any p
 
 
 class _Lines:
+    """One line per merged window, printed above a progress bar (records of --count, or seconds of --duration)."""
+
+    def __init__(self, request: ThroughputRequest) -> None:
+        self._bar: Progress | None = None
+        self._by_time = request.count is None
+        self._total = request.duration_s if self._by_time else request.count
+        self._tasks: dict[str, int] = {}
+        self._records: dict[str, int] = {}
+
+    def attach(self, bar: Progress) -> None:
+        self._bar = bar
+
     def note(self, message: str) -> None:
-        note(message)
+        (self._bar.console if self._bar else err).print(f"[dim]{escape(message)}[/]", highlight=False)
 
     def window(self, role: str, entry: dict) -> None:
-        err.print(escape(window_line(role, entry)), highlight=False)
+        self._bar.console.print(escape(window_line(role, entry)), highlight=False)
+        self._records[role] = self._records.get(role, 0) + entry["records"]
+        if role not in self._tasks:
+            self._tasks[role] = self._bar.add_task(role, total=self._total)
+        self._bar.update(self._tasks[role], completed=entry["t_s"] if self._by_time else self._records[role])
 
     def done(self, role: str, records: int) -> None:
         pass
 
 
 def _run(request: ThroughputRequest, bootstrap_servers, compare: bool, out_dir, as_json: bool) -> None:
-    listener = _Lines()
+    listener = _Lines(request)
     plan = plan_throughput(request, listener)  # every setting checked before a cluster is touched
     directory = common.out_dir(request.role, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(request.producer_file, request.consumer_file)
     with open_target(bootstrap, on_start=note) as target:
-        try:
-            document = run_throughput(plan, target, directory, listener)
-        except ThroughputRunFailed as failed:
-            err.print(summary_table(failed.document))
-            raise
-        if compare:
-            add_apache_comparison(document, plan, target, directory, listener)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            listener.attach(bar)
+            try:
+                document = run_throughput(plan, target, directory, listener)
+            except ThroughputRunFailed as failed:
+                bar.stop()
+                err.print(summary_table(failed.document))
+                raise
+            if compare:
+                add_apache_comparison(document, plan, target, directory, listener)
     console = err if as_json else out
     console.print(summary_table(document))
     for line in definitions(document):
