@@ -5,13 +5,18 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import re
 import subprocess
 import threading
+import time
+import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.core import protocol
@@ -79,6 +84,17 @@ class Worker:
             pytest.fail(f"the worker closed stdout (exit {self.process.poll()}); stderr: {self.stderr_tail()}")
         return protocol.decode(line)
 
+    def poll(self):
+        """The next message if one has arrived, else None."""
+        try:
+            line = self._lines.get_nowait()
+        except queue.Empty:
+            return None
+        if line is None:
+            self._lines.put(None)  # the end stays visible to receive(), which says why
+            return None
+        return protocol.decode(line)
+
     def stderr_tail(self) -> str:
         return " | ".join(self.stderr_path.read_text().splitlines()[-5:])
 
@@ -130,8 +146,22 @@ def test_the_worker_is_built_once_then_served_from_the_cache(jdk, jars, tmp_path
     assert str(classes) in command[command.index("-cp") + 1]
 
 
+def test_the_cache_key_covers_every_source_and_the_kafka_version():
+    sources = java_build.worker_sources()
+    assert "KafkabenchWorker.java" in sources and len(sources) > 1
+    key = java_build._build_key(sources, "4.1.2")
+    first, *_ = sources
+    edited = {**sources, first: sources[first] + "\n"}
+    added = {**sources, "Extra.java": "package kafkabench; class Extra {}"}
+    removed = {name: text for name, text in sources.items() if name != first}
+    others = [java_build._build_key(variant, "4.1.2") for variant in (edited, added, removed)]
+    assert len({key, *others, java_build._build_key(sources, "4.1.1")}) == 5
+    assert java_build._build_key(dict(sources), "4.1.2") == key
+
+
 def test_a_compile_failure_is_one_line_naming_the_full_output(jdk, jars, tmp_path, monkeypatch):
-    monkeypatch.setattr(java_build, "worker_source", lambda: "package kafkabench; class KafkabenchWorker { int x = ; }")
+    broken = {"KafkabenchWorker.java": "package kafkabench; class KafkabenchWorker { int x = ; }"}
+    monkeypatch.setattr(java_build, "worker_sources", lambda: broken)
     with pytest.raises(JavaWorkerUnavailable, match=r"compiling the java worker failed: .*error: .*; full javac output: ") as caught:
         build_worker(jdk, jars, tmp_path)
     message = str(caught.value)
@@ -223,3 +253,254 @@ def test_a_message_never_acknowledged_is_a_timeout_naming_it(
     assert (error.kind, error.message) == ("timeout", "no ack for message 1 within 2 s")
     assert error.partial.counters == {"sent": 1, "acked": 0, "received": 0, "errors": 1, "out_of_range": 0}
     assert error.partial.effective_config["producer"]["linger.ms"] == "100000"
+
+
+# --- produce / consume (throughput lab) -------------------------------------------------------------------
+
+THROUGHPUT_PRODUCER_CONFIG = {"acks": "1"}
+RUN_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class Payloads:
+    files: list[Path]
+    sha256s: list[str]
+
+
+@dataclass(frozen=True)
+class Produced:
+    topic: str
+    payloads: Payloads
+    progress: list[protocol.Progress]
+    result: protocol.Result
+
+
+def write_payloads(directory: Path, sizes=(1000, 2000)) -> Payloads:
+    files = []
+    for size in sizes:
+        files.append(directory / f"payload-{size}.bin")
+        files[-1].write_bytes(os.urandom(size))
+    return Payloads(files, [hashlib.sha256(path.read_bytes()).hexdigest() for path in files])
+
+
+def produce_task(bootstrap: str, topic: str, payloads: Payloads, producer_config=None, timeout_s: float = 10,
+                 **params) -> protocol.Task:
+    return protocol.Task(
+        scenario="produce", client="java", bootstrap_servers=bootstrap, topic=topic,
+        producer_config=producer_config or THROUGHPUT_PRODUCER_CONFIG, payload_files=[str(p) for p in payloads.files],
+        payload_sha256s=payloads.sha256s, timeout_s=timeout_s,
+        params={"count": None, "duration_s": None, "rate_per_s": -1, "interval_s": 0.2, "stamp": True, **params},
+    )
+
+
+def consume_task(bootstrap: str, topic: str, sha256s: list[str], **params) -> protocol.Task:
+    return protocol.Task(
+        scenario="consume", client="java", bootstrap_servers=bootstrap, topic=topic, payload_sha256s=sha256s,
+        timeout_s=30,
+        params={"group": f"group-{uuid.uuid4().hex[:12]}", "from": "earliest", "count": None, "duration_s": None,
+                "interval_s": 0.2, "check": True, "idle_timeout_s": 30, **params},
+    )
+
+
+def start(worker: Worker, task: protocol.Task) -> None:
+    worker.send(task)
+    ready = worker.receive()
+    assert isinstance(ready, protocol.Ready), ready
+    worker.send(protocol.Start())
+
+
+def until_done(worker: Worker, timeout_s: float = RUN_TIMEOUT_S) -> tuple[list[protocol.Progress], protocol.BaseModel]:
+    """The progress messages, then the result or error that ended them."""
+    deadline = time.monotonic() + timeout_s
+    progress = []
+    while isinstance(message := worker.receive(max(0.1, deadline - time.monotonic())), protocol.Progress):
+        progress.append(message)
+    return progress, message
+
+
+def count(encoded: str) -> int:
+    return LatencyHistogram.decode(encoded).count
+
+
+@pytest.fixture(scope="module")
+def produced(kafka_cluster, worker_command, tmp_path_factory) -> Produced:
+    """5000 records of two payloads on a 2-partition topic, sent by the Java worker as fast as it can."""
+    directory = tmp_path_factory.mktemp("produced")
+    topic = f"test-{uuid.uuid4().hex[:12]}"
+    with KafkaAdmin(kafka_cluster.bootstrap_servers) as admin:
+        admin.create_topic(topic, partitions=2)
+    payloads = write_payloads(directory)
+    with running_worker(worker_command, directory) as worker:
+        start(worker, produce_task(kafka_cluster.bootstrap_servers, topic, payloads, count=5000))
+        progress, result = until_done(worker)
+        assert isinstance(result, protocol.Result), result
+        assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 0
+    return Produced(topic, payloads, progress, result)
+
+
+def test_produce_sends_its_count_and_reports_windows(produced):
+    result = produced.result
+    counters = result.counters
+    assert counters["sent"] == counters["acked"] == 5000
+    assert counters["errors"] == counters["out_of_range"] == 0
+    assert counters["payload_bytes"] == 2500 * 1000 + 2500 * 2000
+    assert counters["wire_bytes"] > counters["payload_bytes"]
+    assert count(result.histograms["publish_latency"]) == 5000
+    assert count(result.histograms["publish_delay"]) == 0  # rate -1: no schedule to be late for
+    assert result.start_ns < result.end_ns and result.duration_s == pytest.approx((result.end_ns - result.start_ns) / 1e9)
+    assert result.resources["cpu_s"] > 0 and result.resources["max_rss_mb"] > 0
+    assert result.effective_config["producer"]["acks"] == "1"
+
+    windows = [p.window for p in produced.progress]
+    assert windows and all(w is not None for w in windows)
+    assert [w.index for w in windows] == list(range(len(windows)))
+    assert all(a.end_ns == b.start_ns for a, b in zip(windows, windows[1:]))
+    assert sum(w.records for w in windows) == 5000 and produced.progress[-1].done == 5000
+    assert sum(w.payload_bytes for w in windows) == counters["payload_bytes"]
+    assert sum(count(w.histograms["publish_latency"]) for w in windows) == 5000
+
+
+def test_consume_from_earliest_checks_every_record(kafka_cluster, produced, worker_command, tmp_path):
+    task = consume_task(kafka_cluster.bootstrap_servers, produced.topic, produced.payloads.sha256s, count=5000)
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, task)
+        progress, result = until_done(worker)
+        assert isinstance(result, protocol.Result), result
+        assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 0
+
+    assert result.counters == {"received": 5000, "payload_bytes": 2500 * 1000 + 2500 * 2000, "unstamped": 0,
+                               "errors": 0, "out_of_range": 0}
+    assert count(result.histograms["e2e"]) == 5000
+    assert set(result.timings) == {"rebalance_s", "first_record_s"}
+    assert 0 < result.timings["rebalance_s"] < 30 and 0 < result.timings["first_record_s"] < 30
+    assert result.start_ns <= result.end_ns
+    assert result.effective_config["consumer"]["group.id"] == task.params["group"]
+    assert result.effective_config["consumer"]["auto.offset.reset"] == "earliest"
+    assert sum(p.window.records for p in progress) == 5000
+
+
+def test_a_record_matching_no_declared_payload_is_an_integrity_error(kafka_cluster, produced, worker_command, tmp_path):
+    other = [hashlib.sha256(b"something else").hexdigest()]
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, consume_task(kafka_cluster.bootstrap_servers, produced.topic, other, count=5000))
+        _, error = until_done(worker)
+        assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 1
+    assert isinstance(error, protocol.Error), error
+    assert error.kind == "integrity"
+    assert re.fullmatch(rf"record at {produced.topic}-[01]@0 matches none of the 1 payloads", error.message)
+    assert error.partial.counters["received"] >= 1
+
+
+def test_an_open_loop_producer_keeps_to_its_rate_and_measures_its_delay(
+        kafka_cluster, admin, topic_name, worker_command, tmp_path):
+    admin.create_topic(topic_name)
+    payloads = write_payloads(tmp_path, sizes=(100,))
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, rate_per_s=2000, count=1000))
+        _, result = until_done(worker)
+        assert isinstance(result, protocol.Result), result
+    # Message 999 is due 0.4995 s after the start: the schedule, not the broker, sets the pace.
+    assert result.duration_s >= 0.45
+    assert result.counters["acked"] == 1000
+    assert count(result.histograms["publish_delay"]) == 1000
+
+
+def test_a_finish_stops_a_producer_early_with_every_record_accounted_for(
+        kafka_cluster, admin, topic_name, worker_command, tmp_path):
+    admin.create_topic(topic_name)
+    payloads = write_payloads(tmp_path, sizes=(100,))
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, rate_per_s=1000, duration_s=60))
+        assert isinstance(worker.receive(), protocol.Progress)
+        worker.send(protocol.Finish())
+        _, result = until_done(worker, timeout_s=10)
+        assert isinstance(result, protocol.Result), result
+    assert 0 < result.counters["acked"] == result.counters["sent"] < 60_000
+
+
+def test_consumers_from_latest_receive_exactly_what_a_producer_started_after_them_acked(
+        kafka_cluster, admin, topic_name, worker_command, tmp_path):
+    # Two members of one group: the first keeps polling while it waits for `start`, or the second's join
+    # could not complete and it would never be ready.
+    admin.create_topic(topic_name, partitions=2)
+    payloads = write_payloads(tmp_path)
+    group = f"group-{uuid.uuid4().hex[:12]}"
+    consumer_task = consume_task(kafka_cluster.bootstrap_servers, topic_name, payloads.sha256s, group=group,
+                                 **{"from": "latest"})
+    producer_task = produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, count=3000, rate_per_s=20_000)
+    for name in ("consumer-1", "consumer-2", "producer"):
+        (tmp_path / name).mkdir()
+    with running_worker(worker_command, tmp_path / "consumer-1") as first, \
+            running_worker(worker_command, tmp_path / "consumer-2") as second, \
+            running_worker(worker_command, tmp_path / "producer") as producer:
+        consumers = (first, second)
+        for consumer in consumers:
+            consumer.send(consumer_task)
+        for consumer in consumers:
+            assert isinstance(consumer.receive(), protocol.Ready)  # positioned at the end: nothing produced yet
+        producer.send(producer_task)
+        assert isinstance(producer.receive(), protocol.Ready)
+        for worker in (*consumers, producer):
+            worker.send(protocol.Start())
+        _, produced = until_done(producer)
+        assert isinstance(produced, protocol.Result), produced
+        acked = produced.counters["acked"]
+
+        done = {consumer: 0 for consumer in consumers}
+        deadline = time.monotonic() + 20
+        while sum(done.values()) < acked and time.monotonic() < deadline:
+            for consumer in consumers:
+                while (progress := consumer.poll()) is not None:
+                    assert isinstance(progress, protocol.Progress), progress
+                    done[consumer] = progress.done
+            time.sleep(0.05)
+        results = []
+        for consumer in consumers:
+            finish_sent = time.monotonic()
+            consumer.send(protocol.Finish())
+            _, consumed = until_done(consumer, timeout_s=10)
+            assert time.monotonic() - finish_sent < 2
+            assert isinstance(consumed, protocol.Result), consumed
+            assert consumer.process.wait(timeout=EXIT_TIMEOUT_S) == 0
+            results.append(consumed)
+
+    assert acked == 3000
+    assert sum(r.counters["received"] for r in results) == acked
+    assert all(r.counters["received"] > 0 and r.counters["unstamped"] == 0 for r in results)
+    assert sum(count(r.histograms["e2e"]) for r in results) == acked
+    assert sum(r.counters["payload_bytes"] for r in results) == produced.counters["payload_bytes"]
+
+
+def test_a_consumer_stops_by_itself_once_nothing_arrives(kafka_cluster, produced, worker_command, tmp_path):
+    task = consume_task(kafka_cluster.bootstrap_servers, produced.topic, produced.payloads.sha256s, idle_timeout_s=1)
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, task)
+        _, result = until_done(worker, timeout_s=20)
+        assert isinstance(result, protocol.Result), result
+    assert result.counters["received"] == 5000
+    assert result.timings["idle_stop_s"] == 1
+
+
+def test_a_topic_deleted_under_a_producer_ends_it_with_the_failures_counted(
+        kafka_cluster, admin, topic_name, worker_command, tmp_path):
+    admin.create_topic(topic_name)
+    payloads = write_payloads(tmp_path, sizes=(100,))
+    short = {"acks": "1", "delivery.timeout.ms": "3000", "request.timeout.ms": "2000", "max.block.ms": "3000"}
+    task = produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, producer_config=short, timeout_s=3,
+                        rate_per_s=500, duration_s=60)
+    with running_worker(worker_command, tmp_path) as worker:
+        start(worker, task)
+        while not (progress := worker.receive()).window.records:  # acks are flowing
+            pass
+        admin.delete_topic(topic_name)
+        deleted = time.monotonic()
+        _, error = until_done(worker, timeout_s=15)
+        assert time.monotonic() - deleted < 15
+        assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 1
+
+    assert isinstance(error, protocol.Error), error
+    assert error.kind == "failure"
+    assert re.fullmatch(r"\d+ sends failed \(\w+: .*\) and none succeeded for 3 s", error.message), error.message
+    counters = error.partial.counters
+    assert counters["errors"] > 0 and counters["acked"] > 0
+    assert sum(n for name, n in counters.items() if name.startswith("errors.")) == counters["errors"]

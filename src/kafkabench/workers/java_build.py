@@ -1,10 +1,11 @@
 """Build the Java client worker on first use and say how to start it.
 
-The worker is one Java source file shipped in the package (`workers/java/KafkabenchWorker.java`). It is
-compiled with the JDK's javac against the cached Kafka jars into `<cache>/java-worker/<key>/`, where the key
-hashes the source and the kafka-clients version, so an edited source or another Kafka version builds anew
-and everything else is a cache hit. Compilation goes to a temporary directory renamed into place under a
-file lock: concurrent first runs build once and never see half-written classes.
+The worker is the Java sources shipped in the package (`workers/java/*.java`, package `kafkabench`, main
+class `KafkabenchWorker`). They are compiled with the JDK's javac against the cached Kafka jars into
+`<cache>/java-worker/<key>/`, where the key hashes every source (name and text) and the kafka-clients
+version, so an edited, added or removed source or another Kafka version builds anew and everything else is
+a cache hit. Compilation goes to a temporary directory renamed into place under a file lock: concurrent
+first runs build once and never see half-written classes.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from kafkabench.cluster.artifacts import default_cache_dir
 from kafkabench.cluster.java import MIN_JAVA, Java
 from kafkabench.errors import KafkabenchError
 
-SOURCE_NAME = "KafkabenchWorker.java"
 MAIN_CLASS = "kafkabench.KafkabenchWorker"
 CLASS_FILE = Path("kafkabench", "KafkabenchWorker.class")
-# A fixed heap sized up front and G1's short pauses keep GC out of the latency being measured; the
+# A fixed heap, touched up front, and G1's short pauses keep GC out of the latency being measured, and
+# keep the resident size from growing towards -Xmx over a long run (it would look like a leak); the
 # log level lets the client's warnings (unknown settings, retries) reach stderr.
-JVM_FLAGS = ("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN")
+JVM_FLAGS = ("-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN")
 COMPILE_TIMEOUT_S = 300
 LOCK_TIMEOUT_S = 600  # another process may be compiling on a slow machine
 DESCRIBE_TIMEOUT_S = 60
@@ -42,8 +43,11 @@ class JavaWorkerUnavailable(KafkabenchError):
     """The Java client worker cannot be built or started."""
 
 
-def worker_source() -> str:
-    return resources.files("kafkabench.workers.java").joinpath(SOURCE_NAME).read_text(encoding="utf-8")
+def worker_sources() -> dict[str, str]:
+    """File name -> text of every Java source of the worker, in name order."""
+    package = resources.files("kafkabench.workers.java")
+    return {entry.name: entry.read_text(encoding="utf-8")
+            for entry in sorted(package.iterdir(), key=lambda entry: entry.name) if entry.name.endswith(".java")}
 
 
 def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> list[str]:
@@ -55,8 +59,8 @@ def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path 
 
 def build_worker(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> Path:
     """The directory holding the compiled worker classes (compiled now unless already cached)."""
-    source = worker_source()
-    key = hashlib.sha256(f"{source}\0kafka-clients {_kafka_clients_version(classpath_jars)}".encode()).hexdigest()
+    sources = worker_sources()
+    key = _build_key(sources, _kafka_clients_version(classpath_jars))
     builds = (cache_dir or default_cache_dir()) / "java-worker"
     target = builds / key
     if (target / CLASS_FILE).is_file():
@@ -71,13 +75,21 @@ def build_worker(java: Java, classpath_jars: list[Path], cache_dir: Path | None 
     try:
         with FileLock(builds / f"{key}.lock", timeout=LOCK_TIMEOUT_S):
             if not (target / CLASS_FILE).is_file():  # another process may have built it while we waited
-                _compile(javac, source, classpath_jars, target)
+                _compile(javac, sources, classpath_jars, target)
     except Timeout as exc:
         raise JavaWorkerUnavailable(
             f"waited {LOCK_TIMEOUT_S} s for another kafkabench process to build the java worker in {builds}; "
             f"if none is running, delete {builds / f'{key}.lock'}"
         ) from exc
     return target
+
+
+def _build_key(sources: dict[str, str], kafka_clients_version: str) -> str:
+    digest = hashlib.sha256()
+    for name, text in sources.items():
+        digest.update(f"{name}\0{len(text)}\0{text}\0".encode())  # lengths: no two source sets hash alike
+    digest.update(f"kafka-clients {kafka_clients_version}".encode())
+    return digest.hexdigest()
 
 
 def _kafka_clients_version(classpath_jars: list[Path]) -> str:
@@ -87,15 +99,17 @@ def _kafka_clients_version(classpath_jars: list[Path]) -> str:
     raise JavaWorkerUnavailable("no kafka-clients jar on the classpath given to the java worker; pass JarCache().ensure()")
 
 
-def _compile(javac: Path, source: str, classpath_jars: list[Path], target: Path) -> None:
+def _compile(javac: Path, sources: dict[str, str], classpath_jars: list[Path], target: Path) -> None:
     work = Path(tempfile.mkdtemp(prefix=f".{target.name[:12]}-", dir=target.parent))
     try:
-        source_file = work / "src" / "kafkabench" / SOURCE_NAME
-        source_file.parent.mkdir(parents=True)
-        source_file.write_text(source, encoding="utf-8")
+        source_dir = work / "src" / "kafkabench"
+        source_dir.mkdir(parents=True)
+        for name, text in sources.items():
+            (source_dir / name).write_text(text, encoding="utf-8")
         classes = work / "classes"
         argv = [str(javac), "--release", str(MIN_JAVA), "-encoding", "UTF-8", "-nowarn",
-                "-cp", os.pathsep.join(str(jar) for jar in classpath_jars), "-d", str(classes), str(source_file)]
+                "-cp", os.pathsep.join(str(jar) for jar in classpath_jars), "-d", str(classes),
+                *(str(source_dir / name) for name in sources)]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
@@ -103,7 +117,7 @@ def _compile(javac: Path, source: str, classpath_jars: list[Path], target: Path)
         except OSError as exc:
             raise JavaWorkerUnavailable(f"cannot run {javac}: {exc}") from exc
         if done.returncode != 0:
-            output = (done.stdout + done.stderr).replace(str(source_file), SOURCE_NAME)  # the temp dir goes away
+            output = (done.stdout + done.stderr).replace(f"{source_dir}{os.sep}", "")  # the temp dir goes away
             log = target.with_name(f"{target.name}.javac.log")
             log.write_text(output)
             raise JavaWorkerUnavailable(f"compiling the java worker failed: {_first_error(output)}; full javac output: {log}")

@@ -1,0 +1,63 @@
+package kafkabench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import kafkabench.KafkabenchWorker.WorkerFailure;
+
+/** A task's scenario `params`, typed; a value of the wrong type is a config error naming it. */
+final class Params {
+    /** For durations that are not set: longer than any run. */
+    static final long NEVER = Long.MAX_VALUE;
+
+    private final JsonNode params;
+    private final String scenario;
+
+    Params(JsonNode task) {
+        this.params = task.path("params");
+        this.scenario = task.path("scenario").asText();
+    }
+
+    /** An integer, or null when absent or null. */
+    Long count(String name) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return null;
+        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.asLong() < 0) throw invalid(name, "a count");
+        return value.asLong();
+    }
+
+    double number(String name, double fallback) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return fallback;
+        if (!value.isNumber()) throw invalid(name, "a number");
+        return value.asDouble();
+    }
+
+    /** Seconds as nanoseconds; NEVER when absent or null. */
+    long nanos(String name) throws WorkerFailure {
+        double seconds = number(name, Double.NaN);
+        if (Double.isNaN(seconds)) return NEVER;
+        if (seconds <= 0) throw invalid(name, "a number of seconds > 0");
+        return (long) (seconds * 1e9);
+    }
+
+    boolean flag(String name) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return false;
+        if (!value.isBoolean()) throw invalid(name, "true or false");
+        return value.asBoolean();
+    }
+
+    String text(String name, String... allowed) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (!value.isTextual() || value.asText().isEmpty()) throw invalid(name, "a string");
+        if (allowed.length > 0 && !List.of(allowed).contains(value.asText())) {
+            throw invalid(name, "one of " + String.join(", ", allowed));
+        }
+        return value.asText();
+    }
+
+    WorkerFailure invalid(String name, String expected) {
+        return new WorkerFailure("config", String.format("%s: params.%s must be %s, got %s", scenario, name, expected,
+                params.path(name)));
+    }
+}

@@ -1,0 +1,234 @@
+package kafkabench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import kafkabench.KafkabenchWorker.WorkerFailure;
+
+/**
+ * The produce scenario (throughput lab): an open-loop producer. Message i is due at start + i / rate and
+ * the schedule never shifts after a stall, so `publish_delay` (due -> send call) shows what a closed loop
+ * would hide (coordinated omission); `publish_latency` runs from the send call to the ack callback.
+ * Rate -1 sends as fast as the client accepts, and the send call is the due time.
+ */
+final class Produce implements KafkabenchWorker.Scenario {
+    static final String STAMP_HEADER = "kb-sent-ns";
+    private static final long SPIN_NS = 1_000_000; // parking is too coarse closer than this to a due time
+
+    private final JsonNode task;
+    private final String topic;
+    private final Long count;
+    private final long durationNs, intervalNs, timeoutNs;
+    private final double rate;
+    private final boolean stamp;
+    private final byte[][] payloads;
+    private final AtomicLong outOfRange = new AtomicLong();
+    private final LatencyMetric publishLatency = new LatencyMetric(outOfRange);
+    private final LatencyMetric publishDelay = new LatencyMetric(outOfRange);
+    private final SendOutcomes outcomes = new SendOutcomes();
+    private final Thread mainThread = Thread.currentThread();
+    private Map<String, Object> effectiveConfig = Map.of();
+    private KafkaProducer<byte[], byte[]> producer;
+    private long flushBoundNs;
+    private Windows windows;
+    private long sent, startNs, firstSendNs, cpuStartNs;
+    private boolean started;
+
+    Produce(JsonNode task) throws WorkerFailure {
+        Params params = new Params(task);
+        this.task = task;
+        topic = task.path("topic").asText();
+        count = params.count("count");
+        durationNs = params.nanos("duration_s");
+        if (count == null && durationNs == Params.NEVER) throw params.invalid("count", "set when duration_s is not");
+        rate = params.number("rate_per_s", -1);
+        if (rate <= 0 && rate != -1) throw params.invalid("rate_per_s", "a number > 0, or -1 (as fast as possible)");
+        intervalNs = (long) (params.number("interval_s", 1.0) * 1e9);
+        if (intervalNs <= 0) throw params.invalid("interval_s", "a number of seconds > 0");
+        stamp = params.flag("stamp");
+        timeoutNs = (long) (task.path("timeout_s").asDouble(30) * 1e9);
+        payloads = Payloads.read(task);
+    }
+
+    @Override
+    public boolean run(Inbox inbox) throws Exception {
+        setUp();
+        KafkabenchWorker.sendReady();
+        JsonNode message = inbox.take();
+        if (message == Inbox.END) return false;
+        String type = message.path("type").asText();
+        if (type.equals("finish")) return true; // stopped before it started: an empty result
+        if (!type.equals("start")) throw new WorkerFailure("config", "expected 'start', got '" + type + "'");
+        inbox.onArrival(() -> LockSupport.unpark(mainThread)); // a finish ends a wait for the next due time
+        startNs = System.nanoTime();
+        cpuStartNs = Resources.processCpuNanos();
+        started = true;
+        outcomes.startAt(startNs);
+        windows = new Windows(startNs, intervalNs);
+        sendAll(inbox);
+        flushReporting();
+        emitWindow(System.nanoTime());
+        return true;
+    }
+
+    private void setUp() throws WorkerFailure {
+        Properties props = ClientConfigs.producer(task);
+        ProducerConfig config = new ProducerConfig(props);
+        effectiveConfig = Map.of("producer", ClientConfigs.render(config.values()));
+        // Every record expires by delivery.timeout.ms, so a flush that takes longer has hung.
+        flushBoundNs = config.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) * 1_000_000L + timeoutNs;
+        producer = new KafkaProducer<>(props);
+        awaitMetadata();
+    }
+
+    /** partitionsFor waits up to max.block.ms; the task's timeout_s bounds it here. */
+    private void awaitMetadata() throws WorkerFailure {
+        CompletableFuture<List<PartitionInfo>> lookup = CompletableFuture.supplyAsync(() -> producer.partitionsFor(topic));
+        try {
+            if (lookup.get(timeoutNs, TimeUnit.NANOSECONDS).isEmpty()) {
+                throw new WorkerFailure("failure", "topic " + topic + " has no partitions (does it exist?)");
+            }
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            throw new WorkerFailure("timeout", "no metadata for topic " + topic + " within "
+                    + KafkabenchWorker.seconds(timeoutNs / 1e9) + " s; does the topic exist and is the cluster reachable?");
+        } catch (ExecutionException e) {
+            WorkerFailure cause = KafkabenchWorker.asFailure(e.getCause() instanceof Exception ex ? ex : e);
+            throw new WorkerFailure(cause.kind, "metadata for topic " + topic + ": " + cause.getMessage());
+        }
+    }
+
+    private void sendAll(Inbox inbox) throws WorkerFailure {
+        for (long i = 0; count == null || i < count; i++) {
+            long due = rate > 0 ? startNs + Math.round(i * 1e9 / rate) : 0;
+            if (!awaitTurn(inbox, due)) return;
+            long tSend = sendOne(i, due);
+            if (rate > 0) publishDelay.record(tSend - due);
+        }
+    }
+
+    /** Waits until `due` (at once for rate -1), reporting windows meanwhile; false when the run must stop first. */
+    private boolean awaitTurn(Inbox inbox, long due) throws WorkerFailure {
+        while (true) {
+            long now = System.nanoTime();
+            if (inbox.finishRequested() || now - startNs >= durationNs) return false;
+            if (windows.due(now)) emitWindow(now);
+            outcomes.checkProgress(now, timeoutNs);
+            long ahead = due - now;
+            if (rate < 0 || ahead <= 0) return true;
+            if (ahead > SPIN_NS) {
+                LockSupport.parkNanos(Math.min(ahead - SPIN_NS, Math.min(windows.nanosUntilDue(now),
+                        durationNs - (now - startNs))));
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /** Sends message i; returns the send time (tSend), read just before the send call. */
+    private long sendOne(long i, long due) throws WorkerFailure {
+        byte[] value = payloads[(int) (i % payloads.length)];
+        byte[] sentNs = stamp ? new byte[8] : null; // filled in once the send time is known (rate -1)
+        List<Header> headers = stamp ? List.of(new RecordHeader(STAMP_HEADER, sentNs)) : null;
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, null, null, value, headers);
+        long tSend = System.nanoTime();
+        if (stamp) putBigEndian(rate > 0 ? due : tSend, sentNs);
+        if (sent++ == 0) firstSendNs = tSend;
+        try {
+            producer.send(record, (metadata, exception) -> outcomes.completed(tSend, value.length, exception, publishLatency));
+        } catch (RuntimeException e) { // not a per-record failure (those reach the callback): the producer is unusable
+            throw new WorkerFailure("failure", "send of message " + sent + " failed: " + e);
+        }
+        return tSend;
+    }
+
+    static void putBigEndian(long value, byte[] bytes) {
+        for (int i = 7; i >= 0; i--, value >>>= 8) bytes[i] = (byte) value;
+    }
+
+    /** flush() in a helper thread, so that windows keep coming while it waits for the last acks. */
+    private void flushReporting() throws WorkerFailure, InterruptedException {
+        Thread flusher = new Thread(producer::flush, "kafkabench-flush");
+        flusher.setDaemon(true);
+        flusher.start();
+        long deadline = System.nanoTime() + flushBoundNs;
+        for (long now = System.nanoTime(); flusher.isAlive(); now = System.nanoTime()) {
+            if (now - deadline >= 0) {
+                throw new WorkerFailure("timeout", "flush did not finish within delivery.timeout.ms + timeout_s ("
+                        + KafkabenchWorker.seconds(flushBoundNs / 1e9) + " s)");
+            }
+            if (windows.due(now)) emitWindow(now);
+            outcomes.checkProgress(now, timeoutNs);
+            flusher.join(Math.max(1, Math.min(windows.nanosUntilDue(now), deadline - now) / 1_000_000));
+        }
+    }
+
+    private void emitWindow(long now) {
+        Map<String, String> histograms = new LinkedHashMap<>();
+        histograms.put("publish_latency", publishLatency.takeWindow());
+        histograms.put("publish_delay", publishDelay.takeWindow());
+        long acked = outcomes.acked();
+        Map<String, Object> window = windows.close(now, acked, outcomes.payloadBytes(), outcomes.errors(), histograms);
+        KafkabenchWorker.send(Windows.progress(acked, window));
+    }
+
+    @Override
+    public Map<String, Object> outcome() {
+        Map<String, Object> outcome = new LinkedHashMap<>();
+        outcome.put("client_version", KafkabenchWorker.VERSION);
+        Map<String, String> histograms = new LinkedHashMap<>();
+        histograms.put("publish_latency", publishLatency.encodeTotal());
+        histograms.put("publish_delay", publishDelay.encodeTotal());
+        outcome.put("histograms", histograms);
+        Map<String, Object> counters = new LinkedHashMap<>();
+        counters.put("sent", sent);
+        outcomes.addCounters(counters);
+        counters.put("out_of_range", outOfRange.get());
+        counters.put("wire_bytes", wireBytes());
+        outcome.put("counters", counters);
+        double cpuS = started ? (Resources.processCpuNanos() - cpuStartNs) / 1e9 : 0.0;
+        outcome.put("resources", Map.of("cpu_s", cpuS, "max_rss_mb", Resources.peakRssMb()));
+        outcome.put("effective_config", effectiveConfig);
+        Long endNs = outcomes.lastAckNs();
+        outcome.put("start_ns", sent > 0 ? firstSendNs : null);
+        outcome.put("end_ns", endNs);
+        outcome.put("duration_s", sent > 0 && endNs != null ? (endNs - firstSendNs) / 1e9 : 0.0);
+        return outcome;
+    }
+
+    /** Bytes the producer wrote to the network, from its own metric (0 before it exists). */
+    private long wireBytes() {
+        if (producer == null) return 0;
+        for (Map.Entry<MetricName, ? extends Metric> metric : producer.metrics().entrySet()) {
+            MetricName name = metric.getKey();
+            if (name.name().equals("outgoing-byte-total") && name.group().equals("producer-metrics")) {
+                return ((Number) metric.getValue().metricValue()).longValue();
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public void close() {
+        try {
+            producer.close(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            System.err.println("closing the producer failed: " + e);
+        }
+    }
+}
