@@ -490,7 +490,7 @@ def test_a_topic_deleted_under_a_producer_ends_it_with_the_failures_counted(
                         rate_per_s=500, duration_s=60)
     with running_worker(worker_command, tmp_path) as worker:
         start(worker, task)
-        while not (progress := worker.receive()).window.records:  # acks are flowing
+        while not worker.receive().window.records:  # acks are flowing
             pass
         admin.delete_topic(topic_name)
         deleted = time.monotonic()

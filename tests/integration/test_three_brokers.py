@@ -74,7 +74,7 @@ def test_killed_leader_is_replaced_and_acks_all_writes_go_on_then_restart_restor
     cluster.kill_broker(leader)
     assert cluster.status().brokers[leader - 1].state == "dead"
 
-    new_leader = wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, leader) and l, 30, "a new leader")
+    new_leader = wait_for(lambda: (now := cluster.leader_of(replicated_topic, 0)) not in (None, leader) and now, 30, "a new leader")
     assert new_leader != leader
     assert write_acks_all(cluster.live_bootstrap_servers(), replicated_topic) == []
     assert leader not in isr_of(cluster, replicated_topic)
@@ -93,7 +93,7 @@ def test_paused_broker_answers_nothing_until_resumed(cluster, replicated_topic):
         assert cluster.status().brokers[victim - 1].state == "paused"
         assert brokers_seen_by(port) == set()  # the process is frozen: no metadata answer
         # the rest of the cluster fences it and keeps taking acks=all writes
-        wait_for(lambda: (l := cluster.leader_of(replicated_topic, 0)) not in (None, victim), 30, "leadership to move")
+        wait_for(lambda: cluster.leader_of(replicated_topic, 0) not in (None, victim), 30, "leadership to move")
         assert write_acks_all(cluster.live_bootstrap_servers(), replicated_topic) == []
     finally:
         cluster.resume_broker(victim)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import random
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import random
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,10 +24,11 @@ from kafkabench.config.properties import Setting
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
 from kafkabench.core import environment
-from kafkabench.core.protocol import Outcome, Progress, Ready, Result, Start, Task, Finish
+from kafkabench.core.protocol import Outcome, Ready, Start, Task
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
-from kafkabench.core.worker_process import WorkerFailed, WorkerProcess
+from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs import throughput_fleet as fleet
 from kafkabench.labs import throughput_merge as merge
 
 WORKER_START_S = 120
@@ -132,16 +132,6 @@ def _split(total: int | None, parts: int) -> list[int | None]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-class _Worker:
-    def __init__(self, role: str, index: int, process: WorkerProcess) -> None:
-        self.role = role
-        self.name = process.name
-        self.process = process
-        self.outcome: Outcome | None = None
-        self.error: str | None = None
-        self.done = 0
-
-
 def run_throughput(plan: ThroughputPlan, target: Target, out_dir: Path, listener: ThroughputListener) -> ResultDocument:
     request = plan.request
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -152,7 +142,7 @@ def run_throughput(plan: ThroughputPlan, target: Target, out_dir: Path, listener
         path = out_dir / f".payload-{run_id}-{index}.bin"
         path.write_bytes(payload)
         payload_paths.append(path)
-    workers: list[_Worker] = []
+    workers: list[fleet.FleetWorker] = []
     timelines: dict[str, merge.Timeline] = {}
     temporary_topic = None
     try:
@@ -182,7 +172,7 @@ def run_throughput(plan: ThroughputPlan, target: Target, out_dir: Path, listener
     return document
 
 
-def stats_histograms(role: str, workers: list[_Worker]) -> dict[str, str]:
+def stats_histograms(role: str, workers: list[fleet.FleetWorker]) -> dict[str, str]:
     outcomes = [w.outcome for w in workers if w.role == role and w.outcome is not None]
     return {metric: h.encode() for metric, h in merge.merge_histograms(outcomes).items()}
 
@@ -210,7 +200,7 @@ def _task(plan: ThroughputPlan, target: Target, topic: str, scenario: str, paylo
                 timeout_s=plan.request.timeout_s, params=params)
 
 
-def _start_workers(plan, target, topic, run_id, payload_paths, workers: list[_Worker]) -> None:
+def _start_workers(plan, target, topic, run_id, payload_paths, workers: list[fleet.FleetWorker]) -> None:
     request = plan.request
     command = client_registry.worker_command(request.client)
     consumers = request.consumers if request.role == "produce" else max(1, request.consumers)
@@ -221,22 +211,15 @@ def _start_workers(plan, target, topic, run_id, payload_paths, workers: list[_Wo
                   "count": consume_count[index], "duration_s": request.duration_s if request.role == "consume" else None,
                   "interval_s": request.interval_s, "check": request.check,
                   "idle_timeout_s": request.timeout_s if request.role == "consume" else 3600}
-        workers.append(_launch("consume", index, command, _task(plan, target, topic, "consume", payload_paths, params)))
+        workers.append(fleet.launch("consume", index, command, _task(plan, target, topic, "consume", payload_paths, params)))
     if request.role == "produce":
         rate = request.rate / request.producers if request.rate > 0 else -1
         for index, count in enumerate(_split(request.count, request.producers)):
             params = {"count": count, "duration_s": request.duration_s, "rate_per_s": rate,
                       "interval_s": request.interval_s, "stamp": consumers > 0}
-            workers.append(_launch("produce", index, command, _task(plan, target, topic, "produce", payload_paths, params)))
+            workers.append(fleet.launch("produce", index, command, _task(plan, target, topic, "produce", payload_paths, params)))
     for worker in workers:
         worker.process.receive(Ready, timeout_s=WORKER_START_S + request.timeout_s)
-
-
-def _launch(role: str, index: int, command: list[str], task: Task) -> _Worker:
-    name = f"{'producer' if role == 'produce' else 'consumer'} {index + 1}"
-    process = WorkerProcess(name, command)
-    process.send(task)
-    return _Worker(role, index, process)
 
 
 def _measure(plan, target, topic, run_id, payload_paths, workers, timelines, listener) -> str | None:
@@ -248,77 +231,20 @@ def _measure(plan, target, topic, run_id, payload_paths, workers, timelines, lis
                                              "publish_latency" if role == "produce" else "e2e")
         for worker in workers:
             worker.process.send(Start())
-        _follow(workers, timelines, listener, request)
+        fleet.follow(workers, timelines, listener, DRAIN_S, request.timeout_s + 10)
     except WorkerFailed as failed:
         broken = next((w for w in workers if w.name == failed.worker), None)
         if broken is not None:
             broken.outcome, broken.error = failed.partial, failed.reason
-        _finish_all(workers, request)
+        fleet.finish_all(workers, request.timeout_s + 10)
         return str(failed)
     except KeyboardInterrupt:
-        _finish_all(workers, request)
+        fleet.finish_all(workers, request.timeout_s + 10)
         return "interrupted"
     return None
 
 
-def _follow(workers: list[_Worker], timelines, listener, request: ThroughputRequest) -> None:
-    """Relay windows until every producer has its result, then let consumers drain and finish them."""
-    producers = [w for w in workers if w.role == "produce"]
-    consumers = [w for w in workers if w.role == "consume"]
-    drain_deadline = None
-    while any(w.outcome is None for w in workers):
-        for worker in workers:
-            if worker.outcome is None:
-                _pump(worker, timelines[worker.role], listener)
-        if producers and all(w.outcome is not None for w in producers):
-            acked = sum(w.outcome.counters.get("acked", 0) for w in producers)
-            drain_deadline = drain_deadline or time.monotonic() + DRAIN_S
-            if sum(w.done for w in consumers) >= acked or time.monotonic() > drain_deadline:
-                _finish_all(consumers, request)
-        time.sleep(0.02)
-
-
-def _pump(worker: _Worker, timeline: merge.Timeline, listener) -> None:
-    while (message := worker.process.next_message(0)) is not None:
-        if isinstance(message, Progress):
-            worker.done = message.done
-            for entry in timeline.add(worker.name, message.window) if message.window else []:
-                listener.window(worker.role, entry)
-        elif isinstance(message, Result):
-            worker.outcome = message
-            for entry in timeline.finished(worker.name):
-                listener.window(worker.role, entry)
-            listener.done(worker.role, worker.done)
-            return
-
-
-def _finish_all(workers: list[_Worker], request: ThroughputRequest) -> None:
-    for worker in workers:
-        if worker.outcome is None and worker.error is None:
-            try:
-                worker.process.send(Finish())
-            except WorkerFailed:
-                pass
-    for worker in workers:
-        if worker.outcome is not None or worker.error is not None:
-            continue
-        try:
-            worker.outcome = _await_result(worker, request.timeout_s + 10)
-        except WorkerFailed as failed:
-            worker.outcome, worker.error = failed.partial, failed.reason
-
-
-def _await_result(worker: _Worker, timeout_s: float) -> Outcome:
-    """Skip the worker's remaining progress messages until its result."""
-    deadline = time.monotonic() + timeout_s
-    while (left := deadline - time.monotonic()) > 0:
-        message = worker.process.next_message(left)
-        if isinstance(message, Result):
-            return message
-    raise WorkerFailed(worker.name, f"no result within {timeout_s:g} s of being asked to finish", kind="timeout")
-
-
-def _merged_run(role: str, workers: list[_Worker], plan: ThroughputPlan, timeline: merge.Timeline | None) -> Run:
+def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPlan, timeline: merge.Timeline | None) -> Run:
     outcomes = [w.outcome for w in workers if w.outcome is not None]
     counters = merge.sum_counters(outcomes)
     start_ns, end_ns = merge.wall_span(outcomes)
