@@ -71,6 +71,17 @@ def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluste
     assert {"rebalance_s", "first_record_s"} <= set(consumer_run.timings)
 
 
+def test_several_consumers_stop_together_at_the_count(kafka_cluster, topic_name, tmp_path):
+    run(ThroughputRequest(role="produce", topic=topic_name, partitions=2, size=100, count=10_000, interval_s=0.2),
+        kafka_cluster, tmp_path / "produce")
+    document = run(ThroughputRequest(role="consume", topic=topic_name, count=10_000, consumers=2, interval_s=0.2, timeout_s=20),
+                   kafka_cluster, tmp_path / "consume")
+    [consumer_run] = document.runs
+    assert consumer_run.params["workers"] == 2
+    assert consumer_run.counters["received"] == 10_000  # however unevenly the two partitions were filled
+    assert "idle_stop_s" not in consumer_run.timings and consumer_run.duration_s < 15
+
+
 @pytest.mark.parametrize("client", ["confluent", "kafka-python", "aiokafka"])
 def test_e2e_under_load_every_acknowledged_record_is_read(kafka_cluster, tmp_path, client):
     document = run(ThroughputRequest(role="produce", size=200, count=3000, consumers=1, partitions=2, client=client,

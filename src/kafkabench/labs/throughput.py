@@ -205,10 +205,11 @@ def _start_workers(plan, target, topic, run_id, payload_paths, workers: list[fle
     command = client_registry.worker_command(request.client)
     consumers = request.consumers if request.role == "produce" else max(1, request.consumers)
     group = plan.consumer_group
-    consume_count = _split(request.count, consumers) if request.role == "consume" else [None] * consumers
+    # one consumer stops at the count itself; several are stopped together when their sum reaches it
+    consume_count = request.count if request.role == "consume" and consumers == 1 else None
     for index in range(consumers):  # consumers first: they must be positioned before anything is produced
         params = {"group": group, "from": "latest" if request.role == "produce" else request.start_from,
-                  "count": consume_count[index], "duration_s": request.duration_s if request.role == "consume" else None,
+                  "count": consume_count, "duration_s": request.duration_s if request.role == "consume" else None,
                   "interval_s": request.interval_s, "check": request.check,
                   "idle_timeout_s": request.timeout_s if request.role == "consume" else 3600}
         workers.append(fleet.launch("consume", index, command, _task(plan, target, topic, "consume", payload_paths, params)))
@@ -231,7 +232,8 @@ def _measure(plan, target, topic, run_id, payload_paths, workers, timelines, lis
                                              "publish_latency" if role == "produce" else "e2e")
         for worker in workers:
             worker.process.send(Start())
-        fleet.follow(workers, timelines, listener, DRAIN_S, request.timeout_s + 10)
+        several = request.role == "consume" and request.consumers > 1
+        fleet.follow(workers, timelines, listener, DRAIN_S, request.timeout_s + 10, request.count if several else None)
     except WorkerFailed as failed:
         broken = next((w for w in workers if w.name == failed.worker), None)
         if broken is not None:

@@ -26,8 +26,11 @@ def launch(role: str, index: int, command: list[str], task: Task) -> FleetWorker
     return FleetWorker(role, process)
 
 
-def follow(workers: list[FleetWorker], timelines: dict[str, merge.Timeline], listener, drain_s: float, finish_timeout_s: float) -> None:
-    """Relay windows until every producer has its result, then let consumers drain and finish them."""
+def follow(workers: list[FleetWorker], timelines: dict[str, merge.Timeline], listener, drain_s: float,
+           finish_timeout_s: float, consume_total: int | None = None) -> None:
+    """Relay windows until every producer has its result, then let consumers drain and finish them.
+    `consume_total`: finish the consumers once together they received that many (a group's partitions
+    are rarely even, so no single consumer can be given a share)."""
     producers = [w for w in workers if w.role == "produce"]
     consumers = [w for w in workers if w.role == "consume"]
     drain_deadline = None
@@ -35,6 +38,8 @@ def follow(workers: list[FleetWorker], timelines: dict[str, merge.Timeline], lis
         for worker in workers:
             if worker.outcome is None:
                 _pump(worker, timelines[worker.role], listener)
+        if consume_total is not None and sum(w.done for w in consumers) >= consume_total:
+            finish_all(consumers, finish_timeout_s)
         if producers and all(w.outcome is not None for w in producers):
             acked = sum(w.outcome.counters.get("acked", 0) for w in producers)
             drain_deadline = drain_deadline or time.monotonic() + drain_s
