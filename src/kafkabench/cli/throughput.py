@@ -72,7 +72,7 @@ def _run(request: ThroughputRequest, bootstrap_servers, compare: bool, out_dir, 
                 add_apache_comparison(document, plan, target, directory, listener)
     console = err if as_json else out
     console.print(summary_table(document))
-    for line in definitions(document):
+    for line in [*definitions(document), *document.notes[len(plan.settings.notes):]]:
         note(line)
     if as_json:
         out.print_json(document.to_json())

@@ -165,6 +165,10 @@ def run_throughput(plan: ThroughputPlan, target: Target, out_dir: Path, listener
             path.unlink(missing_ok=True)
     document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role))
                      for role in ("produce", "consume") if any(w.role == role for w in workers)]
+    received = sum(run.counters.get("received", 0) for run in document.runs if run.scenario == "consume")
+    if request.role == "consume" and request.count and received < request.count and not document.error:
+        document.notes.append(f"only {received} of {request.count} records arrived: the consumers stopped after "
+                              f"{request.timeout_s:g} s without a record (--timeout)")
     write_result(document, out_dir, [stats_histograms(role, workers) for role in ("produce", "consume")
                                      if any(w.role == role for w in workers)])
     if document.error:
