@@ -42,6 +42,7 @@ class ConsumeRun:
         self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0})
         self.expected = set(task.payload_sha256s) if task.params.get("check") else None
         self.timings: dict[str, float] = {}
+        self.early: list = []  # records that arrived while waiting for the start signal
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self._cpu_start = time.process_time()
@@ -55,6 +56,18 @@ class ConsumeRun:
             raise RunFailed("failure", str(exc)) from exc
         self.timings["rebalance_s"] = (self.clock() - started) / 1e9
 
+    def wait_for_start(self, started: threading.Event, stop: threading.Event) -> None:
+        """Keep polling (fetching paused) until the start signal: another member joining the group needs
+        this one to take part in the rebalance. A record already in flight is kept for the run."""
+        self.client.hold(True)
+        try:
+            while not started.is_set() and not stop.is_set():
+                self.early.extend(self.client.poll_batch(POLL_S))
+        except AdapterError as exc:
+            raise RunFailed("failure", str(exc)) from exc
+        finally:
+            self.client.hold(False)
+
     def run(self, emit: Emit) -> None:
         start = self.until.begin()
         self.stats = WindowedStats(METRICS, self.params.get("interval_s", 1.0), self.clock, start)
@@ -62,7 +75,7 @@ class ConsumeRun:
         last_seen = start
         while not self.until.reached(self.counters["received"]):
             try:
-                batch = self.client.poll_batch(POLL_S)
+                batch, self.early = (self.early, []) if self.early else (self.client.poll_batch(POLL_S), [])
             except AdapterError as exc:
                 raise RunFailed("failure", str(exc)) from exc
             now = self.clock()

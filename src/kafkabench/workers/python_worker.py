@@ -83,9 +83,11 @@ def serve_throughput(task: Task) -> int:
         version = client.version()
         run.open()
         send(Ready(client_version=version))
-        while not started.wait(0.5):
-            if stop.is_set():
-                break
+        if isinstance(run, ConsumeRun):
+            run.wait_for_start(started, stop)
+        else:
+            while not started.wait(0.5) and not stop.is_set():
+                pass
         run.run(send)
         send(Result(**run.outcome(version).model_dump()))
         return 0

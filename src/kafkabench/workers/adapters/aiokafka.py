@@ -23,6 +23,7 @@ class Adapter:
         self._consumer: AIOKafkaConsumer | None = None
         self._pending: set[asyncio.Future] = set()
         self._config: dict[str, dict[str, Any]] = {}
+        self._held = False
 
     def version(self) -> str:
         return aiokafka.__version__
@@ -90,6 +91,17 @@ class Adapter:
 
         self._run(join(), f"cannot join the group on {topic}")
 
+    def hold(self, held: bool) -> None:
+        self._held = held
+
+        async def apply() -> None:  # aiokafka wants even pause() called inside its loop
+            if held:
+                self._consumer.pause(*self._consumer.assignment())
+            else:
+                self._consumer.resume(*self._consumer.paused())
+
+        self._run(apply(), "cannot pause or resume fetching")
+
     def poll_record(self, timeout_s: float):
         records = self._batch(timeout_s, max_records=1)
         return records[0] if records else None
@@ -98,7 +110,13 @@ class Adapter:
         return self._batch(timeout_s, max_records=None)
 
     def _batch(self, timeout_s: float, max_records: int | None) -> list[Record]:
-        batches = self._run(self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records), "consume failed")
+        async def fetch():
+            batches = await self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+            if self._held:  # a rebalance may have handed over partitions that are not paused yet
+                self._consumer.pause(*self._consumer.assignment())
+            return batches
+
+        batches = self._run(fetch(), "consume failed")
         return [Record(r.key, r.value, r.headers, (r.topic, r.partition, r.offset))
                 for records in batches.values() for r in records]
 

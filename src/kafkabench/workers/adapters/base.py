@@ -55,6 +55,10 @@ class KafkaClient(Protocol):
         """Join the consumer group and return once partitions are assigned and their positions resolved;
         `at_end`: start at each partition's end offset as it is now, so nothing produced later is missed."""
 
+    def hold(self, held: bool) -> None:
+        """Pause (or resume) fetching on every assigned partition, now and after any rebalance, while polling
+        goes on: a consumer waiting for the start signal must still take part in its group's rebalances."""
+
     def poll_record(self, timeout_s: float) -> Record | None:
         """The next record, or None if none arrived within the timeout."""
 

@@ -23,6 +23,7 @@ class Adapter:
         self._config: dict[str, dict[str, Any]] = {}
         self._stats: dict | None = None
         self._pending: list[Record] = []
+        self._held = False
 
     def version(self) -> str:
         return f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
@@ -78,7 +79,9 @@ class Adapter:
             if at_end:  # librdkafka resolves `latest` lazily, after fetching starts: pin today's end instead
                 for partition in partitions:
                     partition.offset = consumer.get_watermark_offsets(partition, timeout=timeout_s)[1]
-                consumer.assign(partitions)
+            consumer.assign(partitions)
+            if self._held:
+                consumer.pause(partitions)
             assigned.extend(partitions)
 
         self._consumer.subscribe([topic], on_assign=on_assign)
@@ -87,6 +90,12 @@ class Adapter:
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
             self._pending.extend(self._records(self._consumer.consume(100, 0.1)))
+
+    def hold(self, held: bool) -> None:
+        self._held = held
+        assignment = self._consumer.assignment()
+        if assignment:
+            (self._consumer.pause if held else self._consumer.resume)(assignment)
 
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)

@@ -19,6 +19,7 @@ class Adapter:
         self._producer: KafkaProducer | None = None
         self._consumer: KafkaConsumer | None = None
         self._early: list[Record] = []
+        self._held = False
 
     def version(self) -> str:
         # CRC-32C of every record batch is pure Python unless the optional crc32c package is installed:
@@ -84,13 +85,24 @@ class Adapter:
         # poll() drives the group protocol; records it returns before start are kept for poll_batch
         self._early += self._records(self._consumer.poll(timeout_ms=timeout_ms))
 
+    def hold(self, held: bool) -> None:
+        self._held = held
+        assignment = self._consumer.assignment()
+        if held:
+            self._consumer.pause(*assignment)
+        else:
+            self._consumer.resume(*self._consumer.paused())
+
     def poll_record(self, timeout_s: float):
         records = self._records(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=1))
         return records[0] if records else None
 
     def poll_batch(self, timeout_s: float) -> list[Record]:
         early, self._early = self._early, []
-        return early or self._records(self._consumer.poll(timeout_ms=int(timeout_s * 1000)))
+        records = early or self._records(self._consumer.poll(timeout_ms=int(timeout_s * 1000)))
+        if self._held:  # a rebalance may have handed over partitions that are not paused yet
+            self._consumer.pause(*self._consumer.assignment())
+        return records
 
     @staticmethod
     def _records(batches) -> list[Record]:
