@@ -27,6 +27,10 @@ LIBRDKAFKA_NAMES = {
     "fetch.max.wait.ms": "fetch.wait.max.ms",
     "receive.buffer.bytes": "socket.receive.buffer.bytes",
     "send.buffer.bytes": "socket.send.buffer.bytes",
+    # KIP-390's per-codec levels; librdkafka has one level for whichever codec is set
+    "compression.gzip.level": "compression.level",
+    "compression.lz4.level": "compression.level",
+    "compression.zstd.level": "compression.level",
 }
 # librdkafka's response buffer must exceed fetch.max.bytes by at least this much
 LIBRDKAFKA_RECEIVE_MARGIN = 512

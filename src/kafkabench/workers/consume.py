@@ -24,6 +24,16 @@ POLL_S = 0.1
 METRICS = ("e2e",)
 
 
+def _decoder(spec: dict | None):
+    """params.decode = {"format": ..., "dataset": ...}: decode every value, as a consuming application would."""
+    if not spec:
+        return None
+    from kafkabench.datasets.sources import open_dataset
+    from kafkabench.formats.codecs import make_format
+
+    return make_format(spec["format"], open_dataset(spec["dataset"])).decode
+
+
 def _stamp(headers) -> bytes | None:
     for key, value in headers or ():
         if key == STAMP_HEADER:
@@ -41,6 +51,7 @@ class ConsumeRun:
         self.stats = WindowedStats(METRICS, task.params.get("interval_s", 1.0), clock, clock())
         self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0})
         self.expected = set(task.payload_sha256s) if task.params.get("check") else None
+        self.decode = _decoder(task.params.get("decode"))
         self.timings: dict[str, float] = {}
         self.early: list = []  # records that arrived while waiting for the start signal
         self.first_ns: int | None = None
@@ -106,6 +117,12 @@ class ConsumeRun:
             else:
                 record_e2e("e2e", now - int.from_bytes(stamp, "big", signed=True))
         self.counters["unstamped"] += unstamped
+        if self.decode is not None:
+            for record in batch:
+                try:
+                    self.decode(record.value or b"")
+                except Exception as exc:  # any decoder's complaint means the bytes are not what was written
+                    raise RunFailed("integrity", f"record at {record.where} does not decode: {exc}") from exc
 
     def _check(self, batch) -> None:
         for index, record in enumerate(batch):

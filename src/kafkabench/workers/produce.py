@@ -1,7 +1,8 @@
 """The produce scenario (seed 001): send as fast as allowed on an open-loop schedule, measure every ack.
 
 params: count | duration_s (the first reached ends it), rate_per_s (-1: as fast as possible), interval_s
-(progress windows), stamp (put the intended send time in header `kb-sent-ns` for consumers' e2e).
+(progress windows), stamp (put the intended send time in header `kb-sent-ns` for consumers' e2e),
+records_file (replay these values once, in order, instead of cycling through the payload files).
 `publish_delay`: intended -> actual send call (only with a rate). `publish_latency`: send call -> ack.
 """
 
@@ -9,12 +10,15 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import threading
 import time
+from pathlib import Path
 
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import Outcome, Task
 from kafkabench.core.rate import OpenLoopSchedule, wait_until
+from kafkabench.core.records_file import read_records
 from kafkabench.core.windows import WindowedStats
 from kafkabench.workers.adapters.base import AdapterError, KafkaClient, QueueFull
 from kafkabench.workers.throughput_run import STAMP_HEADER, Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
@@ -51,12 +55,13 @@ class ProduceRun:
         rate = self.params.get("rate_per_s", -1)
         schedule = OpenLoopSchedule(rate, start) if rate and rate > 0 else None
         stamp = self.params.get("stamp", False)
-        topic, payloads, clock, send = self.task.topic, self.payloads, self.clock, self.client.send
+        topic, clock, send = self.task.topic, self.clock, self.client.send
         count = self.until.count if self.until.count is not None else float("inf")
+        values = self._values()
+        value = next(values, None)
         index = 0
-        while index < count and not (index % SERVE_EVERY == 0 and self.until.reached(index)):
+        while value is not None and index < count and not (index % SERVE_EVERY == 0 and self.until.reached(index)):
             intended = wait_until(schedule.intended(index), clock, while_waiting=self._serve) if schedule else clock()
-            value = payloads[index % len(payloads)]
             headers = [(STAMP_HEADER, intended.to_bytes(8, "big", signed=True))] if stamp else None
             sent = clock() if schedule else intended
             try:
@@ -72,11 +77,17 @@ class ProduceRun:
             self.start_ns = self.start_ns or sent
             self.counters["sent"] += 1
             index += 1
+            value = next(values, None)
             if index % SERVE_EVERY == 0:
                 self._serve()
                 emit_due(self.stats, self.counters["acked"], emit)
                 self._check_progress()
         self._drain(emit)
+
+    def _values(self):
+        if self.params.get("records_file"):
+            return read_records(Path(self.params["records_file"]))
+        return itertools.cycle(self.payloads)
 
     def _serve(self) -> None:
         self.client.poll(0)

@@ -80,8 +80,6 @@ class Adapter:
                 for partition in partitions:
                     partition.offset = consumer.get_watermark_offsets(partition, timeout=timeout_s)[1]
             consumer.assign(partitions)
-            if self._held:
-                consumer.pause(partitions)
             assigned.extend(partitions)
 
         self._consumer.subscribe([topic], on_assign=on_assign)
@@ -92,10 +90,9 @@ class Adapter:
             self._pending.extend(self._records(self._consumer.consume(100, 0.1)))
 
     def hold(self, held: bool) -> None:
+        # no pause(): librdkafka waits about a second before fetching a resumed partition again. Held, a
+        # poll takes one message at a time instead, while librdkafka prefetches within its own queue limits.
         self._held = held
-        assignment = self._consumer.assignment()
-        if assignment:
-            (self._consumer.pause if held else self._consumer.resume)(assignment)
 
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
@@ -105,7 +102,7 @@ class Adapter:
         if self._pending:
             batch, self._pending = self._pending, []
             return batch
-        return self._records(self._consumer.consume(10_000, timeout_s))
+        return self._records(self._consumer.consume(1 if self._held else 10_000, timeout_s))
 
     @staticmethod
     def _records(messages) -> list[Record]:

@@ -1,0 +1,1 @@
+"""Serialization formats for the compression lab: each encodes a row to bytes and decodes it back."""
