@@ -1,0 +1,46 @@
+"""Is the generator + encoder ever the bottleneck? Its rows/s against the producer's, in one run.
+
+    .venv/bin/python benchmarks/compression_pipeline.py [--rows 300000]
+
+One embedded broker; the compression lab with JSON, Protobuf and Avro, codecs none and lz4 (the
+producer's fastest cells). For each format: the rows/s at which rows were generated and encoded into
+the records file, the producer's rows/s replaying it, and their ratio (target >= 5). The lab generates and
+encodes before any cell runs, so even a slower generator never slows a measured producer; this says how
+much time preparing costs next to producing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.target import Target
+from kafkabench.labs.compression import CompressionRequest, run_compression
+
+
+class Quiet:
+    def note(self, message): pass
+    def cell_done(self, cell, repeat, summary): pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=300_000)
+    rows = parser.parse_args().rows
+    with tempfile.TemporaryDirectory(prefix="kafkabench-bench-") as tmp, \
+            EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
+        request = CompressionRequest(rows=rows, codecs=["none", "lz4"])
+        document = run_compression(request, Target(cluster.bootstrap_servers, "embedded", cluster), Path(tmp) / "out", Quiet())
+    encode = document.params["encode_rows_per_s"]
+    print(f"{rows} purchase rows; rows/s of generator+encoder vs the producer (confluent), ratio target >= 5")
+    print(f"{'format':9} {'codec':6} {'generate+encode':>16} {'producer':>10} {'ratio':>6}")
+    for run in document.runs:
+        produced = run.counters["rows"] / run.duration_s
+        fmt = run.params["format"]
+        print(f"{fmt:9} {run.params['codec']:6} {encode[fmt]:>16,.0f} {produced:>10,.0f} {encode[fmt] / produced:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
