@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Outcome
+from kafkabench.workers.throughput_run import RunFailed
 
 METRICS = ("cold", "e2e", "produce", "consume")
 
@@ -27,13 +28,11 @@ class Exchange:
     received_ns: int
 
 
-class ExchangeFailed(Exception):
-    """One exchange went wrong; `kind` is failure, timeout or integrity."""
+class ExchangeFailed(RunFailed):
+    """One exchange went wrong; `acked`: the broker had acknowledged it before it did."""
 
     def __init__(self, kind: str, message: str, acked: bool = False) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
+        super().__init__(kind, message)
         self.acked = acked
 
 

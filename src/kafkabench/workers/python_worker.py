@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import Callable
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import Error, Finish, Progress, Ready, Result, Round, Start, Task
+from kafkabench.core.protocol import Error, Finish, Outcome, Progress, Ready, Result, Round, Start, Task
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.http_baseline import HttpBaseline
@@ -40,9 +41,9 @@ def serve(task: Task) -> int:
         send(Error(message=str(exc), kind="config"))
         return 2
     run = PingPong(transport)
-    version = ""
-    try:
-        version = transport.version()
+    version = transport.version()
+
+    def rounds() -> int:
         transport.open()
         run.start(task.warmup)
         send(Ready(client_version=version))
@@ -56,14 +57,22 @@ def serve(task: Task) -> int:
                 send(Result(**run.outcome(version).model_dump()))
                 return 0
         return 0  # stdin closed: the orchestrator is gone
-    except ExchangeFailed as failed:
-        send(Error(message=failed.message, kind=failed.kind, partial=run.outcome(version)))
+
+    return _reporting(rounds, lambda: run.outcome(version), transport.close)
+
+
+def _reporting(body: Callable[[], int], partial: Callable[[], Outcome], close: Callable[[], None]) -> int:
+    """Run a scenario; whatever ends it early is reported as an `error` with what was measured so far."""
+    try:
+        return body()
+    except RunFailed as failed:
+        send(Error(message=failed.message, kind=failed.kind, partial=partial()))
         return 1
     except Exception as exc:  # a client library's surprise must not cost the measurements already made
-        send(Error(message=f"{type(exc).__name__}: {exc}", kind="failure", partial=run.outcome(version)))
+        send(Error(message=f"{type(exc).__name__}: {exc}", kind="failure", partial=partial()))
         raise
     finally:
-        transport.close()
+        close()
 
 
 def serve_throughput(task: Task) -> int:
@@ -78,9 +87,9 @@ def serve_throughput(task: Task) -> int:
         run = ProduceRun(client, task, [Path(p).read_bytes() for p in task.payload_files], stop)
     else:
         run = ConsumeRun(client, task, stop)
-    version = ""
-    try:
-        version = client.version()
+    version = client.version()
+
+    def scenario() -> int:
         run.open()
         send(Ready(client_version=version))
         if isinstance(run, ConsumeRun):
@@ -91,14 +100,8 @@ def serve_throughput(task: Task) -> int:
         run.run(send)
         send(Result(**run.outcome(version).model_dump()))
         return 0
-    except RunFailed as failed:
-        send(Error(message=failed.message, kind=failed.kind, partial=run.outcome(version)))
-        return 1
-    except Exception as exc:  # a client library's surprise must not cost the measurements already made
-        send(Error(message=f"{type(exc).__name__}: {exc}", kind="failure", partial=run.outcome(version)))
-        raise
-    finally:
-        client.close()
+
+    return _reporting(scenario, lambda: run.outcome(version), client.close)
 
 
 def _control(started: threading.Event, stop: threading.Event) -> None:

@@ -1,4 +1,5 @@
-"""What the produce and consume scenarios share: their stop conditions, failure type and outcome."""
+"""What the scenarios share: the failure that ends one, and for produce and consume their stop conditions,
+progress windows and outcome."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ Emit = Callable[[Progress], None]
 
 
 class RunFailed(Exception):
-    """The scenario cannot go on; `kind` is failure, timeout, integrity or config."""
+    """The scenario cannot go on; `kind` is failure, timeout, integrity or config. The worker reports it as
+    an `error` carrying what was measured so far."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
