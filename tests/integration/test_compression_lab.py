@@ -34,6 +34,7 @@ def test_every_format_and_codec_completes_and_the_sizes_make_sense(kafka_cluster
         assert run.counters["rows"] == 3000 and run.counters["stored_bytes"] > 0
         assert run.counters["wire_bytes"] > 0 and run.resources["cpu_s"] > 0
         assert run.throughput["read_rows_per_s"] > 0  # every row was read back and decoded by the consumer
+        assert run.throughput["records_per_s"] > 0 and run.throughput["payload_mb_per_s"] > 0
         if isinstance(kafka_cluster, EmbeddedCluster):
             assert run.resources["broker_cpu_s"] is not None
         assert run.config["topic"]["compression.type"] == ("uncompressed" if run.params["codec"] == "none" else run.params["codec"])

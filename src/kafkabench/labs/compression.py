@@ -297,7 +297,8 @@ def _to_run(cell: Cell, repeats: list[dict], request: CompressionRequest) -> Run
                   **({"wire_bytes": int(_median(r["wire_bytes"] for r in repeats))} if first["wire_bytes"] is not None else {})},
         resources={"cpu_s": _median(r["cpu_s"] for r in repeats), "broker_cpu_s": broker_cpu},
         duration_s=_median(r["duration_s"] for r in repeats),
-        throughput={"read_rows_per_s": _median(r["read_rows_per_s"] for r in repeats) or 0.0},
+        throughput={**merge.throughput(first["acked"], first["payload_bytes"], 0, int(_median(r["duration_s"] for r in repeats) * 1e9)),
+                    "read_rows_per_s": _median(r["read_rows_per_s"] for r in repeats) or 0.0},
         config={"producer": first["producer_config"], "topic": first["topic_config"]},
         reported={"repeats": [{k: v for k, v in r.items() if not k.endswith("_config")} for r in repeats]},
     )
