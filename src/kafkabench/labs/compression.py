@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
@@ -26,7 +24,6 @@ from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import build_settings, fit_payload
 from kafkabench.config.properties import Setting
 from kafkabench.config.translate import translate
-from kafkabench.core import environment
 from kafkabench.core.protocol import Ready, Start, Task
 from kafkabench.core.records_file import write_records
 from kafkabench.core.results import ResultDocument, Run, write_result
@@ -36,6 +33,7 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.formats.codecs import FORMATS, make_format
 from kafkabench.labs import throughput_fleet as fleet
 from kafkabench.labs import throughput_merge as merge
+from kafkabench.labs.document import new_document
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 LEVELED = ("gzip", "lz4", "zstd")  # KIP-390
@@ -305,17 +303,8 @@ def _to_run(cell: Cell, repeats: list[dict], request: CompressionRequest) -> Run
 
 
 def _new_document(request: CompressionRequest, dataset: Dataset, target: Target, prepared: dict) -> ResultDocument:
-    cluster = {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers}
-    notes = []
-    if target.cluster is not None:
-        cluster["kafka_version"] = target.cluster.kafka_version
-    else:
-        notes.append("broker CPU is unavailable on a cluster kafkabench did not start (shown as -, not 0)")
-    return ResultDocument(
-        lab="compression", created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
-        tool=environment.tool(), machine=environment.machine(), cluster=cluster,
-        params={"rows": request.rows, "dataset": dataset.name, "formats": sorted(prepared), "codecs": request.codecs,
-                "levels": request.levels, "repeats": request.repeats, "client": request.client,
-                "encode_rows_per_s": {fmt: round(p.rows_per_s) for fmt, p in prepared.items()}},
-        notes=notes,
-    )
+    notes = [] if target.cluster is not None else ["broker CPU is unavailable on a cluster kafkabench did not start (shown as -, not 0)"]
+    params = {"rows": request.rows, "dataset": dataset.name, "formats": sorted(prepared), "codecs": request.codecs,
+              "levels": request.levels, "repeats": request.repeats, "client": request.client,
+              "encode_rows_per_s": {fmt: round(p.rows_per_s) for fmt, p in prepared.items()}}
+    return new_document("compression", target, params, notes)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sys
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
@@ -23,12 +21,12 @@ from kafkabench.config.client_settings import ClientSettings, build_settings, fi
 from kafkabench.config.properties import Setting
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import Translated, translate
-from kafkabench.core import environment
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Finish, Outcome, Progress, Ready, Result, Round, Task
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
 from kafkabench.core.worker_process import WorkerFailed, WorkerProcess
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.document import new_document
 
 SEED_IMAGE_BYTES = 1_302_245  # the camera image of seed 000
 WORKER_START_S = 120  # a first Java run compiles its worker and starts a JVM
@@ -145,7 +143,7 @@ def run_latency(plan: LatencyPlan | LatencyRequest, target: Target, out_dir: Pat
     if isinstance(plan, LatencyRequest):
         plan = plan_latency(plan, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = _new_document(plan.request, plan.payload, plan.settings, target)
+    document = new_document("latency", target, _params(plan.request, plan.payload), plan.settings.notes)
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
     payload_path.write_bytes(plan.payload)
     try:
@@ -245,22 +243,6 @@ def _round_sizes(count: int, rounds: int) -> list[int]:
     rounds = max(1, min(rounds, count))
     base, extra = divmod(count, rounds)
     return [base + (1 if i < extra else 0) for i in range(rounds)]
-
-
-def _new_document(request: LatencyRequest, payload: bytes, settings: ClientSettings, target: Target) -> ResultDocument:
-    cluster = {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers}
-    if target.cluster is not None:
-        cluster["kafka_version"] = target.cluster.kafka_version
-    return ResultDocument(
-        lab="latency",
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        command=sys.argv,
-        tool=environment.tool(),
-        machine=environment.machine(),
-        cluster=cluster,
-        params=_params(request, payload),
-        notes=list(settings.notes),
-    )
 
 
 def _params(request: LatencyRequest, payload: bytes) -> dict:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sys
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
@@ -23,12 +21,12 @@ from kafkabench.config.client_settings import ClientSettings, build_settings, fi
 from kafkabench.config.properties import Setting
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
-from kafkabench.core import environment
 from kafkabench.core.protocol import Outcome, Ready, Start, Task
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs import throughput_fleet as fleet
+from kafkabench.labs.document import new_document
 from kafkabench.labs import throughput_merge as merge
 
 WORKER_START_S = 120
@@ -135,7 +133,7 @@ def _split(total: int | None, parts: int) -> list[int | None]:
 def run_throughput(plan: ThroughputPlan, target: Target, out_dir: Path, listener: ThroughputListener) -> ResultDocument:
     request = plan.request
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = _new_document(plan, target)
+    document = new_document(plan.request.role, target, _params(plan), plan.settings.notes)
     run_id = uuid.uuid4().hex[:8]
     payload_paths = []
     for index, payload in enumerate(plan.payloads):
@@ -291,15 +289,6 @@ def _params(plan: ThroughputPlan) -> dict:
             "duration_s": r.duration_s, "rate": r.rate, "producers": r.producers, "consumers": r.consumers,
             "partitions": r.partitions, "replication_factor": r.replication_factor, "acks": r.acks or "client default",
             "compression": r.compression or "client default", "client": r.client}
-
-
-def _new_document(plan: ThroughputPlan, target: Target) -> ResultDocument:
-    cluster = {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers}
-    if target.cluster is not None:
-        cluster["kafka_version"] = target.cluster.kafka_version
-    return ResultDocument(lab=plan.request.role, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          command=sys.argv, tool=environment.tool(), machine=environment.machine(), cluster=cluster,
-                          params=_params(plan), notes=list(plan.settings.notes))
 
 
 def add_apache_comparison(document: ResultDocument, plan: ThroughputPlan, target: Target, out_dir: Path,
