@@ -11,7 +11,8 @@ from rich.markup import escape
 from kafkabench.cli import common
 from kafkabench.cli.output import err, note, out
 from kafkabench.cluster.target import open_target
-from kafkabench.labs.compression import CODECS, CompressionRequest, CompressionRunFailed, parse_levels, run_compression
+from kafkabench.labs.compression import (CODECS, CompressionRequest, CompressionRunFailed, check_request, parse_levels,
+                                         run_compression)
 from kafkabench.formats.codecs import FORMATS
 from kafkabench.report.compression_table import absolute_table, ratio_table, winners
 
@@ -49,6 +50,7 @@ def compression(
                                  dataset=dataset, client=client, repeats=repeats,
                                  producer_file=common.config_file(producer_config), overrides=common.overrides(x),
                                  timeout_s=timeout)
+    check_request(request)  # every setting checked before a cluster is touched
     directory = common.out_dir("compression", out_dir)
     with open_target(bootstrap_servers, on_start=note) as target:
         try:

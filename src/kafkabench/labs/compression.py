@@ -152,12 +152,22 @@ def prepare_records(request: CompressionRequest, dataset: Dataset, cells: list[C
     return prepared
 
 
-def run_compression(request: CompressionRequest, target: Target, out_dir: Path, listener: CompressionListener) -> ResultDocument:
+def check_request(request: CompressionRequest) -> tuple[Dataset, list[Cell]]:
+    """Everything that can be wrong with the request, found before a cluster is touched."""
     dataset = open_dataset(request.dataset)
     cells = plan_cells(request, dataset)
     if request.client not in client_registry.PYTHON_KAFKA_CLIENTS:
         raise ConfigError(f"--client {request.client}: the compression lab replays records files with a Python client "
                           f"({', '.join(client_registry.PYTHON_KAFKA_CLIENTS)})")
+    for fmt in dict.fromkeys(cell.format for cell in cells):
+        make_format(fmt, dataset)  # e.g. protobuf for a CSV: no schema
+    for cell in cells:
+        translate(request.client, "producer", cell_settings(cell, request, 1).values("producer"))
+    return dataset, cells
+
+
+def run_compression(request: CompressionRequest, target: Target, out_dir: Path, listener: CompressionListener) -> ResultDocument:
+    dataset, cells = check_request(request)
     out_dir.mkdir(parents=True, exist_ok=True)
     prepared = prepare_records(request, dataset, cells, out_dir)
     for fmt, p in prepared.items():
