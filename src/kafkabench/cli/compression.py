@@ -34,7 +34,7 @@ def compression(
     rows: int = typer.Option(100_000, "--rows", min=1, help="Rows per cell."),
     formats: str = typer.Option(",".join(FORMATS), "--formats", help="Comma-separated: json,protobuf,avro."),
     codecs: str = typer.Option(",".join(CODECS), "--codecs", help="Comma-separated: none,gzip,snappy,lz4,zstd."),
-    levels: list[str] = typer.Option([], "--levels", help="Per-codec levels (KIP-390), e.g. zstd=1,3,19 (repeatable)."),
+    levels: list[str] = typer.Option([], "--levels", help="Per-codec levels (KIP-390), e.g. zstd=1,3,9 (repeatable; librdkafka takes up to 12)."),
     dataset: str = typer.Option("purchases", "--dataset", help="purchases, FILE.csv, or 'images DIR'."),
     client: str = typer.Option("confluent", "--client", help="confluent, kafka-python or aiokafka."),
     repeats: int = typer.Option(1, "--repeats", min=1, help="Runs of every cell, in a different order each time."),
