@@ -7,7 +7,7 @@ syllables, times move forward through the days, and about one purchase in ten wa
 (`receive_tm` is null).
 
 Speed: drawing every field of every row costs microseconds in Python. Instead the generator draws pools
-(4096 purchase events, one customer per 8 rows, 4096 time gaps and receive delays) from those
+(16,384 purchase events, one customer per 8 rows, 16,384 time gaps and receive delays) from those
 distributions once, and row i combines pool entries picked by index arithmetic, its send time moving
 forward from the gaps. Encoders get the same combination as pre-encoded fragments (`row_parts`), so a
 row's JSON, Protobuf or Avro bytes are a few concatenations (formats/codecs.py).
@@ -36,7 +36,10 @@ START = datetime(2021, 10, 1)
 DISCOUNTS, DISCOUNT_CUMULATIVE = (0, 5, 10, 15, 20, 30, 50), tuple(itertools.accumulate((60, 10, 12, 5, 7, 4, 2)))
 STATUSES, STATUS_CUMULATIVE = (1, 0, 2), tuple(itertools.accumulate((92, 5, 3)))
 BEFORE_FACTORS = (0, 0, 1, 2, 5)
-POOL = 4096  # a power of two: `i & MASK` picks from a pool
+# A power of two: `i & MASK` picks from a pool. Large enough that a 1 MB batch of the smallest encoding
+# (~12,000 Avro rows) holds each event at most once: i * SPREAD permutes any POOL consecutive rows.
+POOL_BITS = 14
+POOL = 1 << POOL_BITS
 MASK = POOL - 1
 SPREAD = 2654435761  # Knuth's multiplicative hash: consecutive rows pick far-apart pool entries
 
@@ -56,8 +59,9 @@ class PurchasePools:
     def pick(self, i: int) -> tuple[int, int, int, int | None]:
         """Row i as (event index, customer index, send second, receive second or None)."""
         event = (i * SPREAD) & MASK
-        customer = (self.ranks[i & MASK] + (i >> 12) * 977) % len(self.customers)
-        sent = ((i >> 12) * self.gap_prefix[POOL] + self.gap_prefix[i & MASK]) // 1000
+        cycle = i >> POOL_BITS
+        customer = (self.ranks[i & MASK] + cycle * 977) % len(self.customers)
+        sent = (cycle * self.gap_prefix[POOL] + self.gap_prefix[i & MASK]) // 1000
         received = sent + self.delays[(i * 40503) & MASK] if self.events[event][1] else None
         return event, customer, sent, received
 
