@@ -8,6 +8,10 @@ from pathlib import Path
 from kafkabench.errors import ConfigError
 
 
+HOST = "127.0.0.1"
+BROKER_LOG = "broker.log"
+
+
 @dataclass(frozen=True)
 class NodeLayout:
     """Where one node lives: its id, its two loopback ports and its directory."""
@@ -27,14 +31,13 @@ class NodeLayout:
 
     @property
     def log_file(self) -> Path:
-        return self.directory / "broker.log"
+        return self.directory / BROKER_LOG
 
     @property
     def log4j_file(self) -> Path:
         return self.directory / "log4j2.properties"
 
 
-HOST = "127.0.0.1"
 
 LOG4J2 = """\
 status = warn

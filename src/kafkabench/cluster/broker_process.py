@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psutil
 
+from kafkabench.cluster.broker_config import BROKER_LOG
 from kafkabench.cluster.state import NodeState
 from kafkabench.errors import ClusterError
 from kafkabench.processes import die_with_parent_hook
@@ -23,7 +24,7 @@ class BrokerProcess:
 
     @property
     def log_file(self) -> Path:
-        return self.node.directory / "broker.log"
+        return self.node.directory / BROKER_LOG
 
     def start(self, *, detach: bool) -> None:
         """Spawn the JVM with its output appended to the node's log. Detached nodes outlive this process."""

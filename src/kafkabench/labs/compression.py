@@ -224,8 +224,9 @@ def _run_cell(cell: Cell, request: CompressionRequest, dataset: Dataset, prepare
     try:
         broker_before = _broker_cpu(target)
         producer = _produce(cell, request, settings, topic, prepared, target)
-        stored = _stored_bytes(admin, topic)
+        # the brokers' CPU for the produce phase alone: the log-dir polling below is not the codec's cost
         broker_cpu = _broker_cpu(target) - broker_before if broker_before is not None else None
+        stored = _stored_bytes(admin, topic)
         consumer = _consume(request, dataset, cell, topic, prepared, target, settings)
     finally:
         try:
