@@ -3,10 +3,11 @@
     .venv/bin/python benchmarks/compression_pipeline.py [--rows 300000]
 
 One embedded broker; the compression lab with JSON, Protobuf and Avro, codecs none and lz4 (the
-producer's fastest cells). For each format: the rows/s at which rows were generated and encoded into
-the records file, the producer's rows/s replaying it, and their ratio (target >= 5). The lab generates and
-encodes before any cell runs, so even a slower generator never slows a measured producer; this says how
-much time preparing costs next to producing.
+producer's fastest cells). For each format: the rows/s at which rows were generated and encoded (the
+pools included), the producer's rows/s replaying them, and their ratio (target >= 5); then the time the
+records file took to write, which is disk speed, shown apart. The lab generates and encodes before any
+cell runs, so even a slower generator never slows a measured producer; this says whether it could feed
+one live.
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ def main() -> None:
             EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
         request = CompressionRequest(rows=rows, codecs=["none", "lz4"])
         document = run_compression(request, Target(cluster.bootstrap_servers, "embedded", cluster), Path(tmp) / "out", Quiet())
-    encode = document.params["encode_rows_per_s"]
+    encode, write = document.params["encode_rows_per_s"], document.params["records_file_write_s"]
     print(f"{rows} purchase rows; rows/s of generator+encoder vs the producer (confluent), ratio target >= 5")
-    print(f"{'format':9} {'codec':6} {'generate+encode':>16} {'producer':>10} {'ratio':>6}")
-    for run in document.runs:
+    print(f"{'format':9} {'codec':6} {'generate+encode':>16} {'producer':>10} {'ratio':>6} {'file write s':>13}")
+    for run in sorted(document.runs, key=lambda r: (r.params["format"], r.params["codec"])):
         produced = run.counters["rows"] / run.duration_s
         fmt = run.params["format"]
-        print(f"{fmt:9} {run.params['codec']:6} {encode[fmt]:>16,.0f} {produced:>10,.0f} {encode[fmt] / produced:>6.2f}")
+        print(f"{fmt:9} {run.params['codec']:6} {encode[fmt]:>16,.0f} {produced:>10,.0f} {encode[fmt] / produced:>6.2f} "
+              f"{write[fmt]:>13.2f}")
 
 
 if __name__ == "__main__":

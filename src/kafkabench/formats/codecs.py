@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from typing import Any, Callable
 
 import fastavro
+import numpy as np
 
-from kafkabench.datasets.purchases import CUSTOMER_FIELDS, EVENT_FIELDS, PurchasePools, timestamp
+from kafkabench.core.records_file import LENGTH, LENGTH_DTYPE, Block
+from kafkabench.datasets.purchases import CUSTOMER_FIELDS, EVENT_FIELDS, TIMESTAMP_WIDTH, PurchasePools, timestamps
 from kafkabench.datasets.sources import Dataset
 from kafkabench.errors import ConfigError
 
 FORMATS = ("json", "protobuf", "avro")
-# event fields, then customer fields, then the times: the order row fragments are concatenated in
-PURCHASE_AVRO_ORDER = (*EVENT_FIELDS, *CUSTOMER_FIELDS, "send_tm", "receive_tm")
+# the order PurchaseEncoder concatenates a row's fragments in
+PURCHASE_AVRO_ORDER = ("send_tm", "receive_tm", *EVENT_FIELDS, *CUSTOMER_FIELDS)
 
 
 class Format:
@@ -87,51 +90,78 @@ def _protobuf(dataset: Dataset) -> Format:
 
 
 def _purchase_avro_schema(fields: tuple[str, ...]) -> dict:
-    types = {"send_tm": "string", "receive_tm": ["null", "string"], "buy_ipaddr": "string", "buy_login_name": "string"}
+    types = {"send_tm": "string", "receive_tm": ["string", "null"], "buy_ipaddr": "string", "buy_login_name": "string"}
     return {"type": "record", "name": "Purchase", "namespace": "kafkabench",
             "fields": [{"name": f, "type": types.get(f, "long")} for f in fields]}
 
 
-def fast_purchase_encoder(name: str, pools: PurchasePools) -> Callable[[int], bytes]:
-    """Row i of `pools`, encoded: pre-encoded fragments of its event and customer plus its two times.
-    JSON objects, Protobuf messages and Avro records (in PURCHASE_AVRO_ORDER) are all sequences of
-    fields, so a row's bytes are the concatenation; decoding gives exactly `pools.row(i)`."""
-    events = [fields for fields, _ in pools.events]
-    customers = [dict(zip(CUSTOMER_FIELDS, c)) for c in pools.customers]
-    pick = pools.pick
-    if name == "json":
-        ev = [_json_encode(e)[1:-1] for e in events]
-        cu = [_json_encode(c)[1:-1] for c in customers]
+class PurchaseEncoder:
+    """Rows of `pools`, encoded and framed for a records file a block at a time, from pre-encoded fragments.
 
-        def encode(i: int) -> bytes:
-            event, customer, sent, received = pick(i)
-            tail = b'"' + timestamp(received).encode() + b'"}' if received is not None else b"null}"
-            return b"{" + ev[event] + b"," + cu[customer] + b',"send_tm":"' + timestamp(sent).encode() + b'","receive_tm":' + tail
-        return encode
-    if name == "protobuf":
-        from kafkabench.formats.purchase_pb2 import Purchase
+    JSON objects, Protobuf messages and Avro records (in PURCHASE_AVRO_ORDER) are sequences of fields, so a
+    row is its times, its event's fragment and its customer's fragment concatenated; decoding gives exactly
+    `pools.rows(...)`. The record's length header and the two framed times are one fixed-width numpy row;
+    a row whose receive time is null ends early, padded with NULs that numpy's bytes conversion drops (no
+    format's null ends in a NUL byte: that is why Avro's union lists "string" first).
+    """
 
-        ev = [Purchase(**e).SerializeToString() for e in events]
-        cu = [Purchase(**c).SerializeToString() for c in customers]
+    def __init__(self, name: str, pools: PurchasePools) -> None:
+        self.pools = pools
+        events = pools.events
+        if name == "json":
+            self.events = [_json_encode(e)[1:-1] + b"," for e in events]
+            self.customers = [f'"buy_ipaddr":"{ip}","buy_login_id":{login},"buy_login_name":"{name}"}}'.encode()
+                              for ip, login, name in pools.customers]  # digits, dots and Hangul: nothing to escape
+            sent, received, missing = (b'{"send_tm":"', b'",'), (b'"receive_tm":"', b'",'), b'"receive_tm":null,'
+        elif name == "protobuf":  # field 7 send_tm, field 14 receive_tm: tag, length 19, ASCII; absent when null
+            from kafkabench.formats.purchase_pb2 import Purchase
 
-        def encode(i: int) -> bytes:  # field 7 send_tm, field 14 receive_tm: tag, length 19, ASCII
-            event, customer, sent, received = pick(i)
-            tail = b"\x72\x13" + timestamp(received).encode() if received is not None else b""
-            return ev[event] + cu[customer] + b"\x3a\x13" + timestamp(sent).encode() + tail
-        return encode
-    if name == "avro":
-        ev = [_avro_bytes(_purchase_avro_schema(EVENT_FIELDS), e) for e in events]
-        cu = [_avro_bytes(_purchase_avro_schema(CUSTOMER_FIELDS), c) for c in customers]
+            self.events = [Purchase(**e).SerializeToString() for e in events]
+            self.customers = [Purchase(buy_ipaddr=ip, buy_login_id=login, buy_login_name=name).SerializeToString()
+                              for ip, login, name in pools.customers]
+            sent, received, missing = (b"\x3a\x13", b""), (b"\x72\x13", b""), b""
+        elif name == "avro":  # strings: zig-zag length 19 (0x26); the union: branch 0 string, 1 null
+            self.events = _avro_fragments(EVENT_FIELDS, events)
+            self.customers = _avro_fragments(CUSTOMER_FIELDS, [dict(zip(CUSTOMER_FIELDS, c)) for c in pools.customers])
+            sent, received, missing = (b"\x26", b""), (b"\x00\x26", b""), b"\x02"
+        else:
+            raise ConfigError(f"unknown format {name!r}; known: {', '.join(FORMATS)}")
+        self._frames = (sent, received)
+        received_width = len(received[0]) + TIMESTAMP_WIDTH + len(received[1])
+        self._missing = np.frombuffer(missing.ljust(received_width, b"\0"), dtype=np.uint8)
+        self._shorter = received_width - len(missing)
+        self._event_lengths = np.array([len(e) for e in self.events])
+        self._customer_lengths = np.array([len(c) for c in self.customers])
 
-        def encode(i: int) -> bytes:  # strings: zig-zag length 19 (0x26); the union: branch 0 null, 1 string
-            event, customer, sent, received = pick(i)
-            tail = b"\x02\x26" + timestamp(received).encode() if received is not None else b"\x00"
-            return ev[event] + cu[customer] + b"\x26" + timestamp(sent).encode() + tail
-        return encode
-    raise ConfigError(f"unknown format {name!r}; known: {', '.join(FORMATS)}")
+    def encode_block(self, start: int, stop: int) -> Block:
+        """Rows start..stop of one pool cycle (datasets.purchases.blocks), framed."""
+        picks = self.pools.picks(start, stop)
+        (sent_before, sent_after), (received_before, received_after) = self._frames
+        times = np.concatenate([_constant(bytes(LENGTH.size), picks), _constant(sent_before, picks), timestamps(picks.sent),
+                                _constant(sent_after, picks), _constant(received_before, picks),
+                                timestamps(np.maximum(picks.received, 0)), _constant(received_after, picks)], axis=1)
+        missing = picks.received < 0
+        times[missing, times.shape[1] - len(self._missing):] = self._missing
+        lengths = (times.shape[1] - LENGTH.size - self._shorter * missing
+                   + self._event_lengths[picks.event] + self._customer_lengths[picks.customer])
+        times[:, :LENGTH.size] = lengths.astype(LENGTH_DTYPE)[:, None].view(np.uint8)
+        rows = times.view(f"S{times.shape[1]}").ravel().tolist()  # bytes per row, trailing NULs dropped
+        data = b"".join(itertools.chain.from_iterable(zip(rows, map(self.events.__getitem__, picks.event.tolist()),
+                                                          map(self.customers.__getitem__, picks.customer.tolist()))))
+        return Block(data, len(lengths), int(lengths.sum()), int(lengths.max(initial=0)))
 
 
-def _avro_bytes(schema: dict, record: dict) -> bytes:
+def _constant(value: bytes, picks) -> np.ndarray:
+    return np.broadcast_to(np.frombuffer(value, dtype=np.uint8), (len(picks.sent), len(value)))
+
+
+def _avro_fragments(fields: tuple[str, ...], records: list[dict]) -> list[bytes]:
+    schema = fastavro.parse_schema(_purchase_avro_schema(fields))
     out = io.BytesIO()
-    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
-    return out.getvalue()
+    fragments = []
+    for record in records:
+        fastavro.schemaless_writer(out, schema, record)
+        fragments.append(out.getvalue())
+        out.seek(0)
+        out.truncate()
+    return fragments

@@ -1,9 +1,9 @@
 """The compression lab (seed 002): format x codec (x level), what each costs and saves.
 
 Rows are generated (or read) and encoded once per format into a records file before any cell runs, so
-the generator and the encoder are never inside a measured loop; the generated purchases are encoded from
-pre-encoded fragments (datasets/purchases.py), and the first rows are decoded back and compared. Each cell then produces the same rows to a
-fresh single-partition topic with the codec set on the producer and on the topic, as the seed did, and a
+the generator and the encoder are never inside a measured loop; the generated purchases are encoded a
+block at a time from pre-encoded fragments (formats/codecs.py), and the first rows are decoded back and
+compared. Each cell then produces the same rows to a fresh single-partition topic with the codec set on the producer and on the topic, as the seed did, and a
 consumer reads and decodes them all. Cells run in a different order in every repeat.
 """
 
@@ -27,13 +27,13 @@ from kafkabench.config.client_settings import build_settings, fit_payload
 from kafkabench.config.properties import Setting
 from kafkabench.config.translate import translate
 from kafkabench.core.protocol import Ready, Start, Task
-from kafkabench.core.records_file import read_records, write_records
+from kafkabench.core.records_file import frames, read_records, write_blocks
 from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.core.worker_process import WorkerFailed
-from kafkabench.datasets.purchases import PurchasePools
+from kafkabench.datasets.purchases import PurchasePools, blocks
 from kafkabench.datasets.sources import Dataset, open_dataset
 from kafkabench.errors import ConfigError, KafkabenchError
-from kafkabench.formats.codecs import FORMATS, fast_purchase_encoder, make_format
+from kafkabench.formats.codecs import FORMATS, PurchaseEncoder, make_format
 from kafkabench.labs import throughput_fleet as fleet
 from kafkabench.labs import throughput_merge as merge
 from kafkabench.labs.document import new_document
@@ -128,40 +128,39 @@ class _Prepared:
     records: int
     payload_bytes: int
     largest: int
-    rows_per_s: float
+    encode_s: float  # generating and encoding, the pools included
+    write_s: float  # writing the records file
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.records / max(self.encode_s, 1e-9)
 
 
 def prepare_records(request: CompressionRequest, dataset: Dataset, cells: list[Cell], directory: Path) -> dict[str, _Prepared]:
-    """Generate and encode the rows once per format, round-trip checked, timed."""
+    """Generate and encode the rows once per format into a records file, round-trip checked, timed."""
     prepared = {}
     for fmt in dict.fromkeys(cell.format for cell in cells):
         started = time.perf_counter()
-        values, check = _encoded_rows(fmt, dataset, request.rows)
-        largest = 0
-
-        def measured():
-            nonlocal largest
-            for value in values:
-                largest = max(largest, len(value))
-                yield value
-
+        encoded, check = _encoded_blocks(fmt, dataset, request.rows)
         path = directory / f".records-{fmt}.bin"
-        records, payload = write_records(path, measured())
-        prepared[fmt] = _Prepared(path, records, payload, largest, records / max(time.perf_counter() - started, 1e-9))
+        written = write_blocks(path, encoded)
+        elapsed = time.perf_counter() - started
+        prepared[fmt] = _Prepared(path, written.records, written.payload_bytes, written.largest,
+                                  elapsed - written.write_s, written.write_s)
         check(path)
     return prepared
 
 
-def _encoded_rows(fmt: str, dataset: Dataset, rows: int):
-    """The encoded values, and a check that the first ones decode back to the rows they came from."""
+def _encoded_blocks(fmt: str, dataset: Dataset, rows: int):
+    """The encoded rows in framed blocks, and a check that the first ones decode back to the rows they came from."""
     codec = make_format(fmt, dataset)
-    if dataset.kind == "purchases":  # fragments concatenated: several times faster than encoding dicts
+    if dataset.kind == "purchases":  # fragments concatenated a block at a time: no row ever becomes a dict
         pools = PurchasePools(rows)
-        encode = fast_purchase_encoder(fmt, pools)
-        values = (encode(i) for i in range(rows))
-        expected = lambda count: [pools.row(i) for i in range(count)]  # noqa: E731
+        encoder = PurchaseEncoder(fmt, pools)
+        encoded = itertools.starmap(encoder.encode_block, blocks(0, rows))
+        expected = lambda count: pools.rows(0, count)  # noqa: E731
     else:
-        values = (codec.encode(row) for row in dataset.rows(rows))
+        encoded = frames(codec.encode(row) for row in dataset.rows(rows))
         expected = lambda count: list(dataset.rows(count))  # noqa: E731
 
     def check(path: Path) -> None:
@@ -170,7 +169,7 @@ def _encoded_rows(fmt: str, dataset: Dataset, rows: int):
         if decoded != expected(count):
             raise ConfigError(f"the {fmt} encoding of {dataset.name} does not decode back to the rows it came from")
 
-    return values, check
+    return encoded, check
 
 
 def check_request(request: CompressionRequest) -> tuple[Dataset, list[Cell]]:
@@ -192,7 +191,8 @@ def run_compression(request: CompressionRequest, target: Target, out_dir: Path, 
     out_dir.mkdir(parents=True, exist_ok=True)
     prepared = prepare_records(request, dataset, cells, out_dir)
     for fmt, p in prepared.items():
-        listener.note(f"{fmt}: {p.records} rows, {p.payload_bytes / 1e6:.1f} MB encoded at {p.rows_per_s:,.0f} rows/s")
+        listener.note(f"{fmt}: {p.records} rows, {p.payload_bytes / 1e6:.1f} MB generated and encoded at {p.rows_per_s:,.0f} rows/s, "
+                      f"written in {p.write_s:.2f} s")
     document = _new_document(request, dataset, target, prepared)
     measured: dict[Cell, list[dict]] = {cell: [] for cell in cells}
     try:
@@ -338,5 +338,6 @@ def _new_document(request: CompressionRequest, dataset: Dataset, target: Target,
     notes = [] if target.cluster is not None else ["broker CPU is unavailable on a cluster kafkabench did not start (shown as -, not 0)"]
     params = {"rows": request.rows, "dataset": dataset.name, "formats": sorted(prepared), "codecs": request.codecs,
               "levels": request.levels, "repeats": request.repeats, "client": request.client,
-              "encode_rows_per_s": {fmt: round(p.rows_per_s) for fmt, p in prepared.items()}}
+              "encode_rows_per_s": {fmt: round(p.rows_per_s) for fmt, p in prepared.items()},
+              "records_file_write_s": {fmt: round(p.write_s, 3) for fmt, p in prepared.items()}}
     return new_document("compression", target, params, notes)

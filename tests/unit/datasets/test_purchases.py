@@ -1,9 +1,9 @@
 import re
 
-from kafkabench.datasets.purchases import FIELDS, purchases
+from kafkabench.core.records_file import read_records, write_blocks, write_records
+from kafkabench.datasets.purchases import FIELDS, POOL, PurchasePools, blocks, purchases
 from kafkabench.datasets.sources import open_dataset
-from kafkabench.formats.codecs import make_format
-from kafkabench.core.records_file import read_records, write_records
+from kafkabench.formats.codecs import PurchaseEncoder, make_format
 
 import pytest
 
@@ -69,19 +69,28 @@ def test_dataset_errors(tmp_path):
 
 def test_records_file_round_trip(tmp_path):
     values = [b"", b"a", bytes(range(256)) * 10, "홍".encode()]
-    assert write_records(tmp_path / "r.bin", values) == (4, sum(map(len, values)))
+    written = write_records(tmp_path / "r.bin", values)
+    assert (written.records, written.payload_bytes, written.largest) == (4, sum(map(len, values)), 2560)
     assert list(read_records(tmp_path / "r.bin")) == values
 
 
 @pytest.mark.parametrize("name", ["json", "protobuf", "avro"])
-def test_fragment_encoding_decodes_to_the_same_rows_as_encoding_dicts(name):
-    from kafkabench.datasets.purchases import PurchasePools
-    from kafkabench.formats.codecs import fast_purchase_encoder
+def test_fragment_encoding_decodes_to_the_same_rows_as_encoding_dicts(name, tmp_path):
+    rows = 2 * POOL + 100  # three pool cycles, the last one partial
+    pools = PurchasePools(rows)
+    encoder, fmt = PurchaseEncoder(name, pools), make_format(name, open_dataset("purchases"))
+    written = write_blocks(tmp_path / "r.bin", (encoder.encode_block(lo, hi) for lo, hi in blocks(0, rows)))
+    values = list(read_records(tmp_path / "r.bin"))
+    expected = pools.rows(0, rows)
+    assert written.records == len(values) == rows and written.payload_bytes == sum(map(len, values))
+    assert any(row["receive_tm"] is None for row in expected)
+    for i in range(0, rows, 37):
+        assert fmt.decode(values[i]) == expected[i]
+        assert len(values[i]) == len(fmt.encode(expected[i]))  # the same bytes on the wire, field order aside
+    assert pools.row(rows - 1) == expected[-1]
 
-    pools = PurchasePools(20_000)
-    fast, fmt = fast_purchase_encoder(name, pools), make_format(name, open_dataset("purchases"))
-    for i in range(0, 20_000, 37):
-        row = pools.row(i)
-        value = fast(i)
-        assert fmt.decode(value) == row
-        assert len(value) == len(fmt.encode(row))  # the same bytes on the wire, field order aside
+
+def test_blocks_never_cross_a_pool_cycle():
+    assert list(blocks(0, 3)) == [(0, 3)]
+    assert list(blocks(POOL - 2, POOL + 5)) == [(POOL - 2, POOL), (POOL, POOL + 5)]
+    assert list(blocks(0, 2 * POOL, size=POOL // 2)) == [(k * POOL // 2, (k + 1) * POOL // 2) for k in range(4)]
