@@ -187,7 +187,7 @@ def _customers(draw: np.random.Generator, count: int) -> list[tuple[str, int, st
                        np.where(home, 168, draw.integers(0, 256, count)),
                        np.where(home, draw.integers(0, 4, count), draw.integers(0, 256, count)),
                        np.where(home, draw.integers(2, 255, count), draw.integers(1, 255, count))], axis=1)
-    ips = [".".join(map(str, o)) for o in octets.tolist()]
+    ips = ["%d.%d.%d.%d" % tuple(o) for o in octets.tolist()]
     login_ids = draw.integers(10_000_000, 100_000_000, count).tolist()
     surnames = draw.choice(len(SURNAMES), count, p=_share(SURNAME_WEIGHTS)).tolist()
     first, second = draw.integers(0, len(GIVEN_SYLLABLES), (2, count)).tolist()

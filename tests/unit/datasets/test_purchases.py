@@ -94,3 +94,11 @@ def test_blocks_never_cross_a_pool_cycle():
     assert list(blocks(0, 3)) == [(0, 3)]
     assert list(blocks(POOL - 2, POOL + 5)) == [(POOL - 2, POOL), (POOL, POOL + 5)]
     assert list(blocks(0, 2 * POOL, size=POOL // 2)) == [(k * POOL // 2, (k + 1) * POOL // 2) for k in range(4)]
+
+
+def test_bulk_avro_customers_are_byte_for_byte_fastavros():
+    from kafkabench.formats.codecs import CUSTOMER_FIELDS, _avro_customers, _avro_fragments
+
+    customers = PurchasePools(40_000).customers + [("1.2.3.4", 12, "김" * 30), ("::1", 99_999_999, "")]
+    assert _avro_customers(customers) == _avro_fragments(CUSTOMER_FIELDS, [dict(zip(CUSTOMER_FIELDS, c)) for c in customers])
+    assert _avro_customers(customers[:-2]) == _avro_fragments(CUSTOMER_FIELDS, [dict(zip(CUSTOMER_FIELDS, c)) for c in customers[:-2]])
