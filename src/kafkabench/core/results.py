@@ -47,6 +47,7 @@ class ResultDocument(BaseModel):
     machine: dict[str, Any] = {}
     cluster: dict[str, Any] = {}
     params: dict[str, Any] = {}
+    plan: dict[str, Any] = {}  # set by `kafkabench run`: plan, cell, scenario, lab, profile, client, repeat
     runs: list[Run] = []
     notes: list[str] = []
     error: str | None = None
