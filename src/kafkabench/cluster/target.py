@@ -23,8 +23,10 @@ def open_target(
     bootstrap_servers: str | None,
     cluster_dir: Path | None = None,
     on_start: Callable[[str], None] = lambda message: None,
+    brokers: int = 1,
 ) -> Iterator[Target]:
-    """Yield the cluster to use; a cluster started here is stopped on the way out, whatever happened."""
+    """Yield the cluster to use; a cluster started here (with `brokers` nodes) is stopped on the way out,
+    whatever happened."""
     if bootstrap_servers:
         yield Target(bootstrap_servers, "external")
         return
@@ -34,6 +36,6 @@ def open_target(
         if any(broker.alive for broker in running.status().brokers):
             yield Target(running.bootstrap_servers, "embedded", running)
             return
-    on_start("no cluster given and none running: starting an embedded one for this run")
-    with EmbeddedCluster(brokers=1, directory=directory) as cluster:
+    on_start(f"no cluster given and none running: starting an embedded one ({brokers} broker{'s' * (brokers > 1)}) for this run")
+    with EmbeddedCluster(brokers=brokers, directory=directory) as cluster:
         yield Target(cluster.bootstrap_servers, "embedded-temporary", cluster)

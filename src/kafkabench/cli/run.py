@@ -1,0 +1,86 @@
+"""`kafkabench run PLAN|NAME`: a whole matrix unattended, one overall progress bar, a line per finished
+cell, and the report written at the end whatever happened."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kafkabench.cli import common
+from kafkabench.cli.output import abort, err, note, out
+from kafkabench.cluster.target import open_target
+from kafkabench.core.results import ResultDocument
+from kafkabench.plans.cells import Cell, expand
+from kafkabench.plans.loading import builtin_names, load_plan
+from kafkabench.plans.runner import CellOutcome, run_plan
+from kafkabench.report.headline import headline
+
+
+class _Bars:
+    """The overall bar (cells) and the current cell's bar; finished cells as lines above them."""
+
+    def __init__(self, bar: Progress, total: int, width: int) -> None:
+        self._bar = bar
+        self._width = width
+        self._overall = bar.add_task("cells", total=total)
+        self._cell = bar.add_task("", total=None)
+        self._total = total
+        self._seen: set[str] = set()
+
+    def note(self, message: str) -> None:
+        if message not in self._seen:  # the same "set max.request.size=..." for every repeat says nothing new
+            self._seen.add(message)
+            self._bar.console.print(f"[dim]{escape(message)}[/]", highlight=False)
+
+    def cell_started(self, cell: Cell) -> None:
+        self._bar.reset(self._cell, total=None, description=f"{cell.index}/{self._total} {cell.name} r{cell.repeat}")
+
+    def cell_progress(self, cell: Cell, done: float, total: float) -> None:
+        self._bar.update(self._cell, completed=min(done, total), total=total)
+
+    def cell_finished(self, cell: Cell, outcome: CellOutcome, document: ResultDocument | None) -> None:
+        self._bar.advance(self._overall)
+        mark = {"ok": "[green]ok[/]", "interrupted": "[yellow]interrupted[/]"}.get(outcome.status, "[red]failed[/]")
+        what = headline(document) if outcome.status == "ok" and document is not None else outcome.error or ""
+        label = f"{cell.name} r{cell.repeat}"
+        self._bar.console.print(f"{mark} {cell.index:>3}/{self._total} {escape(label.ljust(self._width))} "
+                                f"{outcome.duration_s:6.1f} s  {escape(what)}", highlight=False)
+
+
+def run(
+    plan: str = typer.Argument(..., help=f"A plan file (YAML) or a built-in plan: {', '.join(builtin_names())}."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory; default: results/run-<plan>-<time>."),
+    bootstrap_servers: Optional[str] = common.BootstrapOption,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan and list its cells; run nothing."),
+) -> None:
+    """Run a plan: its scenarios x clients x profiles, repeated, a result per cell, then the report."""
+    loaded = load_plan(plan)
+    cells = expand(loaded)  # every cell's settings checked before a cluster is touched
+    if dry_run:
+        for cell in cells:
+            out.print(f"{cell.index:>3} {cell.directory}", highlight=False)
+        return
+    directory = out_dir or Path("results") / f"run-{loaded.plan.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    note(f"{loaded.source}: {len(cells)} cells -> {directory}")
+    with open_target(bootstrap_servers, on_start=note, brokers=loaded.plan.cluster.brokers) as target:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            width = max(len(f"{c.name} r{c.repeat}") for c in cells)
+            record = run_plan(loaded, cells, target, directory, _Bars(bar, len(cells), width))
+    from kafkabench.report.html import write_report  # plotly and jinja load only when a report is written
+
+    html, csv = write_report([directory], directory / "report.html", directory / "report.csv")
+    done = sum(c.status == "ok" for c in record.cells)
+    out.print(f"report: {html}", highlight=False)
+    note(f"{done} of {len(cells)} cells done; results and {csv.name} in {directory}")
+    if record.interrupted:
+        abort("interrupted: the cells done so far are kept and in the report", code=130)
+    if record.failed:
+        failed = [c for c in record.failed if c.status == "failed"]
+        abort(f"{len(record.failed)} of {len(cells)} cells did not finish ({', '.join(c.name for c in failed[:3])}"
+              f"{'...' if len(failed) > 3 else ''}); see run.json and the report")

@@ -1,0 +1,155 @@
+"""Plans and profiles from YAML: a built-in name or a file, with errors that say where.
+
+`plan.yaml: scenarios -> 2 (produce) -> rate: must be > 0 (or -1: as fast as possible)`; scenarios are
+counted from 1, as a reader counts them. Profiles are looked up next to the plan (`profiles/NAME.yaml`),
+then among the built-in ones; a path works too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from kafkabench.config.client_settings import build_settings
+from kafkabench.config.properties import Setting
+from kafkabench.errors import ConfigError
+from kafkabench.plans.model import Plan, Profile
+
+BUILTIN = resources.files("kafkabench.plans")
+
+
+class PlanError(ConfigError):
+    """A plan or profile that cannot be used, located."""
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    plan: Plan
+    source: str  # the file, or "built-in plan NAME"
+    text: str
+    profiles: dict[str, Profile]
+    base: Path | None  # where relative paths in the plan start
+
+
+def builtin_names(kind: str = "builtin") -> list[str]:
+    return sorted(entry.name.removesuffix(".yaml") for entry in BUILTIN.joinpath(kind).iterdir() if entry.name.endswith(".yaml"))
+
+
+def load_plan(spec: str) -> LoadedPlan:
+    """`spec` is a YAML file or the name of a built-in plan."""
+    path = Path(spec)
+    if path.is_file():
+        text, label, base = path.read_text(encoding="utf-8"), str(path), path.parent
+    elif spec in builtin_names():
+        text, label, base = BUILTIN.joinpath("builtin", f"{spec}.yaml").read_text(encoding="utf-8"), f"{spec}.yaml", None
+    else:
+        raise PlanError(f"{spec}: no such plan file, and no built-in plan of that name (built-in: {', '.join(builtin_names())})")
+    plan = parse_plan(text, label)
+    names = dict.fromkeys([*plan.profiles, *(p for s in plan.scenarios for p in s.profiles or [])])
+    profiles = {name: load_profile(name, base) for name in names}
+    return LoadedPlan(plan, label if base is not None else f"built-in plan {spec}", text, profiles, base)
+
+
+def parse_plan(text: str, label: str) -> Plan:
+    return _validated(Plan, _yaml(text, label), label)
+
+
+def load_profile(name: str, base: Path | None) -> Profile:
+    for candidate, label in _profile_candidates(name, base):
+        if candidate.is_file():
+            return check_profile(_validated(Profile, _yaml(candidate.read_text(encoding="utf-8"), label), label), label)
+    raise PlanError(f"profile {name!r}: not found next to the plan (profiles/{name}.yaml) nor built in "
+                    f"(built-in: {', '.join(builtin_names('profiles'))})")
+
+
+def check_profile(profile: Profile, label: str) -> Profile:
+    """Every key a Kafka setting of its role (the closest names suggested otherwise)."""
+    try:
+        build_settings(defaults={}, **{slot: {k: Setting(v, f"{label}: {role}") for k, v in profile.role(role).items()}
+                                       for slot, role in (("producer_file", "producer"), ("consumer_file", "consumer"), ("topic", "topic"))})
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+    return profile
+
+
+def _profile_candidates(name: str, base: Path | None) -> list[tuple[Any, str]]:
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        path = Path(name) if base is None or Path(name).is_absolute() else base / name
+        return [(path, str(path))]
+    local = [(base / "profiles" / f"{name}.yaml", str(base / "profiles" / f"{name}.yaml"))] if base is not None else []
+    return [*local, (BUILTIN.joinpath("profiles", f"{name}.yaml"), f"built-in profile {name}")]
+
+
+def _yaml(text: str, label: str) -> Any:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PlanError(f"{label}: {where}not valid YAML: {problem}") from None
+    return {} if data is None else data
+
+
+def _validated(model: type, data: Any, label: str):
+    if not isinstance(data, dict):
+        raise PlanError(f"{label}: expected a mapping of keys (name:, scenarios:, ...), found {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise PlanError(f"{label}: {describe(errors[0], data)}{more}") from None
+
+
+def describe(error: dict, data: Any) -> str:
+    """`scenarios -> 2 (produce) -> rate: must be > 0`: pydantic's location, readable."""
+    parts, node = [], data
+    for key in error["loc"]:
+        if isinstance(node, dict) and key not in node and node.get("lab") == key:
+            continue  # the tag pydantic adds for the scenario's lab: already in the label
+        if isinstance(key, int) and isinstance(node, list):
+            item = node[key] if key < len(node) else None
+            label = (item.get("name") or item.get("lab")) if isinstance(item, dict) else None
+            parts.append(f"{key + 1}" + (f" ({label})" if isinstance(label, str) else ""))
+        else:
+            parts.append(str(key))
+        node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None
+    location = " -> ".join(parts)
+    return f"{location}: {_message(error)}" if location else _message(error)
+
+
+def _has(node: Any, key: Any) -> bool:
+    return key in node if isinstance(node, dict) else isinstance(key, int) and key < len(node)
+
+
+def _message(error: dict) -> str:
+    kind, ctx = error["type"], error.get("ctx", {})
+    simple = {
+        "missing": "required",
+        "extra_forbidden": "not a known key here",
+        "greater_than": f"must be > {ctx.get('gt')}",
+        "greater_than_equal": f"must be >= {ctx.get('ge')}",
+        "int_parsing": "must be a whole number",
+        "int_from_float": "must be a whole number",
+        "float_parsing": "must be a number",
+        "list_type": "must be a list",
+        "dict_type": "must be a mapping",
+        "string_type": "must be text",
+        "too_short": "must not be empty",
+        "union_tag_invalid": f"unknown lab {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}",
+        "union_tag_not_found": "needs `lab:` (latency, produce, consume or compression)",
+        "string_pattern_mismatch": "letters, digits, '.', '_' and '-' only",
+    }
+    if kind in simple:
+        return simple[kind]
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    return error["msg"][0].lower() + error["msg"][1:]

@@ -1,0 +1,109 @@
+import textwrap
+
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from kafkabench.plans.cells import expand
+from kafkabench.plans.loading import PlanError, builtin_names, load_plan, parse_plan
+
+
+def write(tmp_path, text, name="plan.yaml"):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def error_of(tmp_path, text) -> str:
+    with pytest.raises(PlanError) as caught:
+        expand(load_plan(str(write(tmp_path, text))))
+    return str(caught.value)
+
+
+def test_builtin_plans_load_and_expand():
+    assert {"quick", "seed-000", "seed-001", "seed-002"} <= set(builtin_names())
+    for name in builtin_names():
+        cells = expand(load_plan(name))
+        assert cells and [c.index for c in cells] == list(range(1, len(cells) + 1))
+        assert len({c.directory for c in cells}) == len(cells)
+
+
+def test_errors_say_where(tmp_path):
+    plan = """\
+        name: p
+        scenarios:
+          - lab: latency
+          - lab: produce
+            count: 10
+            rate: 0
+        """
+    message = error_of(tmp_path, plan)
+    assert message == f"{tmp_path / 'plan.yaml'}: scenarios -> 2 (produce) -> rate: must be > 0 (or -1: as fast as possible)"
+    assert "scenarios -> 1 (fast) -> count: must be > 0" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce, name: fast, count: -5}]\n")
+    assert "scenarios -> 1 (durability): unknown lab 'durability'; expected one of 'latency'" in error_of(tmp_path, "name: p\nscenarios: [{lab: durability}]\n")
+    assert "scenarios -> 1 (latency) -> sizes: not a known key here" in error_of(tmp_path, "name: p\nscenarios: [{lab: latency, sizes: 3}]\n")
+    assert "scenarios: required" in error_of(tmp_path, "name: p\n")
+    assert "plan.yaml: line 3, column 1: not valid YAML: expected" in error_of(tmp_path, "name: p\nscenarios: [lab: latency\n")
+    assert "expected a mapping" in error_of(tmp_path, "- just\n- a list\n")
+
+
+def test_profiles_are_found_next_to_the_plan_then_built_in(tmp_path):
+    write(tmp_path, "producer: {linger.ms: 7}\n", "profiles/mine.yaml")
+    path = write(tmp_path, "name: p\nprofiles: [mine, zstd]\nscenarios: [{lab: produce, count: 10}]\n")
+    cells = expand(load_plan(str(path)))
+    assert [(c.profile, c.request.producer_file["linger.ms"].value) for c in cells] == [("mine", "7"), ("zstd", "5")]
+    assert cells[0].request.producer_file["linger.ms"].source == "profile mine"
+
+
+def test_profile_errors_name_the_profile_file_and_the_closest_setting(tmp_path):
+    write(tmp_path, "producer: {linger.mss: 7}\n", "profiles/typo.yaml")
+    message = error_of(tmp_path, "name: p\nprofiles: [typo]\nscenarios: [{lab: produce, count: 10}]\n")
+    assert "profiles/typo.yaml: producer" in message and "did you mean linger.ms" in message
+    assert "profile 'nope': not found" in error_of(tmp_path, "name: p\nprofiles: [nope]\nscenarios: [{lab: latency}]\n")
+
+
+def test_scenario_settings_win_over_the_profile_and_conflicting_knobs_are_refused(tmp_path):
+    cells = expand(load_plan(str(write(tmp_path, "name: p\nprofiles: [throughput]\nscenarios: [{lab: produce, count: 5, producer: {linger.ms: 1}}]\n"))))
+    assert cells[0].request.producer_file["linger.ms"].value == "1"
+    assert cells[0].request.producer_file["batch.size"].value == "262144"
+    assert "sets acks and profile durable sets acks" in error_of(tmp_path, "name: p\nprofiles: [durable]\nscenarios: [{lab: produce, count: 5, acks: '1'}]\n")
+    assert "varies compression.type itself" in error_of(tmp_path, "name: p\nprofiles: [zstd]\nscenarios: [{lab: compression, rows: 5}]\n")
+
+
+def test_cells_cross_profiles_and_clients_and_interleave_repeats(tmp_path):
+    text = "name: p\nrepeats: 2\nclients: [confluent, java]\nscenarios: [{lab: produce, count: 5, profiles: [default, latency]}, {lab: latency, count: 3}]\n"
+    cells = expand(load_plan(str(write(tmp_path, text))))
+    names = [(c.name, c.repeat) for c in cells]
+    first = ["produce-default-confluent", "produce-default-java", "produce-latency-confluent", "produce-latency-java", "latency-default"]
+    assert names == [(n, 1) for n in first] + [(n, 2) for n in first]
+    assert cells[4].clients == ("confluent", "java")  # latency: every client in one cell, rounds interleaved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gives_a_plan_or_one_located_error(text):
+    try:
+        parse_plan(text, "fuzz.yaml")
+    except PlanError as exc:
+        assert str(exc).startswith("fuzz.yaml: ") and "\n" not in str(exc).strip()
+
+
+values = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**9) | st.floats(allow_nan=False) | st.text(max_size=10),
+                      lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+                      max_leaves=10)
+scenario = st.fixed_dictionaries({"lab": st.sampled_from(["latency", "produce", "consume", "compression", "nope"])},
+                                 optional={"count": values, "rate": values, "size": values, "name": values, "profiles": values,
+                                           "clients": values, "codecs": values, "levels": values, "bogus": values})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({"name": st.sampled_from(["p", "", "a b"])},
+                             optional={"scenarios": st.lists(scenario, max_size=3) | values, "repeats": values, "clients": values}))
+def test_malformed_structures_give_a_located_error(data):
+    try:
+        parse_plan(yaml.safe_dump(data, allow_unicode=True), "fuzz.yaml")
+    except PlanError as exc:
+        message = str(exc)
+        assert message.startswith("fuzz.yaml: ") and "\n" not in message
+        assert ": " in message.removeprefix("fuzz.yaml: ")  # a location, then what is wrong
