@@ -6,9 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: demo test clean
 
 demo: $(VENV)/.installed
-	$(BIN)/kafkabench latency --count 50 --warmup 5 --out results/demo-latency
-	$(BIN)/kafkabench produce --count 200000 --consumers 1 --partitions 2 --out results/demo-produce
-	$(BIN)/kafkabench compression --rows 20000 --out results/demo-compression
+	$(BIN)/kafkabench run quick
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

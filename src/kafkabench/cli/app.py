@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, clients, cluster, compare, compression, latency, run, throughput
+from kafkabench.cli import check, clients, cluster, compare, compression, latency, report, run, throughput
 from kafkabench.cli.output import abort, out
 from kafkabench.errors import KafkabenchError
 
@@ -27,6 +27,7 @@ app.command(name="produce")(throughput.produce)
 app.command(name="consume")(throughput.consume)
 app.command(name="compression")(compression.compression)
 app.command(name="run")(run.run)
+app.command(name="report")(report.report)
 app.command(name="compare")(compare.compare)
 
 

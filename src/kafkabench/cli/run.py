@@ -66,6 +66,8 @@ def run(
             out.print(f"{cell.index:>3} {cell.directory}", highlight=False)
         return
     directory = out_dir or Path("results") / f"run-{loaded.plan.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    if directory.is_dir() and any(directory.iterdir()):
+        abort(f"--out {directory} is not empty: a report of old and new cells mixed would mislead; give a new directory")
     note(f"{loaded.source}: {len(cells)} cells -> {directory}")
     with open_target(bootstrap_servers, on_start=note, brokers=loaded.plan.cluster.brokers) as target:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -1,1 +1,1 @@
-"""Rendering results for people: terminal tables (and later HTML and CSV), from result documents only."""
+"""Rendering results for people, from result files only: terminal tables, the HTML report, CSV, comparisons."""

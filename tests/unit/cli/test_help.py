@@ -6,7 +6,7 @@ from kafkabench.cli.app import app
 
 runner = CliRunner()
 
-COMMANDS = [[], ["check"], ["latency"], ["clients"], ["produce"], ["consume"], ["compression"], ["run"], ["compare"], ["cluster"], *[["cluster", c] for c in ("up", "status", "down", "logs", "kill", "pause", "resume", "restart")]]
+COMMANDS = [[], ["check"], ["latency"], ["clients"], ["produce"], ["consume"], ["compression"], ["run"], ["report"], ["compare"], ["cluster"], *[["cluster", c] for c in ("up", "status", "down", "logs", "kill", "pause", "resume", "restart")]]
 
 
 def test_version():

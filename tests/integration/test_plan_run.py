@@ -1,0 +1,114 @@
+"""A small plan end to end on the real broker: results per cell, the report, and `compare` on real repeats."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from kafkabench.core.results import read_result, write_result
+
+PLAN = """\
+    name: tiny
+    repeats: 10  # odd against even repeats: 5 per side, the fewest a permutation test can call beyond noise
+    scenarios:
+      - name: ping
+        lab: latency
+        clients: [confluent, tcp]
+        size: 10000
+        count: 20
+        warmup: 2
+        rounds: 2
+      - name: burst
+        lab: produce
+        size: 100
+        count: 3000
+    """
+
+
+def kafkabench(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(kafka_cluster, tmp_path_factory):
+    base = tmp_path_factory.mktemp("plan")
+    (base / "plan.yaml").write_text(textwrap.dedent(PLAN))
+    done = kafkabench("run", str(base / "plan.yaml"), "--out", str(base / "run"), "-b", kafka_cluster.bootstrap_servers)
+    assert done.returncode == 0, done.stderr
+    return base, done
+
+
+def test_a_plan_runs_every_cell_and_writes_results_and_the_report(tiny_run):
+    base, done = tiny_run
+    run = json.loads((base / "run" / "run.json").read_text())
+    assert [c["status"] for c in run["cells"]] == ["ok"] * 20
+    assert run["cells"][0]["directory"] == "001-ping-default-r1" and run["cells"][1]["name"] == "burst-default-confluent"
+    for cell in run["cells"]:
+        document = read_result(base / "run" / cell["directory"])
+        assert document.plan["plan"] == "tiny" and document.plan["cell"] == cell["name"]
+        assert document.runs and all(not r.error for r in document.runs)
+    assert (base / "run" / "plan.yaml").read_text() == textwrap.dedent(PLAN)
+    html, csv = base / "run" / "report.html", base / "run" / "report.csv"
+    assert f"report: {html}" in done.stdout.replace("\n", "")
+    assert html.stat().st_size > 10_000 and len(csv.read_text().splitlines()) >= 1 + 20
+
+
+def _split(run_dir, into, keep):
+    into.mkdir()
+    for cell in json.loads((run_dir / "run.json").read_text())["cells"]:
+        repeat = int(cell["directory"].rsplit("-r", 1)[1])
+        if keep(repeat):
+            shutil.copytree(run_dir / cell["directory"], into / cell["directory"])
+    return into
+
+
+def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regression(tiny_run, tmp_path):
+    run_dir = tiny_run[0] / "run"
+    odd = _split(run_dir, tmp_path / "odd", lambda r: r % 2 == 1)
+    even = _split(run_dir, tmp_path / "even", lambda r: r % 2 == 0)
+    same = kafkabench("compare", str(odd), str(even), "--fail-on-regression", "25")
+    assert same.returncode == 0, same.stdout + same.stderr
+
+    slower = shutil.copytree(even, tmp_path / "slower")
+    for directory in slower.iterdir():
+        document = read_result(directory)
+        for run in document.runs:
+            for stat in run.stats.values():
+                stat.p50_ms *= 1.6
+                stat.p99_ms *= 1.6
+            if "records_per_s" in run.throughput:
+                run.throughput["records_per_s"] *= 0.5
+        write_result(document, directory)
+    worse = kafkabench("compare", str(odd), str(slower), "--fail-on-regression", "25")
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    assert "regression" in worse.stdout and "records_per_s" in worse.stdout + worse.stderr
+
+
+def test_ctrl_c_keeps_the_finished_cells_and_still_writes_the_report(kafka_cluster, tmp_path):
+    (tmp_path / "plan.yaml").write_text("name: long\nscenarios: [{lab: produce, count: 2000, size: 100}, "
+                                        "{lab: produce, name: slow, rate: 50, duration: 60}]\n")
+    process = subprocess.Popen([sys.executable, "-m", "kafkabench", "run", str(tmp_path / "plan.yaml"), "--out",
+                                str(tmp_path / "run"), "-b", kafka_cluster.bootstrap_servers],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (tmp_path / "run" / "002-slow-default-confluent-r1").exists():
+            time.sleep(0.2)
+        time.sleep(3)  # inside the slow cell
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C reaches the whole process group
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, stderr
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert [c["status"] for c in run["cells"]] == ["ok", "interrupted"]
+    assert (tmp_path / "run" / "report.html").is_file() and "interrupted" in stderr

@@ -1,0 +1,198 @@
+"""The HTML report of real results, opened in headless Chromium: it draws every chart offline, asks the
+network for nothing, and the charts carry the numbers of the result files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.target import Target
+from kafkabench.core.results import read_result
+from kafkabench.labs.compression import CompressionRequest, run_compression
+from kafkabench.labs.latency import LatencyRequest, plan_latency, run_latency
+from kafkabench.labs.throughput import ThroughputRequest, plan_throughput, run_throughput
+from kafkabench.report.html import write_report
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = Path("/usr/bin/chromium")
+INSTALL_TIMEOUT_S = 900
+
+
+def _apt_get(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["apt-get", *args], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                          capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+
+
+def _install_chromium() -> str | None:
+    """Install Debian's chromium when it is missing and we may; the reason it cannot be had, else None."""
+    if CHROMIUM.exists():
+        return None
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return f"{CHROMIUM} is missing and installing it needs root and apt-get"
+    install = ("install", "-y", "--no-install-recommends", "chromium")
+    try:
+        done = _apt_get(*install)
+        if done.returncode != 0:  # a stale package list is the usual reason: refresh it once
+            _apt_get("update")
+            done = _apt_get(*install)
+    except subprocess.TimeoutExpired:
+        return f"apt-get install chromium took longer than {INSTALL_TIMEOUT_S} s"
+    if done.returncode != 0 or not CHROMIUM.exists():
+        return f"apt-get install chromium failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Headless Chromium through playwright, installed from Debian on first use."""
+    reason = _install_chromium()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])
+        yield browser
+        browser.close()
+
+
+
+class Quiet:
+    """Every lab's listener, listening to nothing."""
+
+    def note(self, message):
+        pass
+
+    def client_ready(self, client, version):
+        pass
+
+    def progress(self, client, done, total):
+        pass
+
+    def window(self, role, entry):
+        pass
+
+    def done(self, role, records):
+        pass
+
+    def cell_done(self, cell, repeat, summary):
+        pass
+
+
+def target_of(cluster) -> Target:
+    embedded = isinstance(cluster, EmbeddedCluster)
+    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+
+
+@pytest.fixture(scope="module")
+def results(kafka_cluster, tmp_path_factory):
+    """A few seconds of each lab on the real broker, in one directory as a plan would leave them."""
+    root = tmp_path_factory.mktemp("report-results")
+    target = target_of(kafka_cluster)
+    latency = LatencyRequest(size=100_000, count=20, warmup=2, rounds=4, clients=["confluent", "http", "tcp"], timeout_s=15)
+    run_latency(plan_latency(latency, Quiet()), target, root / "latency", Quiet())
+    produce = ThroughputRequest(role="produce", duration_s=2.0, rate=20_000, consumers=1, interval_s=0.25, timeout_s=15)
+    run_throughput(plan_throughput(produce, Quiet()), target, root / "produce", Quiet())
+    compression = CompressionRequest(rows=2000, formats=["json", "avro"], codecs=["none", "lz4", "zstd"])
+    run_compression(compression, target, root / "compression", Quiet())
+    return root
+
+
+# what each chart div holds once drawn: Plotly's own view of its traces (gd.data) and whether it drew them
+CHARTS_JS = """() => Array.from(document.querySelectorAll("[data-chart]")).map(node => ({
+    id: node.id, chart: node.dataset.chart, result: node.dataset.result,
+    svg: node.querySelectorAll("svg.main-svg").length,
+    drawnTraces: node.querySelectorAll(".scatterlayer .trace, .barlayer .trace").length,
+    bars: node.querySelectorAll(".barlayer .point").length,
+    data: node.data.map(t => ({name: t.name, x: t.x, y: t.y, meta: t.meta, visible: t.visible, yaxis: t.yaxis})),
+    shapes: (node.layout.shapes || []).map(s => ({y0: s.y0, y1: s.y1})),
+}))"""
+
+
+@pytest.fixture(scope="module")
+def drawn(results, chromium, tmp_path_factory):
+    html, _ = write_report([results], tmp_path_factory.mktemp("report") / "report.html", None)
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    problems, requests = [], []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    def only_the_file(route):
+        requests.append(route.request.url)
+        route.continue_() if route.request.url == html.as_uri() else route.abort()
+
+    page.route("**/*", only_the_file)
+    page.goto(html.as_uri())
+    page.wait_for_function("document.body.dataset.charts !== 'pending'", timeout=30_000)
+    state = page.evaluate("document.body.dataset.charts")
+    charts = page.evaluate(CHARTS_JS)
+    page.close()
+    return {"html": html, "state": state, "problems": problems, "requests": requests, "charts": charts}
+
+
+def by_kind(drawn, result_dir: str) -> dict:
+    ids = {"latency": "r1", "produce": "r2", "compression": "r3"}  # created in this order
+    return {c["chart"]: c for c in drawn["charts"] if c["result"] == ids[result_dir]}
+
+
+def test_the_page_draws_offline_without_errors(drawn):
+    assert drawn["html"].stat().st_size <= 5_000_000
+    assert drawn["problems"] == []
+    assert drawn["requests"] == [drawn["html"].as_uri()]  # nothing but the file itself
+    assert drawn["state"] == "drawn"
+    assert {c["chart"] for c in drawn["charts"]} == {"latency-spectrum", "latency-bars", "latency-split",
+                                                     "throughput-timeline", "compression-pareto"}
+    for chart in drawn["charts"]:
+        visible = [t for t in chart["data"] if t["visible"] in (True, None)]
+        assert chart["svg"] > 0 and chart["drawnTraces"] >= len(visible) > 0, chart["id"]
+
+
+def test_latency_charts_hold_the_result_file_numbers(drawn, results):
+    document = read_result(results / "latency")
+    kinds = by_kind(drawn, "latency")
+    ordered = sorted(document.runs, key=lambda run: run.stats["e2e"].p50_ms)
+    p50, p99 = kinds["latency-bars"]["data"]
+    assert p50["x"] == [run.client for run in ordered]
+    assert p50["y"] == [run.stats["e2e"].p50_ms for run in ordered]
+    assert p99["y"] == [run.stats["e2e"].p99_ms for run in ordered]
+    assert kinds["latency-bars"]["bars"] == 2 * len(ordered)
+    tcp = next(run for run in document.runs if run.client == "tcp")
+    assert kinds["latency-bars"]["shapes"] == [{"y0": tcp.stats["e2e"].p50_ms, "y1": tcp.stats["e2e"].p50_ms}]
+    produce, consume, e2e = kinds["latency-split"]["data"]
+    assert produce["y"] == [run.stats["produce"].p50_ms for run in ordered]
+    assert consume["y"] == [run.stats["consume"].p50_ms for run in ordered]
+    assert e2e["y"] == p50["y"]
+    spectra = kinds["latency-spectrum"]["data"]
+    assert len(spectra) == 3 * len(document.runs)  # e2e, produce, consume of every client
+    for trace in spectra:
+        stat = document.runs[trace["meta"]["run"]].stats[trace["meta"]["metric"]]
+        assert trace["y"][-1] == stat.max_ms and min(trace["y"]) <= stat.p50_ms
+
+
+def test_throughput_charts_hold_the_result_file_numbers(drawn, results):
+    document = read_result(results / "produce")
+    kinds = by_kind(drawn, "produce")
+    timeline = {(t["meta"]["run"], t["meta"]["field"]): t for t in kinds["throughput-timeline"]["data"]}
+    for index, run in enumerate(document.runs):
+        assert len(run.timeline) > 2
+        assert timeline[(index, "records_per_s")]["x"] == [w["t_s"] for w in run.timeline]
+        assert timeline[(index, "records_per_s")]["y"] == [w["records_per_s"] for w in run.timeline]
+        assert timeline[(index, "p99_ms")]["y"] == [w["p99_ms"] for w in run.timeline]
+    metrics = {(t["meta"]["run"], t["meta"]["metric"]): t["y"][-1] for t in kinds["latency-spectrum"]["data"]}
+    assert metrics == {(i, m): run.stats[m].max_ms for i, run in enumerate(document.runs) for m in run.stats}
+
+
+def test_the_pareto_points_are_stored_mb_against_duration(drawn, results):
+    document = read_result(results / "compression")
+    traces = by_kind(drawn, "compression")["compression-pareto"]["data"]
+    points = {(x, y) for trace in traces for x, y in zip(trace["x"], trace["y"])}
+    assert points == {(run.duration_s, run.counters["stored_bytes"] / 1e6) for run in document.runs}
+    assert [t["meta"]["pareto"] for t in traces][0] == "front"
