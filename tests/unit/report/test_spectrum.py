@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkabench.report.spectrum import axis_position, percentile_spectrum, recorded_steps
+from kafkabench.report.spectrum import axis_position, percentile_spectrum
 
 from .results_factory import histogram, spread
 
@@ -36,16 +36,6 @@ def test_any_sample_the_curve_rises_ends_at_the_maximum_and_passes_through_the_s
     assert ms[-1] == stat.max_ms and percentiles[-1] < 100
     for level, expected in ((50, stat.p50_ms), (90, stat.p90_ms), (99, stat.p99_ms), (99.9, stat.p999_ms)):
         assert value_at(spectrum, recorded.count, level) == expected, level
-
-
-def test_the_steps_are_the_recorded_values_hdrhistogram_iterates():
-    hdr = histogram(spread(5.0, 20_000, 3) + [0.0005, 2500.0])._hdr
-    iterated = []
-    for item in hdr.get_recorded_iterator():  # one mutable item: copy its fields at every step
-        upto = item.total_count_to_this_value
-        iterated.append((upto - item.count_at_value_iterated_to, upto, item.value_iterated_to))
-    assert recorded_steps(hdr) == iterated
-    assert iterated[-1][1] == hdr.get_total_count()
 
 
 def test_an_empty_histogram_has_no_curve():
