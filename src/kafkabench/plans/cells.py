@@ -7,14 +7,15 @@ all cells instead of landing on the last ones.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 from kafkabench.labs.compression import CompressionRequest, check_request
-from kafkabench.labs.latency import LatencyRequest
-from kafkabench.labs.throughput import ThroughputRequest
+from kafkabench.labs.latency import LatencyRequest, plan_latency
+from kafkabench.labs.throughput import ThroughputRequest, plan_throughput
 from kafkabench.plans.loading import LoadedPlan, PlanError
 from kafkabench.plans.model import CompressionScenario, ConsumeScenario, LatencyScenario, Profile, ProduceScenario
 
@@ -85,25 +86,34 @@ def build_request(scenario, profile: Profile, profile_name: str, clients: tuple[
             raise PlanError(f"{where}: sets {knob} and profile {profile_name} sets {key}; keep one")
     common = dict(producer_file=settings["producer"], consumer_file=settings["consumer"])
     try:
-        if isinstance(scenario, LatencyScenario):
-            return LatencyRequest(size=scenario.size, payload_file=_path(scenario.payload, base), count=scenario.count,
-                                  warmup=scenario.warmup, rounds=scenario.rounds, clients=list(clients) if clients else None,
-                                  acks=scenario.acks or "1", replication_factor=scenario.replication_factor,
-                                  topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-        if isinstance(scenario, ProduceScenario):
-            return ThroughputRequest(role="produce", size=scenario.size, count=scenario.count, duration_s=scenario.duration,
-                                     rate=scenario.rate, producers=scenario.producers, consumers=scenario.consumers,
-                                     partitions=scenario.partitions, replication_factor=scenario.replication_factor,
-                                     acks=scenario.acks, compression=scenario.compression, client=clients[0],
-                                     topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-        if isinstance(scenario, ConsumeScenario):
-            return ThroughputRequest(role="consume", topic="(filled by the runner)", size=scenario.size, count=scenario.count,
-                                     consumers=scenario.consumers, partitions=scenario.partitions, client=clients[0],
-                                     check=True, topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-        if isinstance(scenario, CompressionScenario):
-            return _compression_request(scenario, settings, clients[0], base, where)
+        request = _request(scenario, settings, common, clients, base, where)
+        if isinstance(request, LatencyRequest):  # settings, payload, clients: as the lab checks them, on a copy
+            plan_latency(copy.deepcopy(request), _Silent())
+        elif isinstance(request, ThroughputRequest):
+            plan_throughput(copy.deepcopy(request), _Silent())
+        return request
     except ConfigError as exc:
         raise PlanError(f"{where}: {exc}") from None
+
+
+def _request(scenario, settings: dict, common: dict, clients: tuple[str, ...] | None, base: Path | None, where: str):
+    if isinstance(scenario, LatencyScenario):
+        return LatencyRequest(size=scenario.size, payload_file=_path(scenario.payload, base), count=scenario.count,
+                              warmup=scenario.warmup, rounds=scenario.rounds, clients=list(clients) if clients else None,
+                              acks=scenario.acks or "1", replication_factor=scenario.replication_factor,
+                              topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
+    if isinstance(scenario, ProduceScenario):
+        return ThroughputRequest(role="produce", size=scenario.size, count=scenario.count, duration_s=scenario.duration,
+                                 rate=scenario.rate, producers=scenario.producers, consumers=scenario.consumers,
+                                 partitions=scenario.partitions, replication_factor=scenario.replication_factor,
+                                 acks=scenario.acks, compression=scenario.compression, client=clients[0],
+                                 topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
+    if isinstance(scenario, ConsumeScenario):
+        return ThroughputRequest(role="consume", topic="(filled by the runner)", size=scenario.size, count=scenario.count,
+                                 consumers=scenario.consumers, partitions=scenario.partitions, client=clients[0],
+                                 check=True, topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
+    if isinstance(scenario, CompressionScenario):
+        return _compression_request(scenario, settings, clients[0], base, where)
     raise AssertionError(f"no request for lab {scenario.lab}")
 
 
@@ -121,6 +131,11 @@ def _compression_request(scenario: CompressionScenario, settings: dict, client: 
                                  repeats=scenario.repeats, producer_file=settings["producer"], timeout_s=scenario.timeout or 60)
     check_request(request)
     return request
+
+
+class _Silent:
+    def note(self, message: str) -> None:
+        pass
 
 
 def _layer(profile: dict[str, str], profile_source: str, scenario: dict[str, str], scenario_source: str) -> dict[str, Setting]:

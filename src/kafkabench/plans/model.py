@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, NonNegativeInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, NonNegativeInt, field_validator, model_validator
 
 from kafkabench.labs.latency import SEED_IMAGE_BYTES
 
@@ -76,6 +76,12 @@ class ProduceScenario(_Scenario):
         if rate != -1 and rate <= 0:
             raise ValueError("must be > 0 (or -1: as fast as possible)")
         return rate
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ProduceScenario:
+        if self.count is None and self.duration is None:
+            raise ValueError("needs count or duration (or both: whichever comes first)")
+        return self
 
 
 class ConsumeScenario(_Scenario):

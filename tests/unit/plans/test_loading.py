@@ -43,6 +43,9 @@ def test_errors_say_where(tmp_path):
     assert "scenarios -> 1 (fast) -> count: must be > 0" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce, name: fast, count: -5}]\n")
     assert "scenarios -> 1 (durability): unknown lab 'durability'; expected one of 'latency'" in error_of(tmp_path, "name: p\nscenarios: [{lab: durability}]\n")
     assert "scenarios -> 1 (latency) -> sizes: not a known key here" in error_of(tmp_path, "name: p\nscenarios: [{lab: latency, sizes: 3}]\n")
+    assert "scenarios -> 1 (produce): needs count or duration" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce}]\n")
+    message = error_of(tmp_path, "name: p\nscenarios: [{lab: produce, count: 5, producer: {lingr.ms: 1}}]\n")
+    assert "scenarios -> 1 (produce)" in message and "lingr.ms is not a Kafka producer setting; did you mean linger.ms" in message
     assert "scenarios: required" in error_of(tmp_path, "name: p\n")
     assert "plan.yaml: line 3, column 1: not valid YAML: expected" in error_of(tmp_path, "name: p\nscenarios: [lab: latency\n")
     assert "expected a mapping" in error_of(tmp_path, "- just\n- a list\n")
