@@ -88,9 +88,9 @@ def build_request(scenario, profile: Profile, profile_name: str, clients: tuple[
     try:
         request = _request(scenario, settings, common, clients, base, where)
         if isinstance(request, LatencyRequest):  # settings, payload, clients: as the lab checks them, on a copy
-            plan_latency(copy.deepcopy(request), _Silent())
+            plan_latency(copy.deepcopy(request), Silent())
         elif isinstance(request, ThroughputRequest):
-            plan_throughput(copy.deepcopy(request), _Silent())
+            plan_throughput(copy.deepcopy(request), Silent())
         return request
     except ConfigError as exc:
         raise PlanError(f"{where}: {exc}") from None
@@ -133,8 +133,16 @@ def _compression_request(scenario: CompressionScenario, settings: dict, client: 
     return request
 
 
-class _Silent:
+class Silent:
+    """A lab listener that listens to nothing: checks before the run, and set-up the run does not report."""
+
     def note(self, message: str) -> None:
+        pass
+
+    def window(self, role: str, entry: dict) -> None:
+        pass
+
+    def done(self, role: str, records: int) -> None:
         pass
 
 

@@ -25,10 +25,11 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.results import RESULT_FILE, ResultDocument, read_result, write_result
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.compression import CompressionRequest, run_compression
+from kafkabench.datasets.sources import open_dataset
+from kafkabench.labs.compression import CompressionRequest, plan_cells, run_compression
 from kafkabench.labs.latency import LatencyRequest, plan_latency, run_latency
 from kafkabench.labs.throughput import ThroughputRequest, plan_throughput, run_throughput
-from kafkabench.plans.cells import Cell
+from kafkabench.plans.cells import Cell, Silent
 from kafkabench.plans.loading import LoadedPlan
 
 RUN_FILE = "run.json"
@@ -141,7 +142,7 @@ def _run_consume(request: ThroughputRequest, target: Target, directory: Path, li
     listener.note(f"filling {request.topic} with {request.count:,} records of {request.size} B to read")
     try:
         with tempfile.TemporaryDirectory(prefix="kafkabench-fill-") as scratch:
-            run_throughput(plan_throughput(fill, _Quiet()), target, Path(scratch), _Quiet())
+            run_throughput(plan_throughput(fill, Silent()), target, Path(scratch), Silent())
         run_throughput(plan_throughput(request, listener), target, directory, listener)
     finally:
         try:
@@ -220,19 +221,8 @@ class _LabListener:
     def cell_done(self, cell, repeat: int, summary: dict) -> None:
         request = self._cell.request
         self._done["cells"] = self._done.get("cells", 0) + 1
-        total = len(request.formats) * sum(len(request.levels.get(c, [None])) for c in request.codecs) * request.repeats
+        total = len(plan_cells(request, open_dataset(request.dataset))) * request.repeats
         self._listener.cell_progress(self._cell, self._done["cells"], total)
-
-
-class _Quiet:
-    def note(self, message: str) -> None:
-        pass
-
-    def window(self, role: str, entry: dict) -> None:
-        pass
-
-    def done(self, role: str, records: int) -> None:
-        pass
 
 
 def _now() -> str:

@@ -179,7 +179,7 @@ def result_entry(result: LoadedResult, entry_id: str, name: str) -> dict:
         "cluster": dict(document.cluster),
         "notes": list(document.notes),
         "error": document.error,
-        "headline": _headline(document),
+        "headline": headline(document),
         "lines": _lines(document),
         "floor_p50_ms": floor_p50(document) if document.lab == "latency" else None,
         "runs": runs,
@@ -226,13 +226,6 @@ def _mark_pareto(runs: list[Run], entries: list[dict]) -> None:
 
 def _has_objectives(run: Run) -> bool:
     return run.error is None and "stored_bytes" in run.counters and run.duration_s > 0
-
-
-def _headline(document: ResultDocument) -> str:
-    try:
-        return headline(document)
-    except (KeyError, ValueError, TypeError):  # a partial result (a failed cell) lacks what a headline needs
-        return ""
 
 
 def _lines(document: ResultDocument) -> list[str]:
