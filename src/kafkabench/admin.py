@@ -72,6 +72,11 @@ class KafkaAdmin:
         metadata = self._call("list brokers", lambda: self._admin.list_topics(timeout=timeout_s or self.timeout_s))
         return {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()}
 
+    def topic_names(self) -> list[str]:
+        """Every topic in the cluster's metadata, internal ones such as __consumer_offsets included."""
+        metadata = self._call("list topics", lambda: self._admin.list_topics(timeout=self.timeout_s))
+        return sorted(metadata.topics)
+
     def create_topic(
         self,
         name: str,

@@ -4,30 +4,30 @@ import pytest
 
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
-from kafkabench.labs.compression import CompressionRequest, run_compression
+from kafkabench.core.events import Listener
+from kafkabench.labs.compression.run import run_compression
+from kafkabench.labs.compression.scenario import CompressionScenario
 
 pytestmark = pytest.mark.integration
 
 
-class Recorder:
+class Recorder(Listener):
     def __init__(self):
         self.cells = []
 
-    def note(self, message):
-        pass
-
-    def cell_done(self, cell, repeat, summary):
-        self.cells.append((cell, repeat, summary))
+    def progress(self, done, total, label=""):
+        if label == "cells":
+            self.cells.append(done)
 
 
 def target_of(cluster) -> Target:
     embedded = isinstance(cluster, EmbeddedCluster)
-    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+    return Target.embedded(cluster) if embedded else Target.external(cluster.bootstrap_servers)
 
 
 def test_every_format_and_codec_completes_and_the_sizes_make_sense(kafka_cluster, tmp_path):
     listener = Recorder()
-    document = run_compression(CompressionRequest(rows=3000), target_of(kafka_cluster), tmp_path, listener)
+    document = run_compression(CompressionScenario(rows=3000), target_of(kafka_cluster), tmp_path, listener)
     cells = {(run.params["format"], run.params["codec"]): run for run in document.runs}
     assert set(cells) == {(f, c) for f in ("json", "protobuf", "avro") for c in ("none", "gzip", "snappy", "lz4", "zstd")}
     for run in document.runs:
@@ -52,7 +52,7 @@ def test_levels_and_images_where_codecs_gain_almost_nothing(kafka_cluster, tmp_p
 
     for index in range(40):  # already-compressed bytes, like JPEG data
         (images / f"{index}.jpg").write_bytes(random.Random(index).randbytes(5_000))
-    request = CompressionRequest(rows=1000, codecs=["none", "zstd"], levels={"zstd": [1, 9]}, dataset=f"images {images}")
+    request = CompressionScenario(rows=1000, codecs=["none", "zstd"], levels={"zstd": [1, 9]}, dataset=f"images {images}")
     document = run_compression(request, target_of(kafka_cluster), tmp_path / "out", Recorder())
     runs = {(r.params["codec"], r.params["level"]): r for r in document.runs}
     assert set(runs) == {("none", None), ("zstd", 1), ("zstd", 9)}

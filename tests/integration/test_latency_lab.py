@@ -13,15 +13,18 @@ from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
 from kafkabench.core.results import read_histogram, read_result
 from kafkabench.errors import ConfigError
-from kafkabench.labs.latency import LatencyRequest, LatencyRunFailed, run_latency
+from kafkabench.core.events import Listener
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.latency.scenario import LatencyScenario
+from kafkabench.labs.latency.session import run_latency
 
 pytestmark = pytest.mark.integration
 
-SMALL = dict(size=100_000, count=20, warmup=2, rounds=4, timeout_s=15)
+SMALL = dict(size=100_000, count=20, warmup=2, rounds=4, timeout=15)
 METRICS = ("e2e", "produce", "consume", "cold")
 
 
-class Recorder:
+class Recorder(Listener):
     def __init__(self, on_progress=None):
         self.notes, self.ready, self.done = [], [], []
         self.on_progress = on_progress
@@ -29,10 +32,11 @@ class Recorder:
     def note(self, message):
         self.notes.append(message)
 
-    def client_ready(self, client, version):
-        self.ready.append((client, version))
-
-    def progress(self, client, done, total):
+    def progress(self, done, total, label=""):
+        client, _, version = label.partition(" ")
+        if done == 0:  # the client's worker is ready: its label says the version
+            self.ready.append((client, version))
+            return
         self.done.append((client, done))
         if self.on_progress:
             self.on_progress(client, done)
@@ -40,14 +44,14 @@ class Recorder:
 
 def target_of(cluster) -> Target:
     embedded = isinstance(cluster, EmbeddedCluster)
-    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+    return Target.embedded(cluster) if embedded else Target.external(cluster.bootstrap_servers)
 
 
 def test_every_available_client_completes_with_checked_values(kafka_cluster, tmp_path):
     available = [c for c in client_registry.ALL_CLIENTS if client_registry.availability(c).available]
     assert {"confluent", "kafka-python", "http", "tcp"} <= set(available)
     listener = Recorder()
-    document = run_latency(LatencyRequest(**SMALL), target_of(kafka_cluster), tmp_path, listener)
+    document = run_latency(LatencyScenario(**SMALL), target_of(kafka_cluster), tmp_path, listener)
 
     assert [run.client for run in document.runs] == available
     assert [client for client, _ in listener.ready] == available
@@ -77,7 +81,7 @@ def test_every_available_client_completes_with_checked_values(kafka_cluster, tmp
 
 def test_a_too_small_explicit_producer_limit_fails_before_anything_is_sent(kafka_cluster, admin, tmp_path):
     before = set(admin._admin.list_topics(timeout=10).topics)
-    request = LatencyRequest(**SMALL, clients=["confluent", "tcp"], overrides=parse_overrides(["max.request.size=60000"]))
+    request = LatencyScenario(**SMALL, clients=["confluent", "tcp"], overrides=parse_overrides(["max.request.size=60000"]))
     with pytest.raises(ConfigError, match=r"-X: max.request.size=60000 cannot fit the 100000-byte payload"):
         run_latency(request, target_of(kafka_cluster), tmp_path, Recorder())
     assert set(admin._admin.list_topics(timeout=10).topics) == before
@@ -90,8 +94,8 @@ def test_a_broker_killed_mid_run_ends_it_with_a_clear_error_and_keeps_what_was_m
             if client == "confluent" and done == 10:
                 cluster.kill_broker(1)
 
-        request = LatencyRequest(size=100_000, count=40, warmup=1, rounds=4, timeout_s=3, clients=["confluent", "tcp"])
-        with pytest.raises(LatencyRunFailed, match="confluent: .*partial results kept in") as failed:
+        request = LatencyScenario(size=100_000, count=40, warmup=1, rounds=4, timeout=3, clients=["confluent", "tcp"])
+        with pytest.raises(LabFailed, match="confluent: .*partial results kept in") as failed:
             run_latency(request, target_of(cluster), tmp_path / "out", Recorder(kill_after_first_confluent_round))
     document = read_result(tmp_path / "out")
     assert document.error and document.error.startswith("confluent:")

@@ -13,9 +13,8 @@ import pytest
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.core.results import read_result
-from kafkabench.labs.compression import CompressionRequest, run_compression
-from kafkabench.labs.latency import LatencyRequest, plan_latency, run_latency
-from kafkabench.labs.throughput import ThroughputRequest, plan_throughput, run_throughput
+from kafkabench.core.events import SILENT
+from kafkabench.labs import registry
 from kafkabench.report.html import write_report
 
 pytestmark = pytest.mark.integration
@@ -65,31 +64,9 @@ def chromium():
 
 
 
-class Quiet:
-    """Every lab's listener, listening to nothing."""
-
-    def note(self, message):
-        pass
-
-    def client_ready(self, client, version):
-        pass
-
-    def progress(self, client, done, total):
-        pass
-
-    def window(self, role, entry):
-        pass
-
-    def done(self, role, records):
-        pass
-
-    def cell_done(self, cell, repeat, summary):
-        pass
-
-
 def target_of(cluster) -> Target:
     embedded = isinstance(cluster, EmbeddedCluster)
-    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+    return Target.embedded(cluster) if embedded else Target.external(cluster.bootstrap_servers)
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +74,12 @@ def results(kafka_cluster, tmp_path_factory):
     """A few seconds of each lab on the real broker, in one directory as a plan would leave them."""
     root = tmp_path_factory.mktemp("report-results")
     target = target_of(kafka_cluster)
-    latency = LatencyRequest(size=100_000, count=20, warmup=2, rounds=4, clients=["confluent", "http", "tcp"], timeout_s=15)
-    run_latency(plan_latency(latency, Quiet()), target, root / "latency", Quiet())
-    produce = ThroughputRequest(role="produce", duration_s=2.0, rate=20_000, consumers=1, interval_s=0.25, timeout_s=15)
-    run_throughput(plan_throughput(produce, Quiet()), target, root / "produce", Quiet())
-    compression = CompressionRequest(rows=2000, formats=["json", "avro"], codecs=["none", "lz4", "zstd"])
-    run_compression(compression, target, root / "compression", Quiet())
+    scenarios = {"latency": dict(size=100_000, count=20, warmup=2, rounds=4, clients=["confluent", "http", "tcp"], timeout=15),
+                 "produce": dict(duration=2.0, rate=20_000, consumers=1, interval=0.25, timeout=15),
+                 "compression": dict(rows=2000, formats=["json", "avro"], codecs=["none", "lz4", "zstd"])}
+    for name, parameters in scenarios.items():
+        lab = registry.get(name)
+        lab.run(lab.scenario(**parameters), target, root / name, SILENT)
     return root
 
 

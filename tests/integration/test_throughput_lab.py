@@ -13,12 +13,15 @@ from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
 from kafkabench.core.results import read_histogram, read_result
-from kafkabench.labs.throughput import ThroughputRequest, ThroughputRunFailed, plan_throughput, run_throughput
+from kafkabench.core.events import Listener
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.throughput.run import run_throughput
+from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 pytestmark = pytest.mark.integration
 
 
-class Recorder:
+class Recorder(Listener):
     def __init__(self, on_window=None):
         self.notes, self.windows = [], []
         self.on_window = on_window
@@ -31,18 +34,15 @@ class Recorder:
         if self.on_window:
             self.on_window(role, entry)
 
-    def done(self, role, records):
-        pass
-
 
 def target_of(cluster) -> Target:
     embedded = isinstance(cluster, EmbeddedCluster)
-    return Target(cluster.bootstrap_servers, "embedded" if embedded else "external", cluster if embedded else None)
+    return Target.embedded(cluster) if embedded else Target.external(cluster.bootstrap_servers)
 
 
 def run(request, cluster, out, listener=None):
     listener = listener or Recorder()
-    return run_throughput(plan_throughput(request, listener), target_of(cluster), out, listener)
+    return run_throughput(request, target_of(cluster), out, listener)
 
 
 def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluster, topic_name, tmp_path):
@@ -51,8 +51,8 @@ def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluste
         path = tmp_path / f"payload-{index}.bin"
         path.write_bytes(os.urandom(size))
         payloads.append(path)
-    produced = run(ThroughputRequest(role="produce", topic=topic_name, partitions=2, payload_files=payloads, count=20_000,
-                                     producers=2, interval_s=0.2), kafka_cluster, tmp_path / "produce")
+    produced = run(ProduceScenario(topic=topic_name, partitions=2, payload=payloads, count=20_000,
+                                     producers=2, interval=0.2), kafka_cluster, tmp_path / "produce")
     [producer_run] = produced.runs
     assert producer_run.error is None and producer_run.params["workers"] == 2
     assert producer_run.counters["acked"] == producer_run.counters["sent"] == 20_000
@@ -62,8 +62,8 @@ def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluste
     assert read_histogram(tmp_path / "produce", producer_run, "publish_latency").count == 20_000
     assert producer_run.throughput["records_per_s"] > 0 and producer_run.timeline
 
-    consumed = run(ThroughputRequest(role="consume", topic=topic_name, payload_files=payloads, count=20_000, check=True,
-                                     interval_s=0.2), kafka_cluster, tmp_path / "consume")
+    consumed = run(ConsumeScenario(topic=topic_name, payload=payloads, count=20_000, check=True,
+                                     interval=0.2), kafka_cluster, tmp_path / "consume")
     [consumer_run] = consumed.runs
     assert consumer_run.error is None
     assert consumer_run.counters["received"] == 20_000 and consumer_run.counters["payload_bytes"] == 4_000_000
@@ -72,9 +72,9 @@ def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluste
 
 
 def test_several_consumers_stop_together_at_the_count(kafka_cluster, topic_name, tmp_path):
-    run(ThroughputRequest(role="produce", topic=topic_name, partitions=2, size=100, count=10_000, interval_s=0.2),
+    run(ProduceScenario(topic=topic_name, partitions=2, size=100, count=10_000, interval=0.2),
         kafka_cluster, tmp_path / "produce")
-    document = run(ThroughputRequest(role="consume", topic=topic_name, count=10_000, consumers=2, interval_s=0.2, timeout_s=20),
+    document = run(ConsumeScenario(topic=topic_name, count=10_000, consumers=2, interval=0.2, timeout=20),
                    kafka_cluster, tmp_path / "consume")
     [consumer_run] = document.runs
     assert consumer_run.params["workers"] == 2
@@ -84,8 +84,8 @@ def test_several_consumers_stop_together_at_the_count(kafka_cluster, topic_name,
 
 @pytest.mark.parametrize("client", ["confluent", "kafka-python", "aiokafka"])
 def test_e2e_under_load_every_acknowledged_record_is_read(kafka_cluster, tmp_path, client):
-    document = run(ThroughputRequest(role="produce", size=200, count=3000, consumers=1, partitions=2, client=client,
-                                     interval_s=0.2), kafka_cluster, tmp_path)
+    document = run(ProduceScenario(size=200, count=3000, consumers=1, partitions=2, client=client,
+                                     interval=0.2), kafka_cluster, tmp_path)
     producer_run, consumer_run = document.runs
     assert producer_run.counters["acked"] == 3000
     assert consumer_run.counters["received"] == 3000 and consumer_run.counters["unstamped"] == 0
@@ -94,7 +94,7 @@ def test_e2e_under_load_every_acknowledged_record_is_read(kafka_cluster, tmp_pat
 
 
 def test_open_loop_rate_is_kept_and_delay_is_measured(kafka_cluster, tmp_path):
-    document = run(ThroughputRequest(role="produce", size=100, count=1000, rate=2000, interval_s=0.1), kafka_cluster, tmp_path)
+    document = run(ProduceScenario(size=100, count=1000, rate=2000, interval=0.1), kafka_cluster, tmp_path)
     [producer_run] = document.runs
     assert producer_run.stats["publish_delay"].count == 1000
     assert 0.45 <= producer_run.duration_s < 5
@@ -109,9 +109,9 @@ def test_a_topic_deleted_mid_run_ends_with_counted_errors_and_keeps_the_result(k
                 admin.delete_topic(topic_name)
 
     deleted = []
-    request = ThroughputRequest(role="produce", topic=topic_name, size=100, duration_s=60, rate=500, interval_s=0.5, timeout_s=3,
+    request = ProduceScenario(topic=topic_name, size=100, duration=60, rate=500, interval=0.5, timeout=3,
                                 overrides=parse_overrides(["delivery.timeout.ms=3000", "request.timeout.ms=2000"]))
-    with pytest.raises(ThroughputRunFailed, match="sends failed .* and none succeeded for 3 s; partial results kept"):
+    with pytest.raises(LabFailed, match="sends failed .* and none succeeded for 3 s; partial results kept"):
         run(request, kafka_cluster, tmp_path, Recorder(delete_after_first_window))
     document = read_result(tmp_path)
     [producer_run] = document.runs

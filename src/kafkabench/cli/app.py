@@ -8,9 +8,11 @@ from typing import Optional
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, clients, cluster, compare, compression, latency, report, run, throughput
+from kafkabench.cli import check, clients, cluster, compare, report, run
+from kafkabench.cli.lab_command import lab_command
 from kafkabench.cli.output import abort, out
 from kafkabench.errors import KafkabenchError
+from kafkabench.labs import registry
 
 app = typer.Typer(
     name="kafkabench",
@@ -21,11 +23,9 @@ app = typer.Typer(
 )
 app.add_typer(cluster.app, name="cluster")
 app.command(name="check")(check.check)
-app.command(name="latency")(latency.latency)
 app.command(name="clients")(clients.clients)
-app.command(name="produce")(throughput.produce)
-app.command(name="consume")(throughput.consume)
-app.command(name="compression")(compression.compression)
+for _lab in registry.labs():  # every lab is a command of its name, its options from its scenario model
+    app.command(name=_lab.name)(lab_command(_lab))
 app.command(name="run")(run.run)
 app.command(name="report")(report.report)
 app.command(name="compare")(compare.compare)

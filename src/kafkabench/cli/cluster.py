@@ -42,7 +42,7 @@ def up(
 @app.command()
 def status(
     directory: Optional[Path] = DirOption,
-    as_json: bool = typer.Option(False, "--json", help="Print the status document (see DESIGN.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the status document (see docs/design.md)."),
 ) -> None:
     """Show the running cluster: bootstrap servers, version, each broker's pid, port and state."""
     report = EmbeddedCluster.attach(directory).status()

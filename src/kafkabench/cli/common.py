@@ -1,4 +1,4 @@
-"""Options and helpers every lab command shares."""
+"""Options every lab command shares, beside the ones its scenario model gives it."""
 
 from __future__ import annotations
 
@@ -8,23 +8,9 @@ from typing import Optional
 
 import typer
 
-from kafkabench.config.properties import Setting, parse_overrides, read_properties_file
-
 BootstrapOption = typer.Option(None, "--bootstrap-servers", "-b", help="An existing cluster; default: the running embedded one, or one started for this run.")
-ProducerConfigOption = typer.Option(None, "--producer-config", help="Java-style .properties file of producer settings.")
-ConsumerConfigOption = typer.Option(None, "--consumer-config", help="Java-style .properties file of consumer settings.")
-OverrideOption = typer.Option([], "-X", help="Client setting KEY=VALUE in Java names, for the producer, the consumer or both (repeatable).")
-TopicConfigOption = typer.Option([], "--topic-config", help="Topic setting KEY=VALUE (repeatable).")
 OutOption = typer.Option(None, "--out", help="Result directory; default: results/<lab>-<time>.")
-JsonOption = typer.Option(False, "--json", help="Print the result document (DESIGN.md contract) on stdout.")
-
-
-def config_file(path: Optional[Path]) -> dict[str, Setting]:
-    return read_properties_file(path) if path is not None else {}
-
-
-def overrides(items: list[str], option: str = "-X") -> dict[str, Setting]:
-    return parse_overrides(items, option)
+JsonOption = typer.Option(False, "--json", help="Print the result document (the contract in docs/design.md) on stdout.")
 
 
 def out_dir(lab: str, given: Optional[Path]) -> Path:

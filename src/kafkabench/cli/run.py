@@ -14,14 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
 from kafkabench.cluster.target import open_target
+from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument
+from kafkabench.labs import registry
 from kafkabench.plans.cells import Cell, expand
 from kafkabench.plans.loading import builtin_names, load_plan
 from kafkabench.plans.runner import CellOutcome, run_plan
-from kafkabench.report.headline import headline
 
 
-class _Bars:
+class _Bars(Listener):
     """The overall bar (cells) and the current cell's bar; finished cells as lines above them."""
 
     def __init__(self, bar: Progress, total: int, width: int) -> None:
@@ -40,13 +41,14 @@ class _Bars:
     def cell_started(self, cell: Cell) -> None:
         self._bar.reset(self._cell, total=None, description=f"{cell.index}/{self._total} {cell.name} r{cell.repeat}")
 
-    def cell_progress(self, cell: Cell, done: float, total: float) -> None:
-        self._bar.update(self._cell, completed=min(done, total), total=total)
+    def progress(self, done: float, total: float | None, label: str = "") -> None:
+        self._bar.update(self._cell, completed=min(done, total) if total else done, total=total)
 
     def cell_finished(self, cell: Cell, outcome: CellOutcome, document: ResultDocument | None) -> None:
         self._bar.advance(self._overall)
         mark = {"ok": "[green]ok[/]", "interrupted": "[yellow]interrupted[/]"}.get(outcome.status, "[red]failed[/]")
-        what = headline(document) if outcome.status == "ok" and document is not None else outcome.error or ""
+        what = (registry.for_report(document.lab).headline(document) if outcome.status == "ok" and document is not None
+                else outcome.error or "")
         label = f"{cell.name} r{cell.repeat}"
         self._bar.console.print(f"{mark} {cell.index:>3}/{self._total} {escape(label.ljust(self._width))} "
                                 f"{outcome.duration_s:6.1f} s  {escape(what)}", highlight=False)

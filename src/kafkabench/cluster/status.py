@@ -1,4 +1,4 @@
-"""`cluster status --json`: the shape other tools read (see DESIGN.md)."""
+"""`cluster status --json`: the shape other tools read (see docs/design.md)."""
 
 from __future__ import annotations
 

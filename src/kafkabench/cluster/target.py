@@ -1,21 +1,43 @@
-"""Which cluster a run talks to: the one the user named, the running embedded one, or one started for the run."""
+"""Which cluster a run talks to: the one the user named, the running embedded one, or one started for the run;
+and what a lab may do there beyond the Kafka protocol (faults, broker processes) and where its workers run."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
+from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
 from kafkabench.cluster.state import load_state
+from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
 
 
 @dataclass(frozen=True)
 class Target:
     bootstrap_servers: str
     kind: str  # "external", "embedded" (already running) or "embedded-temporary" (started for this run)
-    cluster: EmbeddedCluster | None = None  # set for embedded targets: broker pids, versions, fault hooks
+    kafka_version: str | None = None  # known for a cluster kafkabench started
+    faults: Faults = None  # type: ignore[assignment]  # set in __post_init__: refused unless embedded
+    launcher: WorkerLauncher = field(default=LOCAL_WORKERS)
+
+    def __post_init__(self) -> None:
+        if self.faults is None:
+            object.__setattr__(self, "faults", RefusedFaults(self.bootstrap_servers))
+
+    @classmethod
+    def external(cls, bootstrap_servers: str) -> Target:
+        return cls(bootstrap_servers, "external")
+
+    @classmethod
+    def embedded(cls, cluster: EmbeddedCluster, kind: str = "embedded") -> Target:
+        return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster))
+
+    @property
+    def started_here(self) -> bool:
+        """kafkabench runs the brokers: their processes can be measured and faulted."""
+        return self.kind != "external"
 
 
 @contextlib.contextmanager
@@ -28,14 +50,14 @@ def open_target(
     """Yield the cluster to use; a cluster started here (with `brokers` nodes) is stopped on the way out,
     whatever happened."""
     if bootstrap_servers:
-        yield Target(bootstrap_servers, "external")
+        yield Target.external(bootstrap_servers)
         return
     directory = cluster_dir or default_cluster_dir()
     if load_state(directory) is not None:
         running = EmbeddedCluster.attach(directory)
         if any(broker.alive for broker in running.status().brokers):
-            yield Target(running.bootstrap_servers, "embedded", running)
+            yield Target.embedded(running)
             return
     on_start(f"no cluster given and none running: starting an embedded one ({brokers} broker{'s' * (brokers > 1)}) for this run")
     with EmbeddedCluster(brokers=brokers, directory=directory) as cluster:
-        yield Target(cluster.bootstrap_servers, "embedded-temporary", cluster)
+        yield Target.embedded(cluster, "embedded-temporary")

@@ -12,6 +12,12 @@ count or duration is done, or as soon as it reads `finish` (an early stop).
 
 Any worker may send an `error` instead, carrying the partial outcome measured so far.
 Histograms travel encoded (see core.histogram); the Java worker speaks the same protocol.
+
+A task's `params` travel as a plain JSON object because the Java worker reads them by name; each scenario's
+model below (SCENARIO_PARAMS) is their one definition: labs build params with `task_params(Model(...))`,
+the Python worker checks them with `read_params` before it creates a client. The models refuse any value
+Params.java refuses, so a task that runs on one worker does not fail on the other for its params (the Java
+worker alone also needs consume's `group`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 PROTOCOL_VERSION = 1
 
@@ -37,7 +44,128 @@ class Task(BaseModel):
     payload_sha256s: list[str] = []  # of each file, to check values read back
     warmup: int = 0
     timeout_s: float = 30  # ping_pong: per message; produce: no ack at all for this long ends the run
-    params: dict[str, Any] = {}  # scenario parameters, see the scenario's module
+    params: dict[str, Any] = {}  # wire form of the scenario's model, see task_params and read_params
+
+
+class BadParams(ValueError):
+    """A task's params that its scenario would refuse; the message is one line naming the parameter."""
+
+
+class ScenarioParams(BaseModel):
+    """Strict as Params.java is: a value the Java worker would refuse (a string for a number, 5.0 for a
+    count, 1 for true) must not pass here, or the same task would run on one worker and fail on the other."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
+
+
+class PingPongParams(ScenarioParams):
+    """ping_pong takes none: its counts come in `task.warmup` and each `round`."""
+
+
+class ProduceParams(ScenarioParams):
+    count: int | None = Field(None, ge=0, description="records to send; with duration_s, the first reached ends it")
+    duration_s: float | None = Field(None, gt=0, description="seconds to send for, from `start`")
+    rate_per_s: float = Field(-1.0, description="open-loop schedule of this worker, records/s; -1: as fast as possible")
+    interval_s: float = Field(1.0, gt=0, description="seconds per progress window")
+    stamp: bool = Field(False, description="put the intended send time in header kb-sent-ns, for consumers' e2e")
+    records_file: str | None = Field(None, min_length=1, description="replay these values once, in order, instead "
+                                     "of cycling through the payload files (Python worker only)")
+
+    @field_validator("rate_per_s")
+    @classmethod
+    def _rate(cls, rate: float) -> float:
+        if rate <= 0 and rate != -1:
+            raise ValueError("must be > 0 or -1")
+        return rate
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ProduceParams:
+        """A run with no end: the Java worker refuses it; a records file ends when its records do."""
+        if self.count is None and self.duration_s is None and self.records_file is None:
+            raise ValueError("params.count must be set when neither duration_s nor records_file is")
+        return self
+
+
+class DecodeSpec(ScenarioParams):
+    format: str = Field(min_length=1, description="the format the values were written in (formats.codecs)")
+    dataset: str = Field(min_length=1, description="the dataset whose schema decodes them (datasets.sources)")
+
+
+class ConsumeParams(ScenarioParams):
+    group: str | None = Field(None, min_length=1, description="the consumer group; the Java worker needs it (its "
+                              "group.id), Python workers take group.id from consumer_config")
+    start_from: Literal["earliest", "latest"] = Field("earliest", alias="from", description="where a group with no "
+                                                       "committed offsets starts; latest: after `ready`")
+    count: int | None = Field(None, ge=0, description="records to read; with duration_s, the first reached ends it")
+    duration_s: float | None = Field(None, gt=0, description="seconds to read for, from `start`")
+    interval_s: float = Field(1.0, gt=0, description="seconds per progress window")
+    check: bool = Field(False, description="every value must be one of the task's payloads (payload_sha256s)")
+    idle_timeout_s: float | None = Field(None, gt=0, description="after `start`, no record for this long ends the "
+                                         "run normally; unset: the task's timeout_s (Python), never (Java)")
+    decode: DecodeSpec | None = Field(None, description="decode every value as an application would (Python only)")
+
+
+SCENARIO_PARAMS: dict[str, type[ScenarioParams]] = {
+    "ping_pong": PingPongParams, "produce": ProduceParams, "consume": ConsumeParams,
+}
+
+
+def task_params(params: ScenarioParams) -> dict[str, Any]:
+    """The wire form: `from` by its alias, as Java reads it; unset optionals left out, which both workers read
+    as absent (Params.java treats a missing key and null alike)."""
+    return params.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def read_params(task: Task) -> ScenarioParams:
+    """Validate at the edge, so a typo or a bad value is one config error before any client is created."""
+    model = SCENARIO_PARAMS.get(task.scenario)
+    if model is None:
+        raise BadParams(f"{task.scenario}: no such scenario; expected one of {', '.join(SCENARIO_PARAMS)}")
+    try:
+        params = model.model_validate(task.params)
+    except ValidationError as exc:
+        raise BadParams(_explain(task.scenario, exc)) from None
+    if isinstance(params, ConsumeParams) and params.check and not task.payload_sha256s:
+        raise BadParams(f"{task.scenario}: params.check must be false when the task has no payload_sha256s")
+    return params
+
+
+_EXPECTED = {
+    "int_type": "an integer", "float_type": "a number", "bool_type": "true or false", "string_type": "a string",
+    "string_too_short": "a non-empty string", "model_type": "an object", "dict_type": "an object",
+    "greater_than": "> {gt:g}", "greater_than_equal": ">= {ge:g}", "literal_error": "{expected}",
+}
+
+
+def _explain(scenario: str, error: ValidationError) -> str:
+    """The first problem in the Java worker's words; one at a time is enough to fix a task."""
+    problems = error.errors(include_url=False)
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{scenario}: {_problem(scenario, problems[0])}{more}"
+
+
+def _problem(scenario: str, problem: ErrorDetails) -> str:
+    name = "params" + "".join(f".{_key(part)}" for part in problem["loc"])
+    kind, ctx = problem["type"], problem.get("ctx", {})
+    if kind == "extra_forbidden":
+        return f"{name} is not a parameter of {scenario}"
+    if kind == "missing":
+        return f"{name} is required"
+    if kind == "value_error":
+        reason = str(ctx.get("error", problem["msg"]))
+        return reason if not problem["loc"] else f"{name} {reason}, got {_shown(problem['input'])}"
+    expected = _EXPECTED[kind].format(**ctx) if kind in _EXPECTED else f"valid ({problem['msg']})"
+    return f"{name} must be {expected}, got {_shown(problem['input'])}"
+
+
+def _key(part: int | str) -> str:
+    """A key as given, unless it could break the line or be misread (`a.b`, a newline): then quoted."""
+    return part if isinstance(part, str) and part.isidentifier() else json.dumps(part)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class Round(BaseModel):

@@ -1,4 +1,4 @@
-"""The result contract (DESIGN.md): one directory per run with result.json and the encoded histograms.
+"""The result contract (docs/design.md): one directory per run with result.json and the encoded histograms.
 
 Tables, reports and comparisons are rendered from these files only.
 """

@@ -1,5 +1,6 @@
 """A plan expanded into cells: scenario x profile (x client, for the labs that run one client at a time) x
-repeat, each turned into the request its lab takes and checked before any cluster is touched.
+repeat, each a lab's scenario with the profile's settings layered in, checked by its lab before any cluster
+is touched.
 
 Repeats are interleaved (every cell once, then every cell again), so drift on a shared machine is spread over
 all cells instead of landing on the last ones.
@@ -7,44 +8,38 @@ all cells instead of landing on the last ones.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
-from kafkabench.labs.compression import CompressionRequest, check_request
-from kafkabench.labs.latency import LatencyRequest, plan_latency
-from kafkabench.labs.throughput import ThroughputRequest, plan_throughput
+from kafkabench.labs import registry
+from kafkabench.labs.scenario import Knob, Scenario, field_metadata, settings_roles
 from kafkabench.plans.loading import LoadedPlan, PlanError
-from kafkabench.plans.model import CompressionScenario, ConsumeScenario, LatencyScenario, Profile, ProduceScenario
-
-# a parameter of the scenario and the setting a profile may also set: both at once is ambiguous
-_SAME_KNOB = {"acks": "acks", "compression": "compression.type"}
+from kafkabench.plans.model import PlanScenario, Profile
 
 
 @dataclass(frozen=True)
 class Cell:
     index: int  # 1-based, in run order
-    scenario: str
+    name_in_plan: str  # the scenario's name
     lab: str
     profile: str
-    clients: tuple[str, ...] | None  # None: every client available here (latency)
+    clients: tuple[str, ...] | None  # None: every client available here (a lab that runs several side by side)
     repeat: int  # 1-based
-    request: object = field(compare=False)  # LatencyRequest | ThroughputRequest | CompressionRequest
+    scenario: Scenario = field(compare=False)
 
     @property
     def name(self) -> str:
         """Same for every repeat of a cell: what `compare` matches on."""
-        client = f"-{self.clients[0]}" if self.clients and len(self.clients) == 1 and self.lab != "latency" else ""
-        return f"{self.scenario}-{self.profile}{client}"
+        one = self.clients and len(self.clients) == 1 and not self.scenario.clients_together
+        return f"{self.name_in_plan}-{self.profile}" + (f"-{self.clients[0]}" if one else "")
 
     @property
     def directory(self) -> str:
         return f"{self.index:03d}-{self.name}-r{self.repeat}"
 
     def metadata(self, plan: str) -> dict:
-        return {"plan": plan, "cell": self.name, "scenario": self.scenario, "lab": self.lab, "profile": self.profile,
+        return {"plan": plan, "cell": self.name, "scenario": self.name_in_plan, "lab": self.lab, "profile": self.profile,
                 "clients": list(self.clients) if self.clients else None, "repeat": self.repeat}
 
 
@@ -52,106 +47,61 @@ def expand(loaded: LoadedPlan) -> list[Cell]:
     plan = loaded.plan
     names = scenario_names(loaded)
     shapes = []
-    for position, scenario in enumerate(plan.scenarios):
+    for position, planned in enumerate(loaded.scenarios):
         where = f"{loaded.source}: scenarios -> {position + 1} ({names[position]})"
-        clients = scenario.clients or (plan.clients if "clients" in plan.model_fields_set or not scenario.clients_together else None)
-        for profile in scenario.profiles or plan.profiles:
-            groups = [tuple(clients)] if scenario.clients_together and clients else [(c,) for c in clients] if clients else [None]
+        together = planned.scenario.clients_together
+        clients = planned.keys.clients or (plan.clients if "clients" in plan.model_fields_set or not together else None)
+        if not planned.scenario.takes_clients:
+            clients = None
+        groups = [tuple(clients)] if together and clients else [(c,) for c in clients] if clients else [None]
+        for profile in planned.keys.profiles or plan.profiles:
             for group in groups:
-                request = build_request(scenario, loaded.profiles[profile], profile, group, loaded.base, where)
-                shapes.append((names[position], scenario.lab, profile, group, request))
+                scenario = build_scenario(planned, loaded.profiles[profile], profile, group, loaded, where)
+                shapes.append((names[position], planned.lab, profile, group, scenario))
     cells = []
     for repeat in range(1, plan.repeats + 1):
-        for scenario, lab, profile, group, request in shapes:
-            cells.append(Cell(len(cells) + 1, scenario, lab, profile, group, repeat, request))
+        for scenario_name, lab, profile, group, scenario in shapes:
+            cells.append(Cell(len(cells) + 1, scenario_name, lab, profile, group, repeat, scenario))
     return cells
 
 
 def scenario_names(loaded: LoadedPlan) -> list[str]:
     """The given names, else the lab's (numbered when a lab comes back); two scenarios may not share one."""
     names, seen = [], {}
-    for scenario in loaded.plan.scenarios:
-        seen[scenario.lab] = seen.get(scenario.lab, 0) + 1
-        names.append(scenario.name or (scenario.lab if seen[scenario.lab] == 1 else f"{scenario.lab}{seen[scenario.lab]}"))
+    for planned in loaded.scenarios:
+        seen[planned.lab] = seen.get(planned.lab, 0) + 1
+        names.append(planned.keys.name or (planned.lab if seen[planned.lab] == 1 else f"{planned.lab}{seen[planned.lab]}"))
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise PlanError(f"{loaded.source}: scenarios: two scenarios are named {duplicates[0]!r}; give them different `name:`s")
     return names
 
 
-def build_request(scenario, profile: Profile, profile_name: str, clients: tuple[str, ...] | None, base: Path | None, where: str):
-    settings = {role: _layer(profile.role(role), f"profile {profile_name}", scenario.role(role), where) for role in ("producer", "consumer", "topic")}
-    for knob, key in _SAME_KNOB.items():
-        if getattr(scenario, knob, None) is not None and key in profile.producer:
-            raise PlanError(f"{where}: sets {knob} and profile {profile_name} sets {key}; keep one")
-    common = dict(producer_file=settings["producer"], consumer_file=settings["consumer"])
+def build_scenario(planned: PlanScenario, profile: Profile, profile_name: str, clients: tuple[str, ...] | None,
+                   loaded: LoadedPlan, where: str) -> Scenario:
+    """The lab's scenario with the profile's settings under the scenario's own, for these clients, checked by its lab."""
+    scenario = planned.scenario
+    model = type(scenario)
+    roles = settings_roles(model)
+    for role in ("producer", "consumer", "topic"):
+        if profile.role(role) and role not in roles:
+            raise PlanError(f"{where}: profile {profile_name} sets {role} settings; the {scenario.lab} lab takes none")
+    for name in planned.given:
+        knob = field_metadata(model, name, Knob) if name in model.model_fields else None
+        if knob is not None and knob.key in profile.role(knob.role):
+            raise PlanError(f"{where}: sets {name} and profile {profile_name} sets {knob.key}; keep one")
+    layered = {field_name: _layer(profile.role(role), f"profile {profile_name}", getattr(scenario, field_name), where)
+               for role, field_name in roles.items()}
     try:
-        request = _request(scenario, settings, common, clients, base, where)
-        if isinstance(request, LatencyRequest):  # settings, payload, clients: as the lab checks them, on a copy
-            plan_latency(copy.deepcopy(request), Silent())
-        elif isinstance(request, ThroughputRequest):
-            plan_throughput(copy.deepcopy(request), Silent())
-        return request
+        scenario = scenario.model_copy(update=layered)
+        scenario = scenario.with_clients(clients) if clients else scenario
+        scenario = scenario.rebased(loaded.base) if loaded.base is not None else scenario
+        registry.get(scenario.lab).check(scenario)
     except ConfigError as exc:
         raise PlanError(f"{where}: {exc}") from None
+    return scenario
 
 
-def _request(scenario, settings: dict, common: dict, clients: tuple[str, ...] | None, base: Path | None, where: str):
-    if isinstance(scenario, LatencyScenario):
-        return LatencyRequest(size=scenario.size, payload_file=_path(scenario.payload, base), count=scenario.count,
-                              warmup=scenario.warmup, rounds=scenario.rounds, clients=list(clients) if clients else None,
-                              acks=scenario.acks or "1", replication_factor=scenario.replication_factor,
-                              topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-    if isinstance(scenario, ProduceScenario):
-        return ThroughputRequest(role="produce", size=scenario.size, count=scenario.count, duration_s=scenario.duration,
-                                 rate=scenario.rate, producers=scenario.producers, consumers=scenario.consumers,
-                                 partitions=scenario.partitions, replication_factor=scenario.replication_factor,
-                                 acks=scenario.acks, compression=scenario.compression, client=clients[0],
-                                 topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-    if isinstance(scenario, ConsumeScenario):
-        return ThroughputRequest(role="consume", topic="(filled by the runner)", size=scenario.size, count=scenario.count,
-                                 consumers=scenario.consumers, partitions=scenario.partitions, client=clients[0],
-                                 check=True, topic_config=settings["topic"], timeout_s=scenario.timeout or 30, **common)
-    if isinstance(scenario, CompressionScenario):
-        return _compression_request(scenario, settings, clients[0], base, where)
-    raise AssertionError(f"no request for lab {scenario.lab}")
-
-
-def _compression_request(scenario: CompressionScenario, settings: dict, client: str, base: Path | None, where: str):
-    varied = sorted(k for k in settings["producer"] if k.startswith("compression."))
-    if varied:
-        raise PlanError(f"{where}: the compression lab varies {varied[0]} itself; drop it from the profile or scenario")
-    if settings["consumer"] or settings["topic"]:
-        raise PlanError(f"{where}: the compression lab takes producer settings only")
-    dataset = scenario.dataset
-    if dataset.lower().endswith(".csv") and base is not None and not Path(dataset).is_absolute():
-        dataset = str(base / dataset)
-    request = CompressionRequest(rows=scenario.rows, formats=list(scenario.formats), codecs=list(scenario.codecs),
-                                 levels={k: list(v) for k, v in scenario.levels.items()}, dataset=dataset, client=client,
-                                 repeats=scenario.repeats, producer_file=settings["producer"], timeout_s=scenario.timeout or 60)
-    check_request(request)
-    return request
-
-
-class Silent:
-    """A lab listener that listens to nothing: checks before the run, and set-up the run does not report."""
-
-    def note(self, message: str) -> None:
-        pass
-
-    def window(self, role: str, entry: dict) -> None:
-        pass
-
-    def done(self, role: str, records: int) -> None:
-        pass
-
-
-def _layer(profile: dict[str, str], profile_source: str, scenario: dict[str, str], scenario_source: str) -> dict[str, Setting]:
+def _layer(profile: dict[str, str], profile_source: str, scenario: dict[str, Setting], where: str) -> dict[str, Setting]:
     return {**{k: Setting(v, profile_source) for k, v in profile.items()},
-            **{k: Setting(v, scenario_source) for k, v in scenario.items()}}
-
-
-def _path(value: Path | None, base: Path | None) -> Path | None:
-    if value is None or value.is_absolute() or base is None:
-        return value
-    return base / value
+            **{k: Setting(s.value, where) for k, s in scenario.items()}}

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from kafkabench.config.client_settings import build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
-from kafkabench.plans.model import Plan, Profile
+from kafkabench.labs import registry
+from kafkabench.plans.model import Plan, PlanKeys, PlanScenario, Profile
 
 BUILTIN = resources.files("kafkabench.plans")
 
@@ -30,6 +31,7 @@ class PlanError(ConfigError):
 @dataclass(frozen=True)
 class LoadedPlan:
     plan: Plan
+    scenarios: list[PlanScenario]
     source: str  # the file, or "built-in plan NAME"
     text: str
     profiles: dict[str, Profile]
@@ -49,14 +51,34 @@ def load_plan(spec: str) -> LoadedPlan:
         text, label, base = BUILTIN.joinpath("builtin", f"{spec}.yaml").read_text(encoding="utf-8"), f"{spec}.yaml", None
     else:
         raise PlanError(f"{spec}: no such plan file, and no built-in plan of that name (built-in: {', '.join(builtin_names())})")
-    plan = parse_plan(text, label)
-    names = dict.fromkeys([*plan.profiles, *(p for s in plan.scenarios for p in s.profiles or [])])
+    plan, scenarios = parse_plan(text, label)
+    names = dict.fromkeys([*plan.profiles, *(p for s in scenarios for p in s.keys.profiles or [])])
     profiles = {name: load_profile(name, base) for name in names}
-    return LoadedPlan(plan, label if base is not None else f"built-in plan {spec}", text, profiles, base)
+    return LoadedPlan(plan, scenarios, label if base is not None else f"built-in plan {spec}", text, profiles, base)
 
 
-def parse_plan(text: str, label: str) -> Plan:
-    return _validated(Plan, _yaml(text, label), label)
+def parse_plan(text: str, label: str) -> tuple[Plan, list[PlanScenario]]:
+    data = _yaml(text, label)
+    plan = _validated(Plan, data, label)
+    return plan, [_scenario(raw, index, data, label) for index, raw in enumerate(plan.scenarios)]
+
+
+def _scenario(raw: dict, index: int, data: dict, label: str) -> PlanScenario:
+    """One scenario, validated by its lab's own model; errors located in the whole plan."""
+    where = ("scenarios", index)
+    keys = _validated(PlanKeys, raw, label, where, data)
+    lab_name = raw.get("lab")
+    if not isinstance(lab_name, str):
+        raise PlanError(f"{label}: {location(where, data)}: needs `lab:` ({', '.join(registry.names())})")
+    if lab_name not in registry.names():
+        known = ", ".join(repr(name) for name in registry.names())
+        raise PlanError(f"{label}: {location(where, data)}: unknown lab {lab_name!r}; expected one of {known}")
+    model = registry.get(lab_name).scenario
+    if "client" in raw and not model.clients_together:
+        raise PlanError(f"{label}: {location((*where, 'client'), data)}: a plan names its clients with `clients: [...]`")
+    plan_only = {"name", "profiles"} | (set() if model.clients_together else {"clients"})
+    given = {key: value for key, value in raw.items() if key not in plan_only}
+    return PlanScenario(keys, _validated(model, given, label, where, data), frozenset(given))
 
 
 def load_profile(name: str, base: Path | None) -> Profile:
@@ -96,7 +118,8 @@ def _yaml(text: str, label: str) -> Any:
     return {} if data is None else data
 
 
-def _validated(model: type, data: Any, label: str):
+def _validated(model: type, data: Any, label: str, where: tuple = (), whole: Any = None):
+    """`data` validated by `model`; an error says where, `where` being the path of `data` inside `whole`."""
     if not isinstance(data, dict):
         raise PlanError(f"{label}: expected a mapping of keys (name:, scenarios:, ...), found {type(data).__name__}")
     try:
@@ -104,15 +127,20 @@ def _validated(model: type, data: Any, label: str):
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise PlanError(f"{label}: {describe(errors[0], data)}{more}") from None
+        first = {**errors[0], "loc": (*where, *errors[0]["loc"])}
+        raise PlanError(f"{label}: {describe(first, data if whole is None else whole)}{more}") from None
 
 
 def describe(error: dict, data: Any) -> str:
     """`scenarios -> 2 (produce) -> rate: must be > 0`: pydantic's location, readable."""
+    where = location(error["loc"], data)
+    return f"{where}: {explain(error)}" if where else explain(error)
+
+
+def location(loc: tuple, data: Any) -> str:
+    """`scenarios -> 2 (produce) -> rate`: a path into the data, scenarios counted from 1 and named."""
     parts, node = [], data
-    for key in error["loc"]:
-        if isinstance(node, dict) and key not in node and node.get("lab") == key:
-            continue  # the tag pydantic adds for the scenario's lab: already in the label
+    for key in loc:
         if isinstance(key, int) and isinstance(node, list):
             item = node[key] if key < len(node) else None
             label = (item.get("name") or item.get("lab")) if isinstance(item, dict) else None
@@ -120,15 +148,14 @@ def describe(error: dict, data: Any) -> str:
         else:
             parts.append(str(key))
         node = node[key] if isinstance(node, (dict, list)) and _has(node, key) else None
-    location = " -> ".join(parts)
-    return f"{location}: {_message(error)}" if location else _message(error)
+    return " -> ".join(parts)
 
 
 def _has(node: Any, key: Any) -> bool:
     return key in node if isinstance(node, dict) else isinstance(key, int) and key < len(node)
 
 
-def _message(error: dict) -> str:
+def explain(error: dict) -> str:
     kind, ctx = error["type"], error.get("ctx", {})
     simple = {
         "missing": "required",
@@ -142,8 +169,6 @@ def _message(error: dict) -> str:
         "dict_type": "must be a mapping",
         "string_type": "must be text",
         "too_short": "must not be empty",
-        "union_tag_invalid": f"unknown lab {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}",
-        "union_tag_not_found": "needs `lab:` (latency, produce, consume or compression)",
         "string_pattern_mismatch": "letters, digits, '.', '_' and '-' only",
     }
     if kind in simple:

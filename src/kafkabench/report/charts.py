@@ -14,6 +14,7 @@ import math
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from kafkabench.labs import registry
 from kafkabench.report.spectrum import axis_position
 
 # one colour per client in every chart; others take the rest in turn
@@ -34,7 +35,7 @@ def colour(name: str, seen: dict[str, str]) -> str:
     return seen.setdefault(name, OTHER_COLOURS[len(seen) % len(OTHER_COLOURS)])
 
 
-def _layout(title: str, **extra) -> go.Layout:
+def base_layout(title: str, **extra) -> go.Layout:
     layout = go.Layout(
         template=go.layout.Template(),  # the default template would add ~6 kB to every chart
         title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
@@ -49,7 +50,7 @@ def _layout(title: str, **extra) -> go.Layout:
     return layout
 
 
-def _axis(title: str, **extra) -> dict:
+def axis_style(title: str, **extra) -> dict:
     return {"title": {"text": title}, "gridcolor": "#e5e7eb", "zerolinecolor": "#d1d5db", "linecolor": "#9ca3af",
             "automargin": True, **extra}
 
@@ -64,24 +65,21 @@ def log_ticks(values: list[float]) -> dict:
     return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
 
 
-def _chart(kind: str, result_id: str, title: str, caption: str, figure: go.Figure, wide: bool = False) -> dict:
+def make_chart(kind: str, result_id: str, title: str, caption: str, figure: go.Figure, wide: bool = False) -> dict:
     return {"id": f"{result_id}-{kind}", "chart": kind, "result": result_id, "title": title, "caption": caption,
             "wide": wide, "figure": json.loads(pio.to_json(figure, validate=True))}
 
 
 def result_charts(result: dict) -> list[dict]:
-    charts = [spectrum_chart(result)]
-    if result["lab"] == "latency":
-        charts += [latency_bars_chart(result), latency_split_chart(result)]
-    charts.append(timeline_chart(result))
-    if result["lab"] == "compression":
-        charts.append(pareto_chart(result))
+    """Every result's percentile spectrum and timeline, with its lab's own charts between them."""
+    charts = [spectrum_chart(result), *registry.for_report(result["lab"]).charts(result), timeline_chart(result)]
     return [chart for chart in charts if chart is not None]
 
 
 def spectrum_chart(result: dict) -> dict | None:
-    # the latency lab has three metrics per client: one at a time, chosen with buttons, keeps the legend readable
-    one_metric = result["lab"] == "latency"
+    # several metrics per client (the latency lab's e2e, produce, consume): one at a time, chosen with buttons,
+    # keeps the legend readable
+    one_metric = result["spectrum_one_metric"]
     seen: dict[str, str] = {}
     traces, widest, values = [], 2.0, []
     for run in result["runs"]:
@@ -95,16 +93,16 @@ def spectrum_chart(result: dict) -> dict | None:
     if not traces:
         return None
     ticks = [(value, text) for value, text in SPECTRUM_TICKS if value <= widest * 1.5]
-    layout = _layout("Latency by percentile", height=440,
-                     xaxis=_axis("percentile", type="log", tickvals=[t[0] for t in ticks], ticktext=[t[1] for t in ticks],
+    layout = base_layout("Latency by percentile", height=440,
+                     xaxis=axis_style("percentile", type="log", tickvals=[t[0] for t in ticks], ticktext=[t[1] for t in ticks],
                                  range=[0, math.log10(widest) * 1.04]),
-                     yaxis=_axis("latency ms", **log_ticks(values)))
+                     yaxis=axis_style("latency ms", **log_ticks(values)))
     if one_metric:
         layout.update(updatemenus=[_metric_buttons(traces)])
     caption = ("HdrHistogram percentile spectrum of every recorded value: read across at 99 % to see the latency one "
                "message in a hundred exceeds. Each curve ends at its maximum (the dot). x is 1/(1 - percentile) on a "
                "log scale.")
-    return _chart("latency-spectrum", result["id"], "Latency by percentile", caption, go.Figure(traces, layout),
+    return make_chart("latency-spectrum", result["id"], "Latency by percentile", caption, go.Figure(traces, layout),
                   wide=one_metric)
 
 
@@ -123,62 +121,6 @@ def _metric_buttons(traces: list[go.Scatter]) -> dict:
             "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom", "pad": {"r": 0, "t": 0}, "font": {"size": 11},
             "buttons": [{"label": metric, "method": "restyle",
                          "args": [{"visible": [trace.meta["metric"] == metric for trace in traces]}]} for metric in metrics]}
-
-
-def _scale_buttons() -> dict:
-    return {"type": "buttons", "direction": "right", "showactive": True, "active": 0, "x": 1, "xanchor": "right",
-            "y": 1.02, "yanchor": "bottom", "pad": {"r": 0, "t": 0}, "font": {"size": 11},
-            "buttons": [{"label": scale, "method": "relayout", "args": [{"yaxis.type": scale}]} for scale in ("linear", "log")]}
-
-
-def _by_e2e_p50(runs: list[dict]) -> list[dict]:
-    return sorted((run for run in runs if "e2e" in run["stats"]), key=lambda run: run["stats"]["e2e"]["p50_ms"])
-
-
-def latency_bars_chart(result: dict) -> dict | None:
-    runs = _by_e2e_p50(result["runs"])
-    if not runs:
-        return None
-    labels = [run["label"] for run in runs]
-    p50 = [run["stats"]["e2e"]["p50_ms"] for run in runs]
-    p99 = [run["stats"]["e2e"]["p99_ms"] for run in runs]
-    traces = [go.Bar(x=labels, y=p50, name="e2e p50", marker_color="#2563eb", meta={"field": "p50_ms"},
-                     texttemplate="%{y:.2f}", textposition="outside", hovertemplate="%{x} e2e p50: %{y:,.3f} ms<extra></extra>"),
-              go.Bar(x=labels, y=p99, name="e2e p99", marker_color="#93c5fd", meta={"field": "p99_ms"},
-                     texttemplate="%{y:.2f}", textposition="outside", hovertemplate="%{x} e2e p99: %{y:,.3f} ms<extra></extra>")]
-    values = [v for v in p50 + p99 if v > 0]
-    log = bool(values) and max(values) / min(values) > LOG_WHEN_RATIO
-    layout = _layout("e2e p50 and p99 per client", barmode="group", xaxis=_axis(""),
-                     yaxis=_axis("e2e ms" + (" (log scale)" if log else ""), **(log_ticks(values) if log else {})))
-    floor = result["floor_p50_ms"]
-    if floor is not None:
-        layout.update(shapes=[{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": floor, "y1": floor,
-                               "line": {"color": "#111827", "width": 1.5, "dash": "dash"}, "name": "tcp floor"}],
-                      # an annotation on a log axis is placed in log10 units, unlike a shape
-                      annotations=[{"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "yanchor": "bottom",
-                                    "y": math.log10(floor) if log and floor > 0 else floor,
-                                    "text": f"tcp floor (e2e p50) {floor:.2f} ms", "showarrow": False,
-                                    "font": {"size": 11, "color": "#111827"}, "bgcolor": "rgba(255,255,255,0.85)"}])
-    caption = "Sorted by e2e p50. The dashed line is the floor: the tcp pseudo-client's e2e p50 on this machine."
-    return _chart("latency-bars", result["id"], "e2e p50 and p99 per client", caption, go.Figure(traces, layout))
-
-
-def latency_split_chart(result: dict) -> dict | None:
-    runs = [run for run in _by_e2e_p50(result["runs"]) if "produce" in run["stats"] and "consume" in run["stats"]]
-    if not runs:
-        return None
-    labels = [run["label"] for run in runs]
-    traces = [go.Bar(x=labels, y=[run["stats"][m]["p50_ms"] for run in runs], name=f"{m} p50", meta={"metric": m},
-                     marker_color=colour_, hovertemplate=f"%{{x}} {m} p50: %{{y:,.3f}} ms<extra></extra>")
-              for m, colour_ in (("produce", "#2563eb"), ("consume", "#f59e0b"))]
-    traces.append(go.Scatter(x=labels, y=[run["stats"]["e2e"]["p50_ms"] for run in runs], name="e2e p50", mode="markers",
-                             marker={"symbol": "diamond", "size": 11, "color": "#111827"}, meta={"metric": "e2e"},
-                             hovertemplate="%{x} e2e p50: %{y:,.3f} ms<extra></extra>"))
-    layout = _layout("Where the time goes: produce and consume medians", barmode="stack", xaxis=_axis(""),
-                     yaxis=_axis("ms"), updatemenus=[_scale_buttons()])  # log: the fast clients beside a slow one
-    caption = ("Median produce (send call -> ack) stacked on median consume (ack -> value in hand). For every message "
-               "the two add up to its e2e, but their medians need not add up to the e2e median (the diamond).")
-    return _chart("latency-split", result["id"], "produce / consume split", caption, go.Figure(traces, layout))
 
 
 def timeline_chart(result: dict) -> dict | None:
@@ -201,72 +143,22 @@ def timeline_chart(result: dict) -> dict | None:
                                      hovertemplate="t=%{x:.2f} s: p99 %{y:,.3f} ms<extra></extra>"))
     if not traces:
         return None
-    layout = _layout("Throughput over time", xaxis=_axis("seconds since start"), yaxis=_axis("records/s", rangemode="tozero"),
-                     yaxis2=_axis("p99 ms per window", overlaying="y", side="right", rangemode="tozero", showgrid=False,
+    layout = base_layout("Throughput over time", xaxis=axis_style("seconds since start"), yaxis=axis_style("records/s", rangemode="tozero"),
+                     yaxis2=axis_style("p99 ms per window", overlaying="y", side="right", rangemode="tozero", showgrid=False,
                                   tickmode="auto"))
     caption = "Records per second in each progress window (solid) and the window's p99 latency (dotted, right axis)."
-    return _chart("throughput-timeline", result["id"], "Throughput over time", caption, go.Figure(traces, layout))
-
-
-def pareto_chart(result: dict) -> dict | None:
-    cells = [run for run in result["runs"] if run["objectives"] is not None]
-    if not cells:
-        return None
-    cpu = [run["objectives"]["cpu_s"] for run in cells]
-    by_duration = sorted(cells, key=lambda run: run["duration_s"])  # so that neighbours' labels alternate
-    traces = [_pareto_trace([run for run in by_duration if run["pareto"] == kind], kind, min(cpu), max(cpu))
-              for kind in ("front", "dominated")]
-    stored = [run["counters"]["stored_bytes"] / 1e6 for run in cells]
-    layout = _layout("Stored size vs time, coloured by CPU", xaxis=_axis("duration s (first send -> last ack)"),
-                     yaxis=_axis("stored MB (10^6 bytes, log scale)", **log_ticks(stored)), height=460)
-    caption = ("Each point is a format x codec cell. Filled: on the Pareto front (no other cell is at least as good on "
-               "stored size, duration and CPU and better on one); hollow: dominated. Colour: CPU s, producer + broker.")
-    return _chart("compression-pareto", result["id"], "Pareto: stored size, duration, CPU", caption,
-                  go.Figure([t for t in traces if t is not None], layout), wide=True)
-
-
-def _pareto_trace(runs: list[dict], kind: str, low: float, high: float) -> go.Scatter | None:
-    if not runs:
-        return None
-    front = kind == "front"
-    return go.Scatter(
-        x=[run["duration_s"] for run in runs], y=[run["counters"]["stored_bytes"] / 1e6 for run in runs],
-        text=[run["label"] for run in runs], name="Pareto front" if front else "dominated",
-        mode="markers+text" if front else "markers", textposition=_label_positions(len(runs)),
-        customdata=[[run["counters"]["stored_bytes"], run["resources"].get("cpu_s"), run["resources"].get("broker_cpu_s"),
-                     run["objectives"]["cpu_s"]] for run in runs],
-        marker={"size": 15 if front else 12, "symbol": "circle" if front else "circle-open", "line": {"width": 2},
-                "color": [run["objectives"]["cpu_s"] for run in runs], "colorscale": CPU_COLOURS, "cmin": low,
-                "cmax": high if high > low else low + 1e-9, "showscale": front,
-                "colorbar": {"title": {"text": "CPU s"}, "thickness": 12}},
-        meta={"pareto": kind, "runs": [run["index"] for run in runs]},
-        hovertemplate=("<b>%{text}</b><br>stored %{y:,.3f} MB (%{customdata[0]:,} bytes)<br>duration %{x:.3f} s<br>"
-                       "CPU %{customdata[3]:.3f} s (producer %{customdata[1]:.3f} + broker %{customdata[2]:.3f})"
-                       f"<extra>{kind}</extra>"))
-
-
-def _label_positions(count: int) -> list[str]:
-    """Neighbouring front cells often sit close together: alternate where their labels go."""
-    return [("top center", "bottom center", "middle right", "middle left")[i % 4] for i in range(count)]
+    return make_chart("throughput-timeline", result["id"], "Throughput over time", caption, go.Figure(traces, layout))
 
 
 def summary_charts(results: list[dict]) -> list[dict]:
-    """Side by side over results of one lab (a plan's profiles and repeats): the figure each result leads with."""
-    charts = []
-    latency = [result for result in results if result["lab"] == "latency"]
-    if len(latency) > 1:
-        charts.append(_across("latency-summary", "e2e p50 per result", "e2e p50 ms", latency,
-                              lambda run: run["stats"]["e2e"]["p50_ms"] if "e2e" in run["stats"] else None,
-                              lambda run: run["client"]))
-    for lab in ("produce", "consume"):
-        group = [result for result in results if result["lab"] == lab]
-        if len(group) > 1:
-            charts.append(_across(f"{lab}-summary", f"{lab}: records/s per result", "records/s", group,
-                                  lambda run: run["throughput"].get("records_per_s"), lambda run: run["label"]))
-    return charts
+    """Side by side over results of one lab (a plan's profiles and repeats): each lab says what it compares."""
+    by_lab: dict[str, list[dict]] = {}
+    for result in results:
+        by_lab.setdefault(result["lab"], []).append(result)
+    return [chart for lab, group in by_lab.items() for chart in registry.for_report(lab).summary_charts(group)]
 
 
-def _across(kind: str, title: str, axis: str, results: list[dict], value, series) -> dict:
+def across(kind: str, title: str, axis_title: str, results: list[dict], value, series) -> dict:
     """One bar trace per series (a client, a role), one bar group per result; a result without it has a gap."""
     names = [result["name"] for result in results]
     keys = list(dict.fromkeys(series(run) for result in results for run in result["runs"] if value(run) is not None))
@@ -277,6 +169,6 @@ def _across(kind: str, title: str, axis: str, results: list[dict], value, series
         traces.append(go.Bar(x=names, y=found, name=key, marker_color=colour(key, seen), meta={"series": key},
                              customdata=[result["id"] for result in results],
                              hovertemplate="%{fullData.name} in %{x}: %{y:,.3f}<extra></extra>"))
-    layout = _layout(title, barmode="group", xaxis=_axis(""), yaxis=_axis(axis))
+    layout = base_layout(title, barmode="group", xaxis=axis_style(""), yaxis=axis_style(axis_title))
     caption = "One group of bars per result, in the order they ran; each result's own section has the detail."
-    return _chart(kind, "summary", title, caption, go.Figure(traces, layout))
+    return make_chart(kind, "summary", title, caption, go.Figure(traces, layout))

@@ -18,13 +18,11 @@ from pydantic import ValidationError
 from kafkabench import __version__
 from kafkabench.core.results import RESULT_FILE, SCHEMA, ResultDocument, Run, read_histogram
 from kafkabench.errors import KafkabenchError
+from kafkabench.labs import registry
+from kafkabench.labs.base import Lab
 from kafkabench.report import definitions
-from kafkabench.report.compression_table import OBJECTIVES, dominated, objective, winners
 from kafkabench.report.environment import environment
-from kafkabench.report.headline import headline
-from kafkabench.report.latency_table import floor_p50, run_errors
 from kafkabench.report.spectrum import percentile_spectrum
-from kafkabench.report.throughput_table import definitions as throughput_lines
 
 REPORT_SCHEMA = "kafkabench.report/1"
 PLAN_RUN_FILE = "run.json"  # what `kafkabench run` writes beside its cells' result directories
@@ -162,10 +160,8 @@ def _name(result: LoadedResult) -> str:
 
 def result_entry(result: LoadedResult, entry_id: str, name: str) -> dict:
     document = result.document
-    runs = [run_entry(result.directory, run, index) for index, run in enumerate(document.runs)]
-    if document.lab == "compression":
-        _mark_pareto(document.runs, runs)
-    return {
+    lab = registry.for_report(document.lab)
+    entry = {
         "id": entry_id,
         "name": name,
         "directory": str(result.directory),
@@ -179,21 +175,25 @@ def result_entry(result: LoadedResult, entry_id: str, name: str) -> dict:
         "cluster": dict(document.cluster),
         "notes": list(document.notes),
         "error": document.error,
-        "headline": headline(document),
-        "lines": _lines(document),
-        "floor_p50_ms": floor_p50(document) if document.lab == "latency" else None,
-        "runs": runs,
+        "headline": lab.headline(document),
+        "lines": lab.lines(document),
+        "tables": [table.as_dict() for table in lab.tables(document)],
+        "floor_p50_ms": None,
+        "spectrum_one_metric": False,
+        "runs": [run_entry(result.directory, run, index, lab) for index, run in enumerate(document.runs)],
     }
+    lab.annotate(document, entry)
+    return entry
 
 
-def run_entry(directory: Path, run: Run, index: int) -> dict:
+def run_entry(directory: Path, run: Run, index: int, lab: Lab) -> dict:
     entry = run.model_dump(mode="json")
     entry["index"] = index
-    entry["label"] = run_label(run)
+    entry["label"] = lab.run_label(run)
     entry["spectra"] = {metric: percentile_spectrum(_histogram(directory, run, metric))
                         for metric in run.histograms
                         if metric in run.stats and run.stats[metric].count >= SPECTRUM_MIN_COUNT}
-    entry["pareto"] = None  # front / dominated: compression cells only
+    entry["pareto"] = None  # front / dominated: labs that weigh objectives (compression)
     entry["objectives"] = None
     return entry
 
@@ -203,43 +203,3 @@ def _histogram(directory: Path, run: Run, metric: str):
         return read_histogram(directory, run, metric)
     except (OSError, ValueError) as exc:
         raise ReportError(f"{directory / run.histograms[metric]}: cannot be read as a histogram ({exc})") from exc
-
-
-def run_label(run: Run) -> str:
-    """How charts and tables name a run: the client, the role beside it, or the compression cell."""
-    if run.scenario == "compression" and "format" in run.params:
-        level = run.params.get("level")
-        return f"{run.params['format']} {run.params.get('codec', '?')}" + (f" {level}" if level is not None else "")
-    if run.scenario in ("produce", "consume"):
-        return f"{run.scenario} {run.client}"
-    return run.client
-
-
-def _mark_pareto(runs: list[Run], entries: list[dict]) -> None:
-    """front / dominated, as the terminal table decides it; a cell without every objective is left out."""
-    measured = [i for i, run in enumerate(runs) if _has_objectives(run)]
-    worse = dominated([runs[i] for i in measured])
-    for position, index in enumerate(measured):
-        entries[index]["pareto"] = "dominated" if position in worse else "front"
-        entries[index]["objectives"] = objective_values(runs[index])
-
-
-def _has_objectives(run: Run) -> bool:
-    return run.error is None and "stored_bytes" in run.counters and run.duration_s > 0
-
-
-def _lines(document: ResultDocument) -> list[str]:
-    """The explanations the terminal prints under a lab's tables, worded the same."""
-    if document.lab == "latency":
-        return run_errors(document)
-    if document.lab in ("produce", "consume"):
-        return throughput_lines(document)
-    if document.lab == "compression":
-        complete = document.model_copy(update={"runs": [run for run in document.runs if _has_objectives(run)]})
-        return winners(complete)
-    return []
-
-
-def objective_values(run: Run) -> dict[str, float]:
-    """The compression objectives of a run as the Pareto front weighs them (cpu_s: producer + broker)."""
-    return {name: objective(run, name) for name in OBJECTIVES.values()}

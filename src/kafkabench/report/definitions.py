@@ -1,7 +1,7 @@
 """What every number in a report means: one source of truth for the HTML report's definitions, its column
 and axis tooltips, and anyone else who needs the wording.
 
-The wording follows DESIGN.md ("Measurement definitions") and the README's "How it is measured" and
+The wording follows docs/design.md ("Measurement definitions") and the README's "How it is measured" and
 "What is measured" sections; change it there and here together.
 """
 
@@ -94,18 +94,24 @@ DEFINITIONS: tuple[Definition, ...] = (
     Definition("max_rss_mb", "max RSS MB", "MB", "Peak resident memory of the worker process."),
 )
 
-BY_KEY = {definition.key: definition for definition in DEFINITIONS}
+
+
+def everything() -> tuple[Definition, ...]:
+    """These, then what each registered lab defines for its own metrics (Lab.definitions)."""
+    from kafkabench.labs import registry
+
+    return DEFINITIONS + tuple(d for lab in registry.labs() for d in lab.definitions)
 
 
 def definition(key: str) -> Definition | None:
-    return BY_KEY.get(key)
+    return next((d for d in everything() if d.key == key), None)
 
 
 def tooltip(key: str) -> str:
     """The text a column header or an axis shows on hover; empty for a name without a definition."""
-    found = BY_KEY.get(key)
+    found = definition(key)
     return found.text if found else ""
 
 
 def as_dicts() -> list[dict]:
-    return [{**asdict(d), "labs": list(d.labs)} for d in DEFINITIONS]
+    return [{**asdict(d), "labs": list(d.labs)} for d in everything()]

@@ -18,7 +18,7 @@ from pathlib import Path
 import plotly.offline
 from jinja2 import Environment, PackageLoader
 
-from kafkabench.report import charts, csv_export, tables
+from kafkabench.report import charts, csv_export
 from kafkabench.report.collect import collect
 
 ENVIRONMENT_TITLES = {"tools": "kafkabench", "kafka_versions": "Kafka", "clusters": "cluster", "machines": "machine",
@@ -43,7 +43,7 @@ def script_json(value: object) -> str:
 
 
 def render_html(data: dict) -> str:
-    sections = [{"result": result, "charts": charts.result_charts(result), "tables": tables.tables(result)}
+    sections = [{"result": result, "charts": charts.result_charts(result), "tables": result["tables"]}
                 for result in data["results"]]
     summary = charts.summary_charts(data["results"])
     figures = {chart["id"]: chart["figure"] for chart in summary + [c for s in sections for c in s["charts"]]}

@@ -1,7 +1,6 @@
 """The consume scenario: read a topic in a group as fast as the client does, measure what arrives.
 
-params: group, from (earliest | latest), count | duration_s, interval_s, check (every value must be one of
-the payloads), idle_timeout_s (after start, no record for this long ends the run normally).
+params: core.protocol.ConsumeParams (from, count | duration_s, interval_s, check, idle_timeout_s, decode).
 `e2e`: a record's `kb-sent-ns` header (intended send time) to the value in hand, on this host's monotonic
 clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: start -> first record. The run's
 duration (for records/s) is start -> last record.
@@ -15,7 +14,7 @@ import threading
 import time
 
 from kafkabench.core.clock import Clock, monotonic_ns
-from kafkabench.core.protocol import Outcome, Task
+from kafkabench.core.protocol import ConsumeParams, DecodeSpec, Outcome, Task
 from kafkabench.core.windows import WindowedStats
 from kafkabench.workers.adapters.base import AdapterError, KafkaClient
 from kafkabench.workers.throughput_run import STAMP_HEADER, Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
@@ -24,14 +23,14 @@ POLL_S = 0.1
 METRICS = ("e2e",)
 
 
-def _decoder(spec: dict | None):
-    """params.decode = {"format": ..., "dataset": ...}: decode every value, as a consuming application would."""
-    if not spec:
+def _decoder(spec: DecodeSpec | None):
+    """Decode every value, as a consuming application would: bytes that only look right fail here."""
+    if spec is None:
         return None
     from kafkabench.datasets.sources import open_dataset
     from kafkabench.formats.codecs import make_format
 
-    return make_format(spec["format"], open_dataset(spec["dataset"])).decode
+    return make_format(spec.format, open_dataset(spec.dataset)).decode
 
 
 def _stamp(headers) -> bytes | None:
@@ -42,16 +41,17 @@ def _stamp(headers) -> bytes | None:
 
 
 class ConsumeRun:
-    def __init__(self, client: KafkaClient, task: Task, stop: threading.Event, clock: Clock = monotonic_ns) -> None:
+    def __init__(self, client: KafkaClient, task: Task, params: ConsumeParams, stop: threading.Event,
+                 clock: Clock = monotonic_ns) -> None:
         self.client = client
         self.task = task
-        self.params = task.params
+        self.params = params
         self.clock = clock
-        self.until = StopConditions(task.params, stop, clock)
-        self.stats = WindowedStats(METRICS, task.params.get("interval_s", 1.0), clock, clock())
+        self.until = StopConditions(params, stop, clock)
+        self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
         self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0})
-        self.expected = set(task.payload_sha256s) if task.params.get("check") else None
-        self.decode = _decoder(task.params.get("decode"))
+        self.expected = set(task.payload_sha256s) if params.check else None
+        self.decode = _decoder(params.decode)
         self.timings: dict[str, float] = {}
         self.early: list = []  # records that arrived while waiting for the start signal
         self.first_ns: int | None = None
@@ -62,7 +62,7 @@ class ConsumeRun:
         started = self.clock()
         try:
             self.client.open_consumer(self.task.bootstrap_servers, self.task.consumer_config)
-            self.client.subscribe(self.task.topic, self.task.timeout_s, at_end=self.params.get("from") == "latest")
+            self.client.subscribe(self.task.topic, self.task.timeout_s, at_end=self.params.start_from == "latest")
         except AdapterError as exc:
             raise RunFailed("failure", str(exc)) from exc
         self.timings["rebalance_s"] = (self.clock() - started) / 1e9
@@ -81,8 +81,9 @@ class ConsumeRun:
 
     def run(self, emit: Emit) -> None:
         start = self.until.begin()
-        self.stats = WindowedStats(METRICS, self.params.get("interval_s", 1.0), self.clock, start)
-        idle_ns = int(self.params.get("idle_timeout_s", self.task.timeout_s) * 1e9)
+        self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
+        idle_s = self.params.idle_timeout_s
+        idle_ns = int((idle_s if idle_s is not None else self.task.timeout_s) * 1e9)
         last_seen = start
         while not self.until.reached(self.counters["received"]):
             try:

@@ -1,8 +1,6 @@
 """The produce scenario (seed 001): send as fast as allowed on an open-loop schedule, measure every ack.
 
-params: count | duration_s (the first reached ends it), rate_per_s (-1: as fast as possible), interval_s
-(progress windows), stamp (put the intended send time in header `kb-sent-ns` for consumers' e2e),
-records_file (replay these values once, in order, instead of cycling through the payload files).
+params: core.protocol.ProduceParams (count | duration_s, rate_per_s, interval_s, stamp, records_file).
 `publish_delay`: intended -> actual send call (only with a rate). `publish_latency`: send call -> ack.
 """
 
@@ -16,7 +14,7 @@ import time
 from pathlib import Path
 
 from kafkabench.core.clock import Clock, monotonic_ns
-from kafkabench.core.protocol import Outcome, Task
+from kafkabench.core.protocol import Outcome, ProduceParams, Task
 from kafkabench.core.rate import OpenLoopSchedule, wait_until
 from kafkabench.core.records_file import read_records
 from kafkabench.core.windows import WindowedStats
@@ -28,15 +26,15 @@ METRICS = ("publish_latency", "publish_delay")
 
 
 class ProduceRun:
-    def __init__(self, client: KafkaClient, task: Task, payloads: list[bytes], stop: threading.Event,
-                 clock: Clock = monotonic_ns) -> None:
+    def __init__(self, client: KafkaClient, task: Task, params: ProduceParams, payloads: list[bytes],
+                 stop: threading.Event, clock: Clock = monotonic_ns) -> None:
         self.client = client
         self.task = task
         self.payloads = payloads
-        self.params = task.params
+        self.params = params
         self.clock = clock
-        self.until = StopConditions(task.params, stop, clock)
-        self.stats = WindowedStats(METRICS, task.params.get("interval_s", 1.0), clock, clock())
+        self.until = StopConditions(params, stop, clock)
+        self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
         self.counters = collections.Counter({"sent": 0, "acked": 0, "errors": 0})
         self.start_ns: int | None = None
         self.last_ack_ns: int | None = None
@@ -51,10 +49,10 @@ class ProduceRun:
 
     def run(self, emit: Emit) -> None:
         start = self.until.begin()
-        self.stats = WindowedStats(METRICS, self.params.get("interval_s", 1.0), self.clock, start)
-        rate = self.params.get("rate_per_s", -1)
-        schedule = OpenLoopSchedule(rate, start) if rate and rate > 0 else None
-        stamp = self.params.get("stamp", False)
+        self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
+        rate = self.params.rate_per_s
+        schedule = OpenLoopSchedule(rate, start) if rate > 0 else None
+        stamp = self.params.stamp
         topic, clock, send = self.task.topic, self.clock, self.client.send
         count = self.until.count if self.until.count is not None else float("inf")
         values = self._values()
@@ -85,8 +83,8 @@ class ProduceRun:
         self._drain(emit)
 
     def _values(self):
-        if self.params.get("records_file"):
-            return read_records(Path(self.params["records_file"]))
+        if self.params.records_file is not None:
+            return read_records(Path(self.params.records_file))
         return itertools.cycle(self.payloads)
 
     def _serve(self) -> None:

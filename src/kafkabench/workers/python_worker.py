@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Callable
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import Error, Finish, Outcome, Progress, Ready, Result, Round, Start, Task
+from kafkabench.core.protocol import (BadParams, ConsumeParams, Error, Finish, Outcome, ProduceParams, Progress, Ready,
+                                      Result, Round, ScenarioParams, Start, Task, read_params)
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.http_baseline import HttpBaseline
@@ -75,7 +76,7 @@ def _reporting(body: Callable[[], int], partial: Callable[[], Outcome], close: C
         close()
 
 
-def serve_throughput(task: Task) -> int:
+def serve_throughput(task: Task, params: ProduceParams | ConsumeParams) -> int:
     """produce / consume: ready, wait for start, stream windows, result; `finish` on stdin stops early."""
     if task.client not in ADAPTERS:
         send(Error(message=f"the {task.scenario} scenario has no client {task.client!r}", kind="config"))
@@ -83,10 +84,10 @@ def serve_throughput(task: Task) -> int:
     client = load_adapter(task.client)
     started, stop = threading.Event(), threading.Event()
     threading.Thread(target=_control, args=(started, stop), daemon=True).start()
-    if task.scenario == "produce":
-        run = ProduceRun(client, task, [Path(p).read_bytes() for p in task.payload_files], stop)
+    if isinstance(params, ProduceParams):
+        run = ProduceRun(client, task, params, [Path(p).read_bytes() for p in task.payload_files], stop)
     else:
-        run = ConsumeRun(client, task, stop)
+        run = ConsumeRun(client, task, params, stop)
     version = client.version()
 
     def scenario() -> int:
@@ -115,7 +116,7 @@ def _control(started: threading.Event, stop: threading.Event) -> None:
     stop.set()
 
 
-SCENARIOS = {"ping_pong": serve, "produce": serve_throughput, "consume": serve_throughput}
+SCENARIOS = tuple(protocol.SCENARIO_PARAMS)  # this worker serves every scenario
 
 
 def main() -> int:
@@ -124,10 +125,20 @@ def main() -> int:
         task = protocol.decode(line)
         if not isinstance(task, Task) or task.scenario not in SCENARIOS:
             raise ValueError(f"expected a task for one of {', '.join(SCENARIOS)}, got {line.strip()[:80]!r}")
+        params = read_params(task)  # before any client exists: a typo costs no connection, and names itself
+    except BadParams as exc:
+        send(Error(message=str(exc), kind="config"))
+        return 2
     except ValueError as exc:
         send(Error(message=f"bad task: {exc}", kind="config"))
         return 2
-    return SCENARIOS[task.scenario](task)
+    return _dispatch(task, params)
+
+
+def _dispatch(task: Task, params: ScenarioParams) -> int:
+    if isinstance(params, (ProduceParams, ConsumeParams)):
+        return serve_throughput(task, params)
+    return serve(task)  # ping_pong takes no params; reading them was only to refuse any given
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ from __future__ import annotations
 import resource
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from kafkabench.core.clock import Clock
-from kafkabench.core.protocol import Outcome, Progress, Window
+from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Progress, Window
 from kafkabench.core.windows import WindowedStats
 
 STAMP_HEADER = "kb-sent-ns"  # intended send time, 8-byte big-endian monotonic ns of the producing host
@@ -30,10 +30,9 @@ class RunFailed(Exception):
 class StopConditions:
     """count, duration or an early `finish`, whichever comes first."""
 
-    def __init__(self, params: dict[str, Any], stop: threading.Event, clock: Clock) -> None:
-        self.count = params.get("count")
-        duration = params.get("duration_s")
-        self.duration_ns = int(duration * 1e9) if duration else None
+    def __init__(self, params: ProduceParams | ConsumeParams, stop: threading.Event, clock: Clock) -> None:
+        self.count = params.count
+        self.duration_ns = int(params.duration_s * 1e9) if params.duration_s is not None else None
         self.stop = stop
         self.clock = clock
         self.start_ns = 0

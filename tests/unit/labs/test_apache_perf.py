@@ -1,6 +1,6 @@
 import pytest
 
-from kafkabench.labs.apache_perf import ApacheToolFailed, parse_consumer_performance, parse_producer_performance
+from kafkabench.labs.throughput.apache import ApacheToolFailed, parse_consumer_performance, parse_producer_performance
 
 PRODUCER_OUTPUT = """\
 1403626 records sent, 280725.2 records/sec (26.77 MB/sec), 310.6 ms avg latency, 468.0 ms max latency.

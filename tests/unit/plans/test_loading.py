@@ -55,8 +55,8 @@ def test_profiles_are_found_next_to_the_plan_then_built_in(tmp_path):
     write(tmp_path, "producer: {linger.ms: 7}\n", "profiles/mine.yaml")
     path = write(tmp_path, "name: p\nprofiles: [mine, zstd]\nscenarios: [{lab: produce, count: 10}]\n")
     cells = expand(load_plan(str(path)))
-    assert [(c.profile, c.request.producer_file["linger.ms"].value) for c in cells] == [("mine", "7"), ("zstd", "5")]
-    assert cells[0].request.producer_file["linger.ms"].source == "profile mine"
+    assert [(c.profile, c.scenario.producer["linger.ms"].value) for c in cells] == [("mine", "7"), ("zstd", "5")]
+    assert cells[0].scenario.producer["linger.ms"].source == "profile mine"
 
 
 def test_profile_errors_name_the_profile_file_and_the_closest_setting(tmp_path):
@@ -68,8 +68,8 @@ def test_profile_errors_name_the_profile_file_and_the_closest_setting(tmp_path):
 
 def test_scenario_settings_win_over_the_profile_and_conflicting_knobs_are_refused(tmp_path):
     cells = expand(load_plan(str(write(tmp_path, "name: p\nprofiles: [throughput]\nscenarios: [{lab: produce, count: 5, producer: {linger.ms: 1}}]\n"))))
-    assert cells[0].request.producer_file["linger.ms"].value == "1"
-    assert cells[0].request.producer_file["batch.size"].value == "262144"
+    assert cells[0].scenario.producer["linger.ms"].value == "1"
+    assert cells[0].scenario.producer["batch.size"].value == "262144"
     assert "sets acks and profile durable sets acks" in error_of(tmp_path, "name: p\nprofiles: [durable]\nscenarios: [{lab: produce, count: 5, acks: '1'}]\n")
     assert "varies compression.type itself" in error_of(tmp_path, "name: p\nprofiles: [zstd]\nscenarios: [{lab: compression, rows: 5}]\n")
 

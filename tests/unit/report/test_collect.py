@@ -5,7 +5,7 @@ import pytest
 from kafkabench.core.results import read_histogram, read_result
 from kafkabench.errors import KafkabenchError
 from kafkabench.report.collect import ReportError, collect, find_result_dirs
-from kafkabench.report.compression_table import dominated
+from kafkabench.labs.compression.report import dominated
 
 from .results_factory import compression_result, latency_result, produce_result
 

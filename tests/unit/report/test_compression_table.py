@@ -2,8 +2,8 @@ import pytest
 
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.errors import ConfigError
-from kafkabench.labs.compression import parse_levels
-from kafkabench.report.compression_table import dominated, winners
+from kafkabench.labs.compression.scenario import parse_levels
+from kafkabench.labs.compression.report import dominated, winners
 
 
 def cell(fmt, codec, stored, duration, cpu, broker=None):

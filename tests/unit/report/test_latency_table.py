@@ -1,7 +1,8 @@
 from rich.console import Console
 
 from kafkabench.core.results import ResultDocument, Run, Stat
-from kafkabench.report.latency_table import floor_p50, latency_table, run_errors
+from kafkabench.labs.latency.report import floor_p50, latency_table, run_errors
+from kafkabench.report.terminal import render as rich_table
 
 
 def stat(p50):
@@ -20,7 +21,7 @@ def document():
 
 def render(table) -> str:
     console = Console(width=200, record=True)
-    console.print(table)
+    console.print(rich_table(table))
     return console.export_text()
 
 

@@ -1,4 +1,4 @@
-"""The compression lab (seed 002): format x codec (x level), what each costs and saves.
+"""The compression lab's run (seed 002): format x codec (x level), what each costs and saves.
 
 Rows are generated (or read) and encoded once per format into a records file before any cell runs, so
 the generator and the encoder are never inside a measured loop; the generated purchases are encoded a
@@ -14,48 +14,33 @@ import random
 import statistics
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import psutil
 
 from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
-from kafkabench.config.client_settings import build_settings, fit_payload
-from kafkabench.config.properties import Setting
+from kafkabench.config.client_settings import fit_payload
 from kafkabench.config.translate import translate
-from kafkabench.core.protocol import Ready, Start, Task
+from kafkabench.core import fleet, merge
+from kafkabench.core.events import SILENT, Listener
+from kafkabench.core.protocol import ConsumeParams, DecodeSpec, ProduceParams, Ready, Start, Task, task_params
 from kafkabench.core.records_file import frames, read_records, write_blocks
 from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.datasets.purchases import PurchasePools, blocks
 from kafkabench.datasets.sources import Dataset, open_dataset
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.core.timeline import Timeline
 from kafkabench.formats.codecs import FORMATS, PurchaseEncoder, make_format
-from kafkabench.labs import throughput_fleet as fleet
-from kafkabench.labs import throughput_merge as merge
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.compression.scenario import CODECS, CompressionScenario
 from kafkabench.labs.document import new_document
 
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-LEVELED = ("gzip", "lz4", "zstd")  # KIP-390
 # batches are what a codec compresses: let them fill (the seed's producer waited 3 s)
 LAB_PRODUCER = {"linger.ms": "50", "batch.size": "1048576"}
-
-
-@dataclass
-class CompressionRequest:
-    rows: int = 100_000
-    formats: list[str] = field(default_factory=lambda: list(FORMATS))
-    codecs: list[str] = field(default_factory=lambda: list(CODECS))
-    levels: dict[str, list[int]] = field(default_factory=dict)
-    dataset: str = "purchases"
-    client: str = "confluent"
-    repeats: int = 1
-    producer_file: dict[str, Setting] = field(default_factory=dict)
-    overrides: dict[str, Setting] = field(default_factory=dict)
-    timeout_s: float = 60
 
 
 @dataclass(frozen=True)
@@ -69,55 +54,29 @@ class Cell:
         return f"{self.format} {self.codec}" + (f" {self.level}" if self.level is not None else "")
 
 
-class CompressionListener(Protocol):
-    def note(self, message: str) -> None: ...
-    def cell_done(self, cell: Cell, repeat: int, summary: dict) -> None: ...
-
-
-class CompressionRunFailed(KafkabenchError):
-    def __init__(self, message: str, document: ResultDocument) -> None:
-        super().__init__(message)
-        self.document = document
-
-
-def parse_levels(items: list[str]) -> dict[str, list[int]]:
-    """`zstd=1,3,19` -> {"zstd": [1, 3, 19]}."""
-    levels: dict[str, list[int]] = {}
-    for item in items:
-        codec, sep, values = item.partition("=")
-        if not sep or codec not in LEVELED:
-            raise ConfigError(f"--levels {item!r}: expected CODEC=L1,L2 with CODEC one of {', '.join(LEVELED)}")
-        try:
-            levels[codec] = [int(v) for v in values.split(",") if v.strip()]
-        except ValueError:
-            raise ConfigError(f"--levels {item!r}: levels are whole numbers") from None
-    return levels
-
-
-def plan_cells(request: CompressionRequest, dataset: Dataset) -> list[Cell]:
-    for name in request.codecs:
+def plan_cells(scenario: CompressionScenario, dataset: Dataset) -> list[Cell]:
+    for name in scenario.codecs:
         if name not in CODECS:
             raise ConfigError(f"unknown codec {name!r}; known: {', '.join(CODECS)}")
-    formats = ["raw"] if dataset.kind == "files" else request.formats
+    formats = ["raw"] if dataset.kind == "files" else scenario.formats
     for name in formats:
         if name not in (*FORMATS, "raw"):
             raise ConfigError(f"unknown format {name!r}; known: {', '.join(FORMATS)}")
     cells = []
     for fmt in formats:
-        for codec in request.codecs:
-            for level in request.levels.get(codec, [None]):
+        for codec in scenario.codecs:
+            for level in scenario.levels.get(codec, [None]):
                 cells.append(Cell(fmt, codec, level))
     return cells
 
 
-def cell_settings(cell: Cell, request: CompressionRequest, largest: int):
+def cell_settings(cell: Cell, scenario: CompressionScenario, largest: int):
     producer = {**LAB_PRODUCER, "compression.type": cell.codec}
     topic = {"compression.type": "uncompressed" if cell.codec == "none" else cell.codec}
     if cell.level is not None:
         producer[f"compression.{cell.codec}.level"] = str(cell.level)
         topic[f"compression.{cell.codec}.level"] = str(cell.level)
-    settings = build_settings(defaults={"producer": producer, "topic": topic}, producer_file=request.producer_file,
-                              overrides=request.overrides)
+    settings = scenario.settings({"producer": producer, "topic": topic})
     fit_payload(settings, largest)
     return settings
 
@@ -136,12 +95,12 @@ class _Prepared:
         return self.records / max(self.encode_s, 1e-9)
 
 
-def prepare_records(request: CompressionRequest, dataset: Dataset, cells: list[Cell], directory: Path) -> dict[str, _Prepared]:
+def prepare_records(scenario: CompressionScenario, dataset: Dataset, cells: list[Cell], directory: Path) -> dict[str, _Prepared]:
     """Generate and encode the rows once per format into a records file, round-trip checked, timed."""
     prepared = {}
     for fmt in dict.fromkeys(cell.format for cell in cells):
         started = time.perf_counter()
-        encoded, check = _encoded_blocks(fmt, dataset, request.rows)
+        encoded, check = _encoded_blocks(fmt, dataset, scenario.rows)
         path = directory / f".records-{fmt}.bin"
         written = write_blocks(path, encoded)
         elapsed = time.perf_counter() - started
@@ -172,62 +131,68 @@ def _encoded_blocks(fmt: str, dataset: Dataset, rows: int):
     return encoded, check
 
 
-def check_request(request: CompressionRequest) -> tuple[Dataset, list[Cell]]:
-    """Everything that can be wrong with the request, found before a cluster is touched."""
-    dataset = open_dataset(request.dataset)
-    cells = plan_cells(request, dataset)
-    if request.client not in client_registry.PYTHON_KAFKA_CLIENTS:
-        raise ConfigError(f"--client {request.client}: the compression lab replays records files with a Python client "
+def check_request(scenario: CompressionScenario) -> tuple[Dataset, list[Cell]]:
+    """Everything that can be wrong with the scenario, found before a cluster is touched."""
+    varied = sorted(k for k in {**scenario.producer, **scenario.overrides} if k.startswith("compression."))
+    if varied:
+        raise ConfigError(f"the compression lab varies {varied[0]} itself; drop it from -X, --producer-config, the profile or the scenario")
+    dataset = open_dataset(scenario.dataset)
+    cells = plan_cells(scenario, dataset)
+    if scenario.client not in client_registry.PYTHON_KAFKA_CLIENTS:
+        raise ConfigError(f"--client {scenario.client}: the compression lab replays records files with a Python client "
                           f"({', '.join(client_registry.PYTHON_KAFKA_CLIENTS)})")
     for fmt in dict.fromkeys(cell.format for cell in cells):
         make_format(fmt, dataset)  # e.g. protobuf for a CSV: no schema
     for cell in cells:
-        translate(request.client, "producer", cell_settings(cell, request, 1).values("producer"))
+        translate(scenario.client, "producer", cell_settings(cell, scenario, 1).values("producer"))
     return dataset, cells
 
 
-def run_compression(request: CompressionRequest, target: Target, out_dir: Path, listener: CompressionListener) -> ResultDocument:
-    dataset, cells = check_request(request)
+def run_compression(scenario: CompressionScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    dataset, cells = check_request(scenario)
     out_dir.mkdir(parents=True, exist_ok=True)
-    prepared = prepare_records(request, dataset, cells, out_dir)
+    prepared = prepare_records(scenario, dataset, cells, out_dir)
     for fmt, p in prepared.items():
         listener.note(f"{fmt}: {p.records} rows, {p.payload_bytes / 1e6:.1f} MB generated and encoded at {p.rows_per_s:,.0f} rows/s, "
                       f"written in {p.write_s:.2f} s")
-    document = _new_document(request, dataset, target, prepared)
+    document = _new_document(scenario, dataset, target, prepared)
     measured: dict[Cell, list[dict]] = {cell: [] for cell in cells}
+    done = 0
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=request.timeout_s) as admin:
-            for repeat in range(request.repeats):
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+            for repeat in range(scenario.repeats):
                 order = list(cells)
                 random.Random(repeat).shuffle(order)  # interleaved: no cell always runs first or last
                 for cell in order:
-                    summary = _run_cell(cell, request, dataset, prepared[cell.format], target, admin)
+                    summary = _run_cell(cell, scenario, dataset, prepared[cell.format], target, admin)
                     measured[cell].append(summary)
-                    listener.cell_done(cell, repeat, summary)
+                    done += 1
+                    listener.note(_cell_line(cell, repeat, summary))
+                    listener.progress(done, len(cells) * scenario.repeats, "cells")
     except (KafkabenchError, KeyboardInterrupt) as exc:
         document.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
     finally:
         for p in prepared.values():
             p.path.unlink(missing_ok=True)
-    document.runs = [_to_run(cell, repeats, request) for cell, repeats in measured.items() if repeats]
+    document.runs = [_to_run(cell, repeats, scenario) for cell, repeats in measured.items() if repeats]
     write_result(document, out_dir)
     if document.error:
-        raise CompressionRunFailed(f"{document.error}; results of the finished cells kept in {out_dir}", document)
+        raise LabFailed(f"{document.error}; results of the finished cells kept in {out_dir}", document)
     return document
 
 
-def _run_cell(cell: Cell, request: CompressionRequest, dataset: Dataset, prepared: _Prepared, target: Target,
+def _run_cell(cell: Cell, scenario: CompressionScenario, dataset: Dataset, prepared: _Prepared, target: Target,
               admin: KafkaAdmin) -> dict:
-    settings = cell_settings(cell, request, prepared.largest)
+    settings = cell_settings(cell, scenario, prepared.largest)
     topic = f"kafkabench-compression-{uuid.uuid4().hex[:8]}"
     admin.create_topic(topic, 1, 1, settings.values("topic"))
     try:
         broker_before = _broker_cpu(target)
-        producer = _produce(cell, request, settings, topic, prepared, target)
+        producer = _produce(cell, scenario, settings, topic, prepared, target)
         # the brokers' CPU for the produce phase alone: the log-dir polling below is not the codec's cost
         broker_cpu = _broker_cpu(target) - broker_before if broker_before is not None else None
         stored = _stored_bytes(admin, topic)
-        consumer = _consume(request, dataset, cell, topic, prepared, target, settings)
+        consumer = _consume(scenario, dataset, cell, topic, prepared, target, settings)
     finally:
         try:
             admin.delete_topic(topic)
@@ -241,12 +206,17 @@ def _run_cell(cell: Cell, request: CompressionRequest, dataset: Dataset, prepare
             "producer_config": producer.effective_config.get("producer", {}), "topic_config": settings.values("topic")}
 
 
-def _one_worker(role: str, task: Task, timeout_s: float):
-    worker = fleet.launch(role, 0, _command(task.client), task)
+def _cell_line(cell: Cell, repeat: int, summary: dict) -> str:
+    return (f"repeat {repeat + 1}  {cell.label:22} stored {summary['stored_bytes'] / 1e6:8.2f} MB  "
+            f"{summary['duration_s']:6.2f} s  read {summary['read_rows_per_s'] or 0:>10,.0f} rows/s")
+
+
+def _one_worker(role: str, task: Task, target: Target, timeout_s: float):
+    worker = fleet.launch(role, 0, target.launcher, task.client, task)
     try:
         worker.process.receive(Ready, timeout_s=120 + timeout_s)
         worker.process.send(Start())
-        fleet.follow([worker], {role: merge.Timeline([worker.name], "e2e")}, _Silent(), 0, timeout_s)
+        fleet.follow([worker], {role: Timeline([worker.name], "e2e")}, SILENT, 0, timeout_s)
         if worker.error or worker.outcome is None:
             raise WorkerFailed(worker.name, worker.error or "no result")
         return worker.outcome
@@ -254,37 +224,26 @@ def _one_worker(role: str, task: Task, timeout_s: float):
         worker.process.stop()
 
 
-def _command(client: str) -> list[str]:
-    return client_registry.worker_command(client)
-
-
-def _produce(cell, request, settings, topic, prepared, target):
-    config = translate(request.client, "producer", settings.values("producer")).config
-    task = Task(scenario="produce", client=request.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-                producer_config=config, timeout_s=request.timeout_s,
-                params={"records_file": str(prepared.path), "count": prepared.records, "rate_per_s": -1, "interval_s": 5})
-    outcome = _one_worker("produce", task, request.timeout_s)
+def _produce(cell, scenario, settings, topic, prepared, target):
+    config = translate(scenario.client, "producer", settings.values("producer")).config
+    task = Task(scenario="produce", client=scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+                producer_config=config, timeout_s=scenario.timeout,
+                params=task_params(ProduceParams(records_file=target.launcher.share(prepared.path), count=prepared.records,
+                                                 rate_per_s=-1, interval_s=5)))
+    outcome = _one_worker("produce", task, target, scenario.timeout)
     if outcome.counters.get("acked") != prepared.records:
         raise KafkabenchError(f"{cell.label}: {outcome.counters.get('acked')} of {prepared.records} rows acknowledged")
     return outcome
 
 
-def _consume(request, dataset, cell, topic, prepared, target, settings):
+def _consume(scenario, dataset, cell, topic, prepared, target, settings):
     values = {**settings.values("consumer"), "group.id": f"kafkabench-{topic}", "auto.offset.reset": "earliest"}
-    config = translate(request.client, "consumer", values).config
-    task = Task(scenario="consume", client=request.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-                consumer_config=config, timeout_s=request.timeout_s,
-                params={"count": prepared.records, "interval_s": 5, "idle_timeout_s": request.timeout_s,
-                        "decode": {"format": cell.format, "dataset": request.dataset}})
-    return _one_worker("consume", task, request.timeout_s)
-
-
-class _Silent:
-    def window(self, role, entry) -> None:
-        pass
-
-    def done(self, role, records) -> None:
-        pass
+    config = translate(scenario.client, "consumer", values).config
+    task = Task(scenario="consume", client=scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+                consumer_config=config, timeout_s=scenario.timeout,
+                params=task_params(ConsumeParams(count=prepared.records, interval_s=5, idle_timeout_s=scenario.timeout,
+                                                 decode=DecodeSpec(format=cell.format, dataset=scenario.dataset))))
+    return _one_worker("consume", task, target, scenario.timeout)
 
 
 def _stored_bytes(admin: KafkaAdmin, topic: str) -> int:
@@ -301,13 +260,12 @@ def _stored_bytes(admin: KafkaAdmin, topic: str) -> int:
 
 def _broker_cpu(target: Target) -> float | None:
     """CPU seconds of the embedded cluster's broker processes; None for a cluster kafkabench did not start."""
-    if target.cluster is None:
+    if not target.started_here:
         return None
     total = 0.0
-    for broker in target.cluster.status().brokers:
-        if broker.pid:
-            times = psutil.Process(broker.pid).cpu_times()
-            total += times.user + times.system
+    for pid in target.faults.broker_pids().values():
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
     return total
 
 
@@ -316,13 +274,13 @@ def _median(values):
     return statistics.median(present) if present else None
 
 
-def _to_run(cell: Cell, repeats: list[dict], request: CompressionRequest) -> Run:
+def _to_run(cell: Cell, repeats: list[dict], scenario: CompressionScenario) -> Run:
     first = repeats[0]
     broker_cpu = _median(r["broker_cpu_s"] for r in repeats)
     return Run(
-        client=request.client, scenario="compression",
+        client=scenario.client, scenario="compression",
         params={"format": cell.format, "codec": cell.codec, "level": cell.level, "rows": first["acked"],
-                "repeats": len(repeats), "dataset": request.dataset},
+                "repeats": len(repeats), "dataset": scenario.dataset},
         counters={"stored_bytes": first["stored_bytes"], "payload_bytes": first["payload_bytes"], "rows": first["acked"],
                   **({"wire_bytes": int(_median(r["wire_bytes"] for r in repeats))} if first["wire_bytes"] is not None else {})},
         resources={"cpu_s": _median(r["cpu_s"] for r in repeats), "broker_cpu_s": broker_cpu},
@@ -334,10 +292,10 @@ def _to_run(cell: Cell, repeats: list[dict], request: CompressionRequest) -> Run
     )
 
 
-def _new_document(request: CompressionRequest, dataset: Dataset, target: Target, prepared: dict) -> ResultDocument:
-    notes = [] if target.cluster is not None else ["broker CPU is unavailable on a cluster kafkabench did not start (shown as -, not 0)"]
-    params = {"rows": request.rows, "dataset": dataset.name, "formats": sorted(prepared), "codecs": request.codecs,
-              "levels": request.levels, "repeats": request.repeats, "client": request.client,
+def _new_document(scenario: CompressionScenario, dataset: Dataset, target: Target, prepared: dict) -> ResultDocument:
+    notes = [] if target.started_here else ["broker CPU is unavailable on a cluster kafkabench did not start (shown as -, not 0)"]
+    params = {"rows": scenario.rows, "dataset": dataset.name, "formats": sorted(prepared), "codecs": scenario.codecs,
+              "levels": scenario.levels, "repeats": scenario.repeats, "client": scenario.client,
               "encode_rows_per_s": {fmt: round(p.rows_per_s) for fmt, p in prepared.items()},
               "records_file_write_s": {fmt: round(p.write_s, 3) for fmt, p in prepared.items()}}
     return new_document("compression", target, params, notes)

@@ -1,8 +1,8 @@
 import pytest
 
 from kafkabench.core.histogram import LatencyHistogram
-from kafkabench.core.protocol import Outcome, Window
-from kafkabench.labs.throughput_merge import MB, Timeline, merge_histograms, resources, sum_counters, throughput, wall_span
+from kafkabench.core.merge import MB, merge_histograms, resources, sum_counters, throughput, wall_span
+from kafkabench.core.protocol import Outcome
 
 
 def histogram(*ms):
@@ -27,14 +27,8 @@ def test_outcomes_of_several_producers_merge():
     assert throughput(5, 10, None, None) == {}
 
 
-def test_timeline_waits_for_every_running_worker_then_merges_by_index():
-    timeline = Timeline(["p1", "p2"], "publish_latency")
-    w = lambda i, records, ms: Window(index=i, start_ns=i * 10**9, end_ns=(i + 1) * 10**9, records=records,
-                                      payload_bytes=records * 100, histograms={"publish_latency": histogram(ms)})
-    assert timeline.add("p1", w(0, 1000, 1)) == []
-    [entry] = timeline.add("p2", w(0, 3000, 9))
-    assert entry["records"] == 4000 and entry["records_per_s"] == pytest.approx(4000)
-    assert entry["p99_ms"] == pytest.approx(9, rel=1e-2)  # from the merged histogram, not an average
-    assert timeline.add("p1", w(1, 500, 1)) == []
-    [late] = timeline.finished("p2")  # p2 ended: window 1 no longer waits for it
-    assert late["records"] == 500 and len(timeline.entries) == 2
+def test_empty_histograms_and_missing_resources_leave_nothing_behind():
+    quiet = Outcome(histograms={"e2e": LatencyHistogram().encode()})
+    assert merge_histograms([quiet]) == {}
+    assert resources([quiet]) == {}
+    assert wall_span([quiet]) == (None, None)

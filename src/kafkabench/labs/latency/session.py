@@ -1,4 +1,4 @@
-"""The latency lab (seed 000): end-to-end latency of one large payload, every client side by side.
+"""The latency lab's run (seed 000): end-to-end latency of one large payload, every client side by side.
 
 Each client runs in its own worker process and its own topic. After each worker's cold message and
 warm-up, the clients take turns in rounds (A B C A B C ...), so drift of a shared, noisy machine hits them
@@ -12,61 +12,31 @@ import random
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
-from kafkabench.config.client_settings import ClientSettings, build_settings, fit_payload
-from kafkabench.config.properties import Setting
+from kafkabench.config.client_settings import ClientSettings, fit_payload
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import Translated, translate
+from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.launcher import Worker
 from kafkabench.core.protocol import Finish, Outcome, Progress, Ready, Result, Round, Task
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
-from kafkabench.core.worker_process import WorkerFailed, WorkerProcess
+from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
+from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES, LatencyScenario
 
-SEED_IMAGE_BYTES = 1_302_245  # the camera image of seed 000
 WORKER_START_S = 120  # a first Java run compiles its worker and starts a JVM
-
-
-@dataclass
-class LatencyRequest:
-    size: int = SEED_IMAGE_BYTES
-    payload_file: Path | None = None
-    count: int = 200
-    warmup: int = 10
-    rounds: int = 10
-    clients: list[str] | None = None  # None: every client available here
-    acks: str = "1"
-    replication_factor: int = 1
-    topic_config: dict[str, Setting] = field(default_factory=dict)
-    producer_file: dict[str, Setting] = field(default_factory=dict)
-    consumer_file: dict[str, Setting] = field(default_factory=dict)
-    overrides: dict[str, Setting] = field(default_factory=dict)
-    timeout_s: float = 30
-
-
-class LatencyListener(Protocol):
-    def note(self, message: str) -> None: ...
-    def client_ready(self, client: str, version: str) -> None: ...
-    def progress(self, client: str, done: int, total: int) -> None: ...
-
-
-class LatencyRunFailed(KafkabenchError):
-    """The run ended early; the partial result was written to `result_dir`."""
-
-    def __init__(self, message: str, document: ResultDocument) -> None:
-        super().__init__(message)
-        self.document = document
 
 
 @dataclass
 class _ClientRun:
     client: str
-    worker: WorkerProcess | None = None
+    worker: Worker | None = None
     topic: str = ""
     producer: Translated = field(default_factory=lambda: Translated({}))
     consumer: Translated = field(default_factory=lambda: Translated({}))
@@ -74,32 +44,32 @@ class _ClientRun:
     outcome: Outcome | None = None
     error: str | None = None
 
+    @property
+    def label(self) -> str:
+        return f"{self.client} {self.version}".strip()
 
-def load_payload(request: LatencyRequest) -> bytes:
-    if request.payload_file is None:
+
+def load_payload(scenario: LatencyScenario) -> bytes:
+    if scenario.payload is None:
         # incompressible like a JPEG, and the same bytes every run
-        return random.Random(SEED_IMAGE_BYTES).randbytes(request.size)
+        return random.Random(SEED_IMAGE_BYTES).randbytes(scenario.size)
     try:
-        return request.payload_file.read_bytes()
+        return scenario.payload.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"payload file {request.payload_file} does not exist") from None
+        raise ConfigError(f"payload file {scenario.payload} does not exist") from None
     except OSError as exc:
-        raise ConfigError(f"payload file {request.payload_file} cannot be read: {exc.strerror}") from None
+        raise ConfigError(f"payload file {scenario.payload} cannot be read: {exc.strerror}") from None
 
 
-def latency_settings(request: LatencyRequest, payload_bytes: int) -> ClientSettings:
-    defaults = {
-        # one message in flight: batching can only delay it; acks as asked (the seed used 1)
-        "producer": {"acks": request.acks, "linger.ms": "0"},
-        "consumer": {"enable.auto.commit": "false"},
-    }
-    settings = build_settings(defaults=defaults, producer_file=request.producer_file, consumer_file=request.consumer_file,
-                              topic=request.topic_config, overrides=request.overrides)
+def latency_settings(scenario: LatencyScenario, payload_bytes: int) -> ClientSettings:
+    # one message in flight: batching can only delay it; acks as asked (the seed used 1)
+    settings = scenario.settings({"producer": {"acks": scenario.acks, "linger.ms": "0"},
+                                  "consumer": {"enable.auto.commit": "false"}})
     fit_payload(settings, payload_bytes)
     return settings
 
 
-def choose_clients(requested: list[str] | None, listener: LatencyListener) -> list[str]:
+def choose_clients(requested: list[str] | None, listener: Listener) -> list[str]:
     names = client_registry.check_names(requested) if requested else list(client_registry.ALL_CLIENTS)
     chosen = []
     for name in names:
@@ -117,18 +87,18 @@ def choose_clients(requested: list[str] | None, listener: LatencyListener) -> li
 class LatencyPlan:
     """Everything checked before a cluster is touched: payload, settings, clients and their translated configs."""
 
-    request: LatencyRequest
+    scenario: LatencyScenario
     payload: bytes
     settings: ClientSettings
     runs: list[_ClientRun]
 
 
-def plan_latency(request: LatencyRequest, listener: LatencyListener) -> LatencyPlan:
-    payload = load_payload(request)
-    settings = latency_settings(request, len(payload))
+def plan_latency(scenario: LatencyScenario, listener: Listener) -> LatencyPlan:
+    payload = load_payload(scenario)
+    settings = latency_settings(scenario, len(payload))
     for line in settings.notes:
         listener.note(f"set {line}")
-    runs = [_ClientRun(name) for name in choose_clients(request.clients, listener)]
+    runs = [_ClientRun(name) for name in choose_clients(scenario.clients, listener)]
     for run in runs:
         if run.client in client_registry.KAFKA_CLIENTS:
             run.producer = translate(run.client, "producer", settings.values("producer"))
@@ -136,18 +106,17 @@ def plan_latency(request: LatencyRequest, listener: LatencyListener) -> LatencyP
             for role, translated in (("producer", run.producer), ("consumer", run.consumer)):
                 if translated.not_applicable:
                     listener.note(f"{run.client} has no {role} setting for {', '.join(translated.not_applicable)}: not applied")
-    return LatencyPlan(request, payload, settings, runs)
+    return LatencyPlan(scenario, payload, settings, runs)
 
 
-def run_latency(plan: LatencyPlan | LatencyRequest, target: Target, out_dir: Path, listener: LatencyListener) -> ResultDocument:
-    if isinstance(plan, LatencyRequest):
-        plan = plan_latency(plan, listener)
+def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    plan = plan_latency(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = new_document("latency", target, _params(plan.request, plan.payload), plan.settings.notes)
+    document = new_document("latency", target, _params(scenario, plan.payload), [f"set {line}" for line in plan.settings.notes])
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
     payload_path.write_bytes(plan.payload)
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=plan.request.timeout_s) as admin:
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
             document.cluster["brokers"] = len(admin.brokers())
             session = _Session(plan, target, admin, payload_path, listener)
             try:
@@ -159,16 +128,16 @@ def run_latency(plan: LatencyPlan | LatencyRequest, target: Target, out_dir: Pat
     document.runs = [_to_run(run, document.params, plan.settings) for run in plan.runs]
     write_result(document, out_dir, [run.outcome.histograms if run.outcome else {} for run in plan.runs])
     if document.error:
-        raise LatencyRunFailed(f"{document.error}; partial results kept in {out_dir}", document)
+        raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document)
     return document
 
 
 class _Session:
     """One run's workers and topics on one cluster."""
 
-    def __init__(self, plan: LatencyPlan, target: Target, admin: KafkaAdmin, payload_path: Path, listener: LatencyListener) -> None:
+    def __init__(self, plan: LatencyPlan, target: Target, admin: KafkaAdmin, payload_path: Path, listener: Listener) -> None:
         self.plan = plan
-        self.request = plan.request
+        self.scenario = plan.scenario
         self.target = target
         self.admin = admin
         self.payload_path = payload_path
@@ -181,12 +150,12 @@ class _Session:
         try:
             for current in runs:
                 self._start(current)
-                self.listener.client_ready(current.client, current.version)
-            for count in _round_sizes(self.request.count, self.request.rounds):
+                self.listener.progress(0, self.scenario.count, current.label)
+            for count in _round_sizes(self.scenario.count, self.scenario.rounds):
                 for current in runs:
                     current.worker.send(Round(count=count))
-                    progress = current.worker.receive(Progress, timeout_s=count * self.request.timeout_s + 30)
-                    self.listener.progress(current.client, progress.done, self.request.count)
+                    progress = current.worker.receive(Progress, timeout_s=count * self.scenario.timeout + 30)
+                    self.listener.progress(progress.done, self.scenario.count, current.label)
         except KafkabenchError as failed:  # a worker's error, or its topic or its build failing
             if isinstance(failed, WorkerFailed):
                 current = next(r for r in runs if r.client == failed.worker)
@@ -202,18 +171,20 @@ class _Session:
         return next((f"{r.client}: {r.error}" for r in runs if r.error), None)
 
     def _start(self, run: _ClientRun) -> None:
-        request = self.request
+        scenario = self.scenario
         if run.client in client_registry.KAFKA_CLIENTS:
             run.topic = f"kafkabench-latency-{self.run_id}-{run.client}"
-            self.admin.create_topic(run.topic, partitions=1, replication_factor=request.replication_factor,
+            self.admin.create_topic(run.topic, partitions=1, replication_factor=scenario.replication_factor,
                                     config=self.plan.settings.values("topic"))
-        run.worker = WorkerProcess(run.client, client_registry.worker_command(run.client))
+        launcher = self.target.launcher
+        run.worker = launcher.start(run.client, run.client)
         run.worker.send(Task(
             scenario="ping_pong", client=run.client, bootstrap_servers=self.target.bootstrap_servers, topic=run.topic,
-            producer_config=run.producer.config, consumer_config=run.consumer.config, payload_files=[str(self.payload_path)],
-            payload_sha256s=[hashlib.sha256(self.plan.payload).hexdigest()], warmup=request.warmup, timeout_s=request.timeout_s,
+            producer_config=run.producer.config, consumer_config=run.consumer.config,
+            payload_files=[launcher.share(self.payload_path)], payload_sha256s=[hashlib.sha256(self.plan.payload).hexdigest()],
+            warmup=scenario.warmup, timeout_s=scenario.timeout,
         ))
-        ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (request.warmup + 1) * request.timeout_s)
+        ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (scenario.warmup + 1) * scenario.timeout)
         run.version = ready.client_version
 
     def _collect(self, skip: _ClientRun | None) -> None:
@@ -223,7 +194,7 @@ class _Session:
                 continue
             try:
                 run.worker.send(Finish())
-                run.outcome = run.worker.receive(Result, timeout_s=self.request.timeout_s + 10)
+                run.outcome = run.worker.receive(Result, timeout_s=self.scenario.timeout + 10)
                 run.version = run.outcome.client_version or run.version
             except WorkerFailed as failed:
                 run.outcome, run.error = failed.partial, failed.reason
@@ -245,17 +216,17 @@ def _round_sizes(count: int, rounds: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(rounds)]
 
 
-def _params(request: LatencyRequest, payload: bytes) -> dict:
+def _params(scenario: LatencyScenario, payload: bytes) -> dict:
     return {
-        "payload": str(request.payload_file) if request.payload_file else f"generated ({len(payload)} random bytes)",
+        "payload": str(scenario.payload) if scenario.payload else f"generated ({len(payload)} random bytes)",
         "size_bytes": len(payload),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
-        "count": request.count,
-        "warmup": request.warmup,
-        "rounds": len(_round_sizes(request.count, request.rounds)),
-        "acks": request.acks,
-        "replication_factor": request.replication_factor,
-        "timeout_s": request.timeout_s,
+        "count": scenario.count,
+        "warmup": scenario.warmup,
+        "rounds": len(_round_sizes(scenario.count, scenario.rounds)),
+        "acks": scenario.acks,
+        "replication_factor": scenario.replication_factor,
+        "timeout_s": scenario.timeout,
     }
 
 

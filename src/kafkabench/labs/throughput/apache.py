@@ -18,9 +18,20 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import find_java
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.errors import KafkabenchError
+
+if TYPE_CHECKING:
+    from kafkabench.labs.throughput.run import ThroughputPlan
 
 _PRODUCER_SUMMARY = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -102,3 +113,35 @@ def consumer_performance(bootstrap: str, topic: str, records: int, group: str, c
                    "--timeout", str(int(timeout_s * 1000))]
         figures = parse_consumer_performance(_run(command, timeout_s + 30, "ConsumerPerformance"))
     return ApacheReport("ConsumerPerformance", figures["fetch_records_per_s"], figures["fetch_mb_per_s"], figures, command)
+
+
+def add_apache_comparison(document: ResultDocument, plan: ThroughputPlan, target: Target, out_dir: Path,
+                          listener: Listener) -> None:
+    """Run Apache's tool for the same job on the same broker; its figures become one more run."""
+    scenario = plan.scenario
+    ours = document.runs[0]
+    records = int(ours.counters.get("acked" if plan.role == "produce" else "received", 0)) or (scenario.count or 0)
+    if records == 0:
+        listener.note("no records measured: nothing to compare with Apache's tool")
+        return
+    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        if plan.role == "produce":
+            topic = f"kafkabench-apache-{uuid.uuid4().hex[:8]}"
+            admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"))
+            try:
+                listener.note(f"running Apache ProducerPerformance: {records} records of {len(plan.payloads[0])} bytes")
+                report = producer_performance(target.bootstrap_servers, topic, records, len(plan.payloads[0]),
+                                              scenario.rate, plan.settings.values("producer"))
+            finally:
+                admin.delete_topic(topic)
+        else:
+            listener.note(f"running Apache ConsumerPerformance: {records} records from {document.params['topic']}")
+            report = consumer_performance(target.bootstrap_servers, document.params["topic"], records,
+                                          f"kafkabench-apache-{uuid.uuid4().hex[:8]}", plan.settings.values("consumer"))
+    document.runs.append(Run(
+        client="apache", client_version=document.cluster.get("kafka_version", ""), scenario=plan.role,
+        params={"tool": report.tool, "records": records, "command": " ".join(report.command[-14:])},
+        throughput={"records_per_s": report.records_per_s, "payload_mb_per_s": report.mb_per_s},
+        reported=report.figures,
+    ))
+    write_result(document, out_dir)

@@ -1,0 +1,181 @@
+"""Fault injection on the cluster a run targets: find leaders, kill, pause, resume and restart brokers.
+
+Labs depend on the `Faults` protocol, never on `EmbeddedCluster`, so a lab written against it runs
+unchanged on any cluster that can be broken on purpose, and fails with one clear line on one that
+cannot (an external cluster: kafkabench does not own its processes).
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn, Protocol, runtime_checkable
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.embedded import EmbeddedCluster
+from kafkabench.cluster.status import BrokerStatus
+from kafkabench.errors import KafkaAdminError, KafkabenchError, WaitTimeout
+from kafkabench.waiting import wait_until
+
+# a hung broker must not stall one health poll for long: the poll's own admin calls are short
+PROBE_TIMEOUT_S = 2.0
+POLL_INTERVAL_S = 0.2
+
+
+class FaultsUnavailable(KafkabenchError):
+    """Fault injection was asked of a cluster whose broker processes kafkabench does not own."""
+
+
+@runtime_checkable
+class Faults(Protocol):
+    """What a lab may do to the brokers of the cluster it runs against."""
+
+    def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        """The id of the partition's leader now, None while it has none."""
+        ...
+
+    def kill(self, broker_id: int) -> None:
+        """kill -9: a crash, with no controlled leadership hand-over."""
+        ...
+
+    def pause(self, broker_id: int) -> None:
+        """SIGSTOP: the broker keeps its sockets open but answers nothing, like a long GC pause."""
+        ...
+
+    def resume(self, broker_id: int) -> None:
+        """SIGCONT after `pause`."""
+        ...
+
+    def restart(self, broker_id: int) -> None:
+        """A clean restart on the same data; returns once the broker serves again."""
+        ...
+
+    def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:
+        """Every broker answers and every partition of `topics` (all topics if None) has a leader and
+        its full ISR; raises WaitTimeout naming what is still wrong."""
+        ...
+
+    def broker_pids(self) -> dict[int, int]:
+        """Live broker id -> pid, so a lab can account for the brokers' CPU; a paused broker is live."""
+        ...
+
+
+class EmbeddedFaults:
+    """Faults on an embedded cluster kafkabench started (now or earlier, see `EmbeddedCluster.attach`)."""
+
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        self.cluster = cluster
+
+    def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        return self.cluster.leader_of(topic, partition)
+
+    def kill(self, broker_id: int) -> None:
+        self.cluster.kill_broker(broker_id)
+
+    def pause(self, broker_id: int) -> None:
+        self.cluster.pause_broker(broker_id)
+
+    def resume(self, broker_id: int) -> None:
+        self.cluster.resume_broker(broker_id)
+
+    def restart(self, broker_id: int) -> None:
+        self.cluster.restart_broker(broker_id)
+
+    def broker_pids(self) -> dict[int, int]:
+        return {b.id: b.pid for b in self.cluster.status().brokers if b.alive and b.pid is not None}
+
+    def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:
+        """Polls until nothing is wrong. The last poll's findings make the timeout message, so a lab
+        that gives up can say which broker or partition kept it waiting."""
+        problems: list[str] = []
+
+        def healthy() -> bool:
+            problems[:] = self._broker_problems() + self._partition_problems(topics)
+            return not problems
+
+        try:
+            wait_until(healthy, timeout_s=timeout_s, what="a healthy cluster", interval_s=POLL_INTERVAL_S)
+        except WaitTimeout:
+            raise WaitTimeout(
+                f"timed out after {timeout_s:g} s waiting for a healthy cluster: {'; '.join(problems)}; "
+                f"restart or resume the brokers named, or see their logs in {self.cluster.directory}"
+            ) from None
+
+    def _broker_problems(self) -> list[str]:
+        """A node counts as answering once its own metadata lists every running node, itself included: a node
+        that is up but still fenced by the controller is left out of that list."""
+        brokers = self.cluster.status().brokers
+        running = {b.id for b in brokers if b.state == "running"}
+        return [problem for b in brokers if (problem := _broker_problem(b, running))]
+
+    def _partition_problems(self, topics: list[str] | None) -> list[str]:
+        try:
+            with KafkaAdmin(self.cluster.live_bootstrap_servers(), timeout_s=PROBE_TIMEOUT_S) as admin:
+                names = topics if topics is not None else admin.topic_names()
+                return [problem for name in names for problem in _topic_problems(admin, name)]
+        except KafkaAdminError as exc:
+            return [str(exc)]
+
+
+def _broker_problem(broker: BrokerStatus, running: set[int]) -> str | None:
+    if broker.state != "running":
+        return f"broker {broker.id} is {broker.state}"
+    try:
+        with KafkaAdmin(f"127.0.0.1:{broker.port}", timeout_s=PROBE_TIMEOUT_S) as direct:
+            listed = set(direct.brokers(timeout_s=PROBE_TIMEOUT_S))
+    except KafkaAdminError:
+        return f"broker {broker.id} does not answer"
+    missing = running - listed
+    return f"broker {broker.id} does not list broker(s) {_ids(missing)} as live" if missing else None
+
+
+def _topic_problems(admin: KafkaAdmin, topic: str) -> list[str]:
+    try:
+        info = admin.describe_topic(topic)
+    except KafkaAdminError as exc:
+        return [str(exc)]
+    problems = []
+    for p in info.partitions:
+        if p.leader is None:
+            problems.append(f"{topic}[{p.partition}] has no leader")
+        elif set(p.isr) != set(p.replicas):
+            problems.append(f"{topic}[{p.partition}] is under-replicated (isr {_ids(p.isr)} of replicas {_ids(p.replicas)})")
+    return problems
+
+
+def _ids(ids: set[int] | tuple[int, ...]) -> str:
+    return ",".join(str(i) for i in sorted(ids))
+
+
+class RefusedFaults:
+    """Faults on a cluster kafkabench did not start: every call refuses with the same line, so a lab
+    fails at its first fault, before measuring anything, and tells the user how to get a cluster it may break."""
+
+    def __init__(self, bootstrap_servers: str) -> None:
+        self.bootstrap_servers = bootstrap_servers
+
+    def _refuse(self) -> NoReturn:
+        raise FaultsUnavailable(
+            f"fault injection needs the embedded cluster: {self.bootstrap_servers} was not started by kafkabench "
+            "(drop --bootstrap-servers to let kafkabench start one)"
+        )
+
+    def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        self._refuse()
+
+    def kill(self, broker_id: int) -> None:
+        self._refuse()
+
+    def pause(self, broker_id: int) -> None:
+        self._refuse()
+
+    def resume(self, broker_id: int) -> None:
+        self._refuse()
+
+    def restart(self, broker_id: int) -> None:
+        self._refuse()
+
+    def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:
+        self._refuse()
+
+    def broker_pids(self) -> dict[int, int]:
+        self._refuse()
+

@@ -1,0 +1,199 @@
+"""The workers of one streaming run (producers and consumers, of any lab): launched, followed while they stream
+windows, finished.
+
+Following is one loop on an injected clock, so that a per-tick hook (a `Schedule` of faults, a sampler)
+runs at known times and tests can drive the loop without processes or waiting. Consumers asked to finish
+are followed by that same loop: their last windows still reach the timeline and the hook keeps ticking.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from pydantic import BaseModel
+
+from kafkabench.core.clock import Clock, monotonic_ns
+from kafkabench.core.events import Listener
+from kafkabench.core.launcher import Worker, WorkerLauncher
+from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task
+from kafkabench.core.timeline import Timeline, TimelineEntry
+from kafkabench.core.worker_process import WorkerFailed
+from kafkabench.errors import KafkabenchError
+
+
+class FleetWorker:
+    def __init__(self, role: str, worker: Worker) -> None:
+        self.role = role
+        self.name = worker.name
+        self.process = worker
+        self.outcome: Outcome | None = None
+        self.error: str | None = None
+        self.done = 0
+
+    @property
+    def running(self) -> bool:
+        return self.outcome is None and self.error is None
+
+
+def launch(role: str, index: int, launcher: WorkerLauncher, client: str, task: Task) -> FleetWorker:
+    worker = launcher.start(f"{'producer' if role == 'produce' else 'consumer'} {index + 1}", client)
+    try:
+        worker.send(task)
+    except BaseException:
+        worker.stop()  # the caller never got hold of it, so nobody else would
+        raise
+    return FleetWorker(role, worker)
+
+
+def follow(workers: list[FleetWorker], timelines: dict[str, Timeline], events: Listener, drain_s: float,
+           finish_timeout_s: float, consume_total: int | None = None, on_tick: Callable[[float], None] | None = None,
+           clock: Clock = monotonic_ns, sleep: Callable[[float], None] = time.sleep, tick_s: float = 0.02) -> None:
+    """Relay windows until every producer has its result, then let consumers drain and finish them.
+    `consume_total`: finish the consumers once together they received that many (a group's partitions
+    are rarely even, so no single consumer can be given a share). A worker failing before it was asked to
+    finish raises WorkerFailed; one failing or silent after it was asked keeps the error and its partial."""
+    producers = [w for w in workers if w.role == "produce"]
+    consumers = [w for w in workers if w.role == "consume"]
+    finishing = _Finishing(finish_timeout_s, clock)
+    start_ns, drain_by_ns = clock(), None
+    while any(w.running for w in workers):
+        for worker in workers:
+            if worker.running:
+                _pump(worker, timelines[worker.role], events, finishing)
+        received = sum(w.done for w in consumers)
+        if consume_total is not None and received >= consume_total:
+            finishing.ask(consumers)
+        if producers and not any(w.running for w in producers):
+            drain_by_ns = clock() + int(drain_s * 1e9) if drain_by_ns is None else drain_by_ns
+            if received >= _acked(producers) or clock() > drain_by_ns:
+                finishing.ask(consumers)
+        for worker in finishing.overdue(workers):
+            _emit(worker.role, timelines[worker.role].finished(worker.name), events)
+        if on_tick is not None:
+            on_tick((clock() - start_ns) / 1e9)
+        sleep(tick_s)
+
+
+def _acked(producers: list[FleetWorker]) -> int:
+    return sum(w.outcome.counters.get("acked", 0) for w in producers if w.outcome is not None)
+
+
+class _Finishing:
+    """Workers sent `finish`, each with a deadline for its result on the follow loop's clock."""
+
+    def __init__(self, timeout_s: float, clock: Clock) -> None:
+        self._timeout_s = timeout_s
+        self._clock = clock
+        self._deadlines: dict[str, int] = {}
+
+    def ask(self, workers: list[FleetWorker]) -> None:
+        for worker in workers:
+            if worker.running and worker.name not in self._deadlines:
+                self._deadlines[worker.name] = self._clock() + int(self._timeout_s * 1e9)
+                _send_finish(worker)
+
+    def asked(self, worker: FleetWorker) -> bool:
+        return worker.name in self._deadlines
+
+    def overdue(self, workers: list[FleetWorker]) -> list[FleetWorker]:
+        """The workers just given up on, now marked with the error."""
+        now, late = self._clock(), []
+        for worker in workers:
+            if worker.running and self.asked(worker) and now > self._deadlines[worker.name]:
+                worker.error = f"no result within {self._timeout_s:g} s of being asked to finish"
+                late.append(worker)
+        return late
+
+
+def _pump(worker: FleetWorker, timeline: Timeline, events: Listener, finishing: _Finishing) -> None:
+    try:
+        while worker.running and (message := worker.process.next_message(0)) is not None:
+            _relay(worker, message, timeline, events)
+    except WorkerFailed as failed:
+        if not finishing.asked(worker):
+            raise
+        worker.outcome, worker.error = failed.partial, failed.reason
+        _emit(worker.role, timeline.finished(worker.name), events)
+
+
+def _relay(worker: FleetWorker, message: BaseModel, timeline: Timeline, events: Listener) -> None:
+    if isinstance(message, Progress):
+        worker.done = message.done
+        if message.window is not None:
+            _emit(worker.role, timeline.add(worker.name, message.window), events)
+    elif isinstance(message, Result):
+        worker.outcome = message
+        _emit(worker.role, timeline.finished(worker.name), events)
+
+
+def _emit(role: str, entries: list[TimelineEntry], events: Listener) -> None:
+    for entry in entries:
+        events.window(role, entry)
+
+
+@dataclass(frozen=True)
+class Fired:
+    name: str
+    planned_s: float
+    at_s: float  # elapsed time of the tick that ran it: how late it came is at_s - planned_s
+    error: str | None = None
+
+
+class Schedule:
+    """Actions at planned times of a run (a broker stopped at 30 s, restarted at 60 s), as an `on_tick` hook.
+    Each runs once, in time order, on the first tick at or past its time; what happened and when is kept in
+    `fired` for the result. An action failing with a KafkabenchError is recorded and the run goes on: a
+    fault that could not be injected is a finding, not a reason to lose the measurement."""
+
+    def __init__(self, actions: Iterable[tuple[float, str, Callable[[], object]]]) -> None:
+        self._due = sorted(actions, key=lambda action: action[0])  # stable: equal times keep the given order
+        self.fired: list[Fired] = []
+
+    def __call__(self, elapsed_s: float) -> None:
+        while self._due and elapsed_s >= self._due[0][0]:
+            planned_s, name, action = self._due.pop(0)
+            try:
+                action()
+            except KafkabenchError as failed:
+                self.fired.append(Fired(name, planned_s, elapsed_s, str(failed)))
+            else:
+                self.fired.append(Fired(name, planned_s, elapsed_s))
+
+    @property
+    def pending(self) -> list[str]:
+        return [name for _, name, _ in self._due]
+
+
+def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:
+    """Ask every running worker to finish and wait for each result in turn (after a failure, where nothing is
+    relayed any more); a worker failing or silent keeps the error and its partial outcome."""
+    for worker in workers:
+        if worker.running:
+            _send_finish(worker)
+    for worker in workers:
+        if not worker.running:
+            continue
+        try:
+            worker.outcome = _await_result(worker, timeout_s)
+        except WorkerFailed as failed:
+            worker.outcome, worker.error = failed.partial, failed.reason
+
+
+def _send_finish(worker: FleetWorker) -> None:
+    try:
+        worker.process.send(Finish())
+    except WorkerFailed:
+        pass  # gone already: reading from it says why
+
+
+def _await_result(worker: FleetWorker, timeout_s: float) -> Outcome:
+    """Skip the worker's remaining progress messages until its result. Real time, not an injected clock: the
+    wait is spent blocked in next_message."""
+    deadline_ns = monotonic_ns() + int(timeout_s * 1e9)
+    while (left_ns := deadline_ns - monotonic_ns()) > 0:
+        message = worker.process.next_message(left_ns / 1e9)
+        if isinstance(message, Result):
+            return message
+    raise WorkerFailed(worker.name, f"no result within {timeout_s:g} s of being asked to finish", kind="timeout")

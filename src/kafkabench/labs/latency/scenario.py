@@ -1,0 +1,34 @@
+"""The latency lab's parameters: the `kafkabench latency` options and a plan's `lab: latency` scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+
+from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, Scenario,
+                                      TopicSettings)
+
+SEED_IMAGE_BYTES = 1_302_245  # the camera image of seed 000
+
+
+class LatencyScenario(Scenario):
+    lab: Literal["latency"] = "latency"
+    payload: Path | None = Field(None, description="Send this file's bytes (e.g. a JPEG).")
+    size: PositiveInt = Field(SEED_IMAGE_BYTES, description="Without --payload: this many incompressible bytes "
+                                                            "(default: the seed's 1.3 MB image).")
+    count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(200, description="Measured messages per client.")
+    warmup: NonNegativeInt = Field(10, description="Messages after the cold one that are not measured.")
+    rounds: PositiveInt = Field(10, description="Interleaved rounds the count is split into.")
+    clients: list[str] | None = Field(None, min_length=1, description="Comma-separated: confluent,kafka-python,aiokafka,"
+                                                                      "java,http,tcp; default: all available.")
+    acks: Annotated[Acks, Knob("producer", "acks")] = Field("1", description="Producer acks: 0, 1, all or -1.")
+    replication_factor: PositiveInt = Field(1, description="Replicas of each client's topic.")
+    topic_config: TopicSettings = {}
+    producer: ProducerSettings = {}
+    consumer: ConsumerSettings = {}
+    overrides: Overrides = {}
+    timeout: PositiveFloat = Field(30, description="Seconds one message may take before the run fails.")
+
+    clients_together: ClassVar[bool] = True

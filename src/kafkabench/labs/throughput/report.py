@@ -1,0 +1,73 @@
+"""The throughput lab's report parts: one line per progress window while it runs, the summary table with
+Apache's figures beside kafkabench's when they were asked for, and what the table cannot say."""
+
+from __future__ import annotations
+
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.report.table import Table, columns, fixed, ms, stat
+
+TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50": "publish_latency",
+        "delay p99": "publish_delay", "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "cpu s": "cpu_s",
+        "p99": "percentiles", "p99.9": "percentiles", "max": "percentiles"}
+NAMES = ["role", "client", "records", "records/s", "MB/s", "publish p50", "p99", "p99.9", "max", "delay p99",
+         "e2e p50", "e2e p99", "errors", "cpu s"]
+
+
+def summary_table(document: ResultDocument) -> Table:
+    params = document.params
+    title = (f"{document.lab}: topic {params.get('topic')}, {params.get('size_bytes')}-byte values, client "
+             f"{params.get('client')} (MB = 2^20 bytes; latencies in ms)")
+    table = Table(title, columns(NAMES, ("role", "client"), TIPS))
+    ours = {run.scenario: run for run in document.runs if run.client != "apache"}
+    for run in document.runs:
+        if run.client == "apache":
+            _apache_row(table, run, ours.get(run.scenario))
+        else:
+            table.add(run.scenario, f"{run.client} {run.client_version}", f"{_records(run):,}",
+                      f"{run.throughput.get('records_per_s', 0):,.0f}", fixed(run.throughput.get("payload_mb_per_s", 0)),
+                      *(ms(stat(run, "publish_latency", f)) for f in ("p50_ms", "p99_ms", "p999_ms", "max_ms")),
+                      ms(stat(run, "publish_delay", "p99_ms")), ms(stat(run, "e2e", "p50_ms")),
+                      ms(stat(run, "e2e", "p99_ms")), _errors(run), fixed(run.resources.get("cpu_s", 0), 1),
+                      kind="error" if run.error else "")
+    return table
+
+
+def _records(run: Run) -> int:
+    return run.counters.get("acked", run.counters.get("received", run.reported.get("records", 0)))
+
+
+def _apache_row(table: Table, run: Run, ours: Run | None) -> None:
+    theirs = run.throughput.get("records_per_s")
+    ours_rate = ours.throughput.get("records_per_s") if ours else None
+    ratio = f" (kafkabench / Apache = {ours_rate / theirs:.2f})" if ours_rate and theirs else ""
+    whole = [f"{run.reported[key]:g}" if key in run.reported else "-" for key in ("p50_ms", "p99_ms", "p999_ms", "max_ms")]
+    table.add(run.scenario, f"Apache {run.params.get('tool')}{ratio}", f"{_records(run):,}", f"{theirs or 0:,.0f}",
+              fixed(run.throughput.get("payload_mb_per_s")), *whole, "-", "-", "-", "-", "-", kind="reference")
+
+
+def _errors(run: Run) -> str:
+    by_type = {k.split(".", 1)[1]: v for k, v in run.counters.items() if k.startswith("errors.")}
+    total = run.counters.get("errors", 0)
+    return f"{total} ({', '.join(f'{k} {v}' for k, v in by_type.items())})" if by_type else str(total)
+
+
+def headline(document: ResultDocument) -> str:
+    run = next((r for r in document.runs if r.scenario == document.lab and "records_per_s" in r.throughput), None)
+    if run is None:  # never a 0 that was not measured
+        return ""
+    return f"{run.client} {run.throughput['records_per_s']:,.0f} records/s, {run.throughput['payload_mb_per_s']:.1f} MB/s"
+
+
+def definitions(document: ResultDocument) -> list[str]:
+    lines = []
+    if any(run.client == "apache" for run in document.runs):
+        lines.append("Apache's latencies are whole ms from the actual send (a record that waited for buffer space is timed "
+                     "from when it got in), percentiles of a sample; kafkabench's are microsecond HdrHistograms of every "
+                     "record, and `delay` is the time records waited past their scheduled send.")
+    for run in document.runs:
+        if run.scenario == "consume" and run.timings:
+            lines.append("consume: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(run.timings.items())))
+        if "wire_bytes" in run.counters and run.counters.get("payload_bytes"):
+            lines.append(f"{run.scenario}: wire bytes {run.counters['wire_bytes']:,} for {run.counters['payload_bytes']:,} "
+                         f"payload bytes ({run.counters['wire_bytes'] / run.counters['payload_bytes']:.2f}x)")
+    return lines

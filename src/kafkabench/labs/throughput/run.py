@@ -1,0 +1,311 @@
+"""The throughput lab's run (seed 001): `kafkabench produce` and `kafkabench consume`.
+
+N producer workers (and M consumer workers) start together on one signal; each streams a progress window
+every interval; their outcomes are merged into one run per role (core.merge). A failing worker ends the run:
+the others are told to finish and what everyone measured is written. A consume scenario without a topic
+first fills a fresh one (set-up, not measured), reads it back checking every value, and drops it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkabench import clients as client_registry
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.target import Target
+from kafkabench.config.client_settings import ClientSettings, fit_payload
+from kafkabench.config.redact import redact
+from kafkabench.config.translate import translate
+from kafkabench.core import fleet, merge
+from kafkabench.core.events import SILENT, Listener
+from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Ready, Start, Task, task_params
+from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.core.timeline import Timeline
+from kafkabench.core.worker_process import WorkerFailed
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.document import new_document
+from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
+
+WORKER_START_S = 120
+DRAIN_S = 30  # after the producers: how long consumers may take to read what was acknowledged
+FILL_CLIENT = "confluent"  # writes the records a consume scenario without a topic reads
+
+Streaming = ProduceScenario | ConsumeScenario
+
+
+@dataclass
+class ThroughputPlan:
+    scenario: Streaming
+    payloads: list[bytes]
+    settings: ClientSettings
+    producer_config: dict
+    consumer_config: dict
+    not_applicable: dict[str, list[str]]
+    group: str
+
+    @property
+    def role(self) -> str:
+        return self.scenario.lab
+
+
+def load_payloads(scenario: Streaming) -> list[bytes]:
+    if not scenario.payload:
+        return [random.Random(scenario.size).randbytes(scenario.size)]  # incompressible, the same every run
+    payloads = []
+    for path in scenario.payload:
+        try:
+            payloads.append(path.read_bytes())
+        except FileNotFoundError:
+            raise ConfigError(f"payload file {path} does not exist") from None
+    return payloads
+
+
+def plan_throughput(scenario: Streaming, listener: Listener) -> ThroughputPlan:
+    if scenario.count is None and scenario.duration is None:
+        raise ConfigError("give --count or --duration")
+    if scenario.client not in client_registry.KAFKA_CLIENTS:
+        raise ConfigError(f"--client {scenario.client}: the throughput lab runs Kafka clients: {', '.join(client_registry.KAFKA_CLIENTS)}")
+    status = client_registry.availability(scenario.client)
+    if not status.available:
+        raise ConfigError(f"--client {scenario.client} cannot run here: {status.reason}")
+    payloads = load_payloads(scenario)
+    group = getattr(scenario, "group", None) or f"kafkabench-{uuid.uuid4().hex[:8]}"
+    producer = {key: value for key, value in (("acks", getattr(scenario, "acks", None)),
+                                              ("compression.type", getattr(scenario, "compression", None))) if value}
+    start_from = "latest" if scenario.lab == "produce" else scenario.start_from
+    settings = scenario.settings({"producer": producer, "consumer": {"group.id": group, "auto.offset.reset": start_from}})
+    fit_payload(settings, max(len(p) for p in payloads))
+    for line in settings.notes:
+        listener.note(f"set {line}")
+    translated = {role: translate(scenario.client, role, settings.values(role)) for role in ("producer", "consumer")}
+    for role, t in translated.items():
+        if t.not_applicable:
+            listener.note(f"{scenario.client} has no {role} setting for {', '.join(t.not_applicable)}: not applied")
+    return ThroughputPlan(scenario, payloads, settings, translated["producer"].config, translated["consumer"].config,
+                          {role: t.not_applicable for role, t in translated.items() if t.not_applicable}, group)
+
+
+def run_throughput(scenario: Streaming, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    if scenario.lab == "consume" and scenario.topic is None:
+        return _fill_and_consume(scenario, target, out_dir, listener)
+    plan = plan_throughput(scenario, listener)
+    document = _measure_run(plan, target, out_dir, listener)
+    if scenario.compare_apache:
+        from kafkabench.labs.throughput.apache import add_apache_comparison
+
+        add_apache_comparison(document, plan, target, out_dir, listener)
+    return document
+
+
+def _fill_and_consume(scenario: ConsumeScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    """Fill a fresh topic with the records to read (that produce run is set-up, not kept), read it, drop it."""
+    topic = f"kafkabench-fill-{uuid.uuid4().hex[:8]}"
+    fill = ProduceScenario(topic=topic, size=scenario.size, payload=scenario.payload, count=scenario.count,
+                           partitions=scenario.partitions, topic_config=scenario.topic_config, client=FILL_CLIENT,
+                           timeout=scenario.timeout)
+    listener.note(f"filling {topic} with {scenario.count:,} records of {scenario.size} B to read")
+    try:
+        _measure_run(plan_throughput(fill, SILENT), target, out_dir / ".fill", SILENT)
+        return run_throughput(scenario.model_copy(update={"topic": topic, "check": True}), target, out_dir, listener)
+    finally:
+        _remove_tree(out_dir / ".fill")
+        try:
+            with KafkaAdmin(target.bootstrap_servers, timeout_s=10) as admin:
+                admin.delete_topic(topic)
+        except KafkabenchError:
+            pass
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    scenario = plan.scenario
+    out_dir.mkdir(parents=True, exist_ok=True)
+    document = new_document(plan.role, target, _params(plan), [f"set {line}" for line in plan.settings.notes])
+    run_id = uuid.uuid4().hex[:8]
+    payload_paths = []
+    for index, payload in enumerate(plan.payloads):
+        path = out_dir / f".payload-{run_id}-{index}.bin"
+        path.write_bytes(payload)
+        payload_paths.append(path)
+    workers: list[fleet.FleetWorker] = []
+    timelines: dict[str, Timeline] = {}
+    try:
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+            document.cluster["brokers"] = len(admin.brokers())
+            topic, temporary_topic = _ensure_topic(admin, plan, run_id)
+            document.params["topic"] = topic
+            try:
+                document.error = _measure(plan, target, topic, payload_paths, workers, timelines, listener)
+            finally:
+                for worker in workers:
+                    worker.process.stop()
+                if temporary_topic:
+                    try:
+                        admin.delete_topic(temporary_topic)
+                    except KafkabenchError:
+                        pass
+    finally:
+        for path in payload_paths:
+            path.unlink(missing_ok=True)
+    roles = [role for role in ("produce", "consume") if any(w.role == role for w in workers)]
+    document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role)) for role in roles]
+    received = sum(run.counters.get("received", 0) for run in document.runs if run.scenario == "consume")
+    if plan.role == "consume" and scenario.count and received < scenario.count and not document.error:
+        document.notes.append(f"only {received} of {scenario.count} records arrived: the consumers stopped after "
+                              f"{scenario.timeout:g} s without a record (--timeout)")
+    write_result(document, out_dir, [stats_histograms(role, workers) for role in roles])
+    if document.error:
+        raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document)
+    return document
+
+
+def stats_histograms(role: str, workers: list[fleet.FleetWorker]) -> dict[str, str]:
+    outcomes = [w.outcome for w in workers if w.role == role and w.outcome is not None]
+    return {metric: h.encode() for metric, h in merge.merge_histograms(outcomes).items()}
+
+
+def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan, run_id: str) -> tuple[str, str | None]:
+    scenario, config = plan.scenario, plan.settings.values("topic")
+    replication = getattr(scenario, "replication_factor", 1)
+    if scenario.topic:
+        try:
+            admin.describe_topic(scenario.topic)
+            return scenario.topic, None
+        except KafkabenchError:
+            if plan.role == "consume":
+                raise ConfigError(f"topic {scenario.topic} does not exist on {admin.bootstrap_servers}") from None
+        admin.create_topic(scenario.topic, scenario.partitions, replication, config)
+        return scenario.topic, None
+    name = f"kafkabench-{plan.role}-{run_id}"
+    admin.create_topic(name, scenario.partitions, replication, config)
+    return name, name
+
+
+def _split(total: int | None, parts: int) -> list[int | None]:
+    if total is None:
+        return [None] * parts
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
+                   workers: list[fleet.FleetWorker]) -> None:
+    scenario, launcher, producing = plan.scenario, target.launcher, plan.role == "produce"
+    shared = [launcher.share(path) for path in payload_paths]
+    task = Task(scenario="", client=scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+                producer_config=plan.producer_config, consumer_config=plan.consumer_config, payload_files=shared,
+                payload_sha256s=[hashlib.sha256(p).hexdigest() for p in plan.payloads], timeout_s=scenario.timeout)
+    consumers = scenario.consumers if producing else max(1, scenario.consumers)
+    # one consumer stops at the count itself; several are stopped together when their sum reaches it
+    consume_count = scenario.count if not producing and consumers == 1 else None
+    params = ConsumeParams(group=plan.group, start_from="latest" if producing else scenario.start_from,
+                           count=consume_count, duration_s=None if producing else scenario.duration,
+                           interval_s=scenario.interval, check=not producing and scenario.check,
+                           idle_timeout_s=3600 if producing else scenario.timeout)
+    for index in range(consumers):  # consumers first: they must be positioned before anything is produced
+        workers.append(fleet.launch("consume", index, launcher, scenario.client,
+                                    task.model_copy(update={"scenario": "consume", "params": task_params(params)})))
+    if producing:
+        rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
+        for index, count in enumerate(_split(scenario.count, scenario.producers)):
+            params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
+                                   stamp=consumers > 0)
+            workers.append(fleet.launch("produce", index, launcher, scenario.client,
+                                        task.model_copy(update={"scenario": "produce", "params": task_params(params)})))
+    for worker in workers:
+        worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
+
+
+def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
+             workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener) -> str | None:
+    scenario = plan.scenario
+    try:
+        _start_workers(plan, target, topic, payload_paths, workers)
+        for role in {w.role for w in workers}:
+            timelines[role] = Timeline([w.name for w in workers if w.role == role],
+                                       "publish_latency" if role == "produce" else "e2e")
+        for worker in workers:
+            worker.process.send(Start())
+        several = plan.role == "consume" and scenario.consumers > 1
+        fleet.follow(workers, timelines, _Progress(listener, scenario), DRAIN_S, scenario.timeout + 10,
+                     scenario.count if several else None)
+    except WorkerFailed as failed:
+        broken = next((w for w in workers if w.name == failed.worker), None)
+        if broken is not None:
+            broken.outcome, broken.error = failed.partial, failed.reason
+        fleet.finish_all(workers, scenario.timeout + 10)
+        return str(failed)
+    except KeyboardInterrupt:
+        fleet.finish_all(workers, scenario.timeout + 10)
+        return "interrupted"
+    return None
+
+
+class _Progress(Listener):
+    """Windows as they come, and how far each role is: records of the count, or seconds of the duration."""
+
+    def __init__(self, listener: Listener, scenario: Streaming) -> None:
+        self._listener, self._scenario = listener, scenario
+        self._records: dict[str, int] = {}
+
+    def window(self, role: str, entry) -> None:
+        self._listener.window(role, entry)
+        self._records[role] = self._records.get(role, 0) + entry.records
+        if self._scenario.count:
+            self._listener.progress(self._records[role], self._scenario.count, role)
+        else:
+            self._listener.progress(entry.t_s, self._scenario.duration, role)
+
+
+def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPlan, timeline: Timeline | None) -> Run:
+    outcomes = [w.outcome for w in workers if w.outcome is not None]
+    counters = merge.sum_counters(outcomes)
+    start_ns, end_ns = merge.wall_span(outcomes)
+    records = counters.get("acked" if role == "produce" else "received", 0)
+    errors = [f"{w.name}: {w.error}" for w in workers if w.error]
+    config_role = "producer" if role == "produce" else "consumer"
+    effective = outcomes[0].effective_config.get(config_role, {}) if outcomes else {}
+    return Run(
+        client=plan.scenario.client,
+        client_version=next((o.client_version for o in outcomes if o.client_version), ""),
+        scenario=role,
+        params={**_params(plan), "workers": len(workers)},
+        stats=stats_from(merge.merge_histograms(outcomes)),
+        throughput=merge.throughput(records, counters.get("payload_bytes", 0), start_ns, end_ns),
+        counters=counters,
+        resources=merge.resources(outcomes),
+        duration_s=(end_ns - start_ns) / 1e9 if start_ns is not None and end_ns is not None else 0.0,
+        config={config_role: redact(effective), "topic": redact(plan.settings.values("topic"))},
+        not_applicable=plan.not_applicable,
+        timings=_timings(outcomes),
+        timeline=timeline.as_dicts() if timeline else [],
+        error="; ".join(errors) or None,
+    )
+
+
+def _timings(outcomes: list[Outcome]) -> dict[str, float]:
+    timings: dict[str, float] = {}
+    for outcome in outcomes:
+        for key, value in outcome.timings.items():
+            timings[key] = max(timings.get(key, value), value)  # the slowest worker is the one everyone waited for
+    return timings
+
+
+def _params(plan: ThroughputPlan) -> dict:
+    s = plan.scenario
+    return {"size_bytes": [len(p) for p in plan.payloads] if len(plan.payloads) > 1 else len(plan.payloads[0]),
+            "payloads": [str(p) for p in s.payload] or "generated (random bytes)", "count": s.count,
+            "duration_s": s.duration, "rate": getattr(s, "rate", -1), "producers": getattr(s, "producers", 1),
+            "consumers": s.consumers, "partitions": s.partitions, "replication_factor": getattr(s, "replication_factor", 1),
+            "acks": getattr(s, "acks", None) or "client default",
+            "compression": getattr(s, "compression", None) or "client default", "client": s.client}

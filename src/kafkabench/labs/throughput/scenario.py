@@ -1,0 +1,90 @@
+"""The throughput lab's parameters: `kafkabench produce` / `kafkabench consume` and a plan's `lab: produce` /
+`lab: consume` scenarios."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Scenario,
+                                      TopicSettings)
+
+COUNT = "Records in all (split over the workers)."
+DURATION = "Seconds to run (with --count: whichever comes first)."
+CLIENT = "confluent, kafka-python, aiokafka or java."
+
+
+class _Streaming(Scenario):
+    """What producing and consuming share."""
+
+    count: Annotated[PositiveInt | None, Cli("--count", "-n")] = Field(None, description=COUNT)
+    duration: PositiveFloat | None = Field(None, description=DURATION)
+    client: str = Field("confluent", description=CLIENT)
+    interval: PositiveFloat = Field(1.0, description="Seconds per progress line.")
+    timeout: PositiveFloat = Field(30, description="Seconds without any progress before the run is failed.")
+    compare_apache: bool = Field(False, description="Also run Apache's perf tool with the same settings and print both.")
+
+
+class ProduceScenario(_Streaming):
+    lab: Literal["produce"] = "produce"
+    size: PositiveInt = Field(100, description="Bytes per record (incompressible), without --payload.")
+    payload: Annotated[list[Path], Cli("--payload", repeat=True)] = Field(
+        [], description="File whose bytes are a record; repeat to send several in turn.")
+    rate: float = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
+    producers: PositiveInt = Field(1, description="Producer worker processes.")
+    consumers: NonNegativeInt = Field(0, description="Consumer worker processes reading at the same time (e2e under load).")
+    topic: Annotated[str | None, Cli(offered=True)] = Field(
+        None, description="Topic (created if missing, kept); default: a temporary one.")
+    partitions: PositiveInt = Field(1, description="Partitions of a topic created here.")
+    replication_factor: PositiveInt = Field(1, description="Replicas of a topic created here.")
+    acks: Annotated[Acks | None, Knob("producer", "acks")] = Field(None, description="0, 1, all or -1; default: the client's.")
+    compression: Annotated[Codec | None, Knob("producer", "compression.type")] = Field(
+        None, description="none, gzip, snappy, lz4, zstd; default: the client's.")
+    topic_config: TopicSettings = {}
+    producer: ProducerSettings = {}
+    consumer: ConsumerSettings = {}
+    overrides: Overrides = {}
+
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, rate: float) -> float:
+        if rate != -1 and rate <= 0:
+            raise ValueError("must be > 0 (or -1: as fast as possible)")
+        return rate
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ProduceScenario:
+        if self.count is None and self.duration is None:
+            raise ValueError("needs count or duration (or both: whichever comes first)")
+        return self
+
+
+class ConsumeScenario(_Streaming):
+    """Without a topic, the lab first fills a fresh one with `count` records of `size` bytes (set-up, not
+    measured), reads it checking every value, and drops it."""
+
+    lab: Literal["consume"] = "consume"
+    topic: Annotated[str | None, Cli(required=True)] = Field(
+        None, description="The topic to read; in a plan, none: a fresh topic filled with count records first.")
+    count: Annotated[PositiveInt | None, Cli("--count", "-n")] = Field(None, description=COUNT)
+    group: str | None = Field(None, description="Consumer group; default: a new one.")
+    start_from: Annotated[Literal["earliest", "latest"], Cli("--from")] = Field(
+        "earliest", description="earliest or latest (for a group without offsets).")
+    consumers: PositiveInt = Field(1, description="Consumer worker processes in the group.")
+    partitions: Annotated[PositiveInt, Cli(offered=False)] = Field(1, description="Partitions of the topic filled when none is given.")
+    check: bool = Field(False, description="Every value must be one of the payloads (--size/--payload as produced); "
+                                           "always on for a topic the lab filled.")
+    size: PositiveInt = Field(100, description="With --check: the generated payload's size, as given to produce.")
+    payload: Annotated[list[Path], Cli("--payload", repeat=True)] = Field(
+        [], description="With --check: the payload files given to produce.")
+    topic_config: Annotated[TopicSettings, Cli(offered=False)] = {}
+    consumer: ConsumerSettings = {}
+    overrides: Overrides = {}
+
+    @model_validator(mode="after")
+    def _fillable(self) -> ConsumeScenario:
+        if self.topic is None and self.count is None:
+            raise ValueError("needs count: the records written to a fresh topic and read back")
+        return self

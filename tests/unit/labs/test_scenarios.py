@@ -1,0 +1,77 @@
+"""Parameters are defined once: the CLI's options and a plan's scenario come from the same model, so they agree
+on every default and on every way to spell a value."""
+
+import textwrap
+
+import pytest
+import typer
+from hypothesis import given, settings, strategies as st
+
+from kafkabench.cli.lab_command import lab_command, scenario_from_options
+from kafkabench.errors import ConfigError
+from kafkabench.labs import registry
+from kafkabench.plans.loading import parse_plan
+
+# what a lab's model needs before it validates at all (the rest are defaults)
+MINIMAL = {"latency": {}, "produce": {"count": 10}, "consume": {"count": 10, "topic": "t"}, "compression": {}}
+ACKS = [0, 1, -1, "0", "1", "-1", "all", "ALL", " all "]
+
+
+def from_plan(lab: str, fields: dict):
+    scenario = {"lab": lab, **fields}
+    text = textwrap.dedent(f"name: p\nscenarios: [{yaml_flow(scenario)}]\n")
+    return parse_plan(text, "plan.yaml")[1][0].scenario
+
+
+def yaml_flow(mapping: dict) -> str:
+    return "{" + ", ".join(f"{key}: {value!r}" if isinstance(value, str) else f"{key}: {value}"
+                           for key, value in mapping.items()) + "}"
+
+
+def from_cli(lab: str, fields: dict):
+    """As the typer command would call it: every offered option, given or left at its typer default."""
+    command = lab_command(registry.get(lab))
+    values = {}
+    for name, parameter in command.__signature__.parameters.items():
+        if name in ("bootstrap_servers", "out_dir", "as_json"):
+            continue
+        default = parameter.default.default
+        values[name] = fields.get(name, [] if default is ... else default)
+    return scenario_from_options(registry.get(lab).scenario, values)
+
+
+@pytest.mark.parametrize("lab", list(MINIMAL))
+def test_the_cli_and_a_plan_give_the_same_scenario_by_default(lab):
+    model = registry.get(lab).scenario
+    cli_fields = {name: str(value) for name, value in MINIMAL[lab].items()}
+    assert from_cli(lab, cli_fields) == from_plan(lab, MINIMAL[lab]) == model(**MINIMAL[lab])
+
+
+@pytest.mark.parametrize("lab", list(MINIMAL))
+def test_every_option_has_help_and_every_default_is_the_models(lab):
+    model = registry.get(lab).scenario
+    command = lab_command(registry.get(lab))
+    for name, parameter in command.__signature__.parameters.items():
+        option = parameter.default
+        assert isinstance(option, typer.models.OptionInfo) and option.help, name
+        if name in model.model_fields and isinstance(model.model_fields[name].default, bool):
+            assert option.default is model.model_fields[name].default, name
+        elif name in model.model_fields:
+            assert option.default in (None, [], ...), f"{name}: a default of its own ({option.default!r}) could drift"
+
+
+@settings(max_examples=60, deadline=None)
+@given(lab=st.sampled_from(["latency", "produce"]), acks=st.sampled_from(ACKS))
+def test_acks_is_spelled_the_same_everywhere(lab, acks):
+    expected = "all" if str(acks).strip().lower() in ("all", "-1") else str(acks)
+    assert from_cli(lab, {**{k: str(v) for k, v in MINIMAL[lab].items()}, "acks": str(acks)}).acks == expected
+    assert from_plan(lab, {**MINIMAL[lab], "acks": acks}).acks == expected
+
+
+def test_a_bad_option_value_names_the_option():
+    with pytest.raises(ConfigError, match=r"^--count: must be > 0$"):
+        from_cli("latency", {"count": "0"})
+    with pytest.raises(ConfigError, match=r"^--acks: must be 0, 1, all or -1"):
+        from_cli("produce", {"count": "5", "acks": "2"})
+    with pytest.raises(ConfigError, match=r"^needs count or duration"):
+        from_cli("produce", {})
