@@ -18,12 +18,9 @@ from pathlib import Path
 
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
-from kafkabench.labs.compression import CompressionRequest, run_compression
-
-
-class Quiet:
-    def note(self, message): pass
-    def cell_done(self, cell, repeat, summary): pass
+from kafkabench.core.events import SILENT
+from kafkabench.labs.compression.run import run_compression
+from kafkabench.labs.compression.scenario import CompressionScenario
 
 
 def main() -> None:
@@ -32,8 +29,8 @@ def main() -> None:
     rows = parser.parse_args().rows
     with tempfile.TemporaryDirectory(prefix="kafkabench-bench-") as tmp, \
             EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
-        request = CompressionRequest(rows=rows, codecs=["none", "lz4"])
-        document = run_compression(request, Target(cluster.bootstrap_servers, "embedded", cluster), Path(tmp) / "out", Quiet())
+        scenario = CompressionScenario(rows=rows, codecs=["none", "lz4"])
+        document = run_compression(scenario, Target.embedded(cluster), Path(tmp) / "out", SILENT)
     encode, write = document.params["encode_rows_per_s"], document.params["records_file_write_s"]
     print(f"{rows} purchase rows; rows/s of generator+encoder vs the producer (confluent), ratio target >= 5")
     print(f"{'format':9} {'codec':6} {'generate+encode':>16} {'producer':>10} {'ratio':>6} {'file write s':>13}")

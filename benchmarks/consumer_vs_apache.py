@@ -19,8 +19,10 @@ from pathlib import Path
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
-from kafkabench.labs import apache_perf
-from kafkabench.labs.throughput import ThroughputRequest, plan_throughput, run_throughput
+from kafkabench.core.events import SILENT
+from kafkabench.labs.throughput import apache as apache_perf
+from kafkabench.labs.throughput.run import plan_throughput, run_throughput
+from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 CASES = [(100, 1_000_000), (1_048_576, 400)]
 # what kafkabench recommends for consuming throughput: bigger fetches, one consumer per partition
@@ -28,23 +30,17 @@ RECOMMENDED = {"overrides": ["max.partition.fetch.bytes=8388608", "fetch.min.byt
                "consumers": 2}
 
 
-class Quiet:
-    def note(self, message): pass
-    def window(self, role, entry): pass
-    def done(self, role, records): pass
-
-
 def fill(target, client, topic, size, count, acks, out: Path) -> None:
-    request = ThroughputRequest(role="produce", topic=topic, partitions=2, size=size, count=count, acks=acks,
-                                client=client, producers=2, interval_s=5,
-                                overrides=parse_overrides(["linger.ms=10", "batch.size=262144"]))
-    run_throughput(plan_throughput(request, Quiet()), target, out, Quiet())
+    scenario = ProduceScenario(topic=topic, partitions=2, size=size, count=count, acks=acks,
+                               client=client, producers=2, interval=5,
+                               overrides=parse_overrides(["linger.ms=10", "batch.size=262144"]))
+    run_throughput(scenario, target, out, SILENT)
 
 
-def consume_request(client, topic, count, recommended: bool) -> ThroughputRequest:
+def consume_scenario(client, topic, count, recommended: bool) -> ConsumeScenario:
     extra = RECOMMENDED if recommended else {"overrides": [], "consumers": 1}
-    return ThroughputRequest(role="consume", topic=topic, count=count, client=client, consumers=extra["consumers"],
-                             overrides=parse_overrides(extra["overrides"]), interval_s=5, group=f"bench-{uuid.uuid4().hex[:8]}")
+    return ConsumeScenario(topic=topic, count=count, client=client, consumers=extra["consumers"],
+                           overrides=parse_overrides(extra["overrides"]), interval=5, group=f"bench-{uuid.uuid4().hex[:8]}")
 
 
 def main() -> None:
@@ -55,12 +51,12 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="kafkabench-bench-") as tmp, \
             EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
-        target = Target(cluster.bootstrap_servers, "embedded", cluster)
+        target = Target.embedded(cluster)
         for size, count in CASES:
             for acks in ("1", "all"):
                 topic = f"bench-consume-{size}-{acks}-{uuid.uuid4().hex[:6]}"
                 fill(target, args.client, topic, size, count, acks, Path(tmp) / f"fill-{topic}")
-                settings = plan_throughput(consume_request(args.client, topic, count, False), Quiet()).settings.values("consumer")
+                settings = plan_throughput(consume_scenario(args.client, topic, count, False), SILENT).settings.values("consumer")
                 settings.pop("group.id")
                 same, recommended, apache = [], [], []
                 for repeat in range(args.repeats):
@@ -70,8 +66,8 @@ def main() -> None:
                             apache.append(apache_perf.consumer_performance(
                                 cluster.bootstrap_servers, topic, count, f"bench-apache-{uuid.uuid4().hex[:8]}", settings).records_per_s)
                             continue
-                        request = consume_request(args.client, topic, count, which == "recommended")
-                        document = run_throughput(plan_throughput(request, Quiet()), target, Path(tmp) / f"{topic}-{repeat}-{which}", Quiet())
+                        scenario = consume_scenario(args.client, topic, count, which == "recommended")
+                        document = run_throughput(scenario, target, Path(tmp) / f"{topic}-{repeat}-{which}", SILENT)
                         (same if which == "same" else recommended).append(document.runs[0].throughput["records_per_s"])
                 row = (size, acks, statistics.median(same), statistics.median(recommended), statistics.median(apache))
                 rows.append(row)

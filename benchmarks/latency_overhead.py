@@ -27,22 +27,18 @@ from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.results import read_histogram
-from kafkabench.labs.latency import LatencyRequest, run_latency
+from kafkabench.labs.latency.scenario import LatencyScenario
+from kafkabench.labs.latency.session import run_latency
 
 HERE = Path(__file__).parent
 
 
-class Quiet:
-    def note(self, message): pass
-    def client_ready(self, client, version): pass
-    def progress(self, client, done, total): pass
-
-
 def kafkabench_once(target: Target, size: int, count: int, out: Path) -> LatencyHistogram:
-    request = LatencyRequest(size=size, count=count, warmup=10, rounds=1, clients=["confluent"])
-    document = run_latency(request, target, out, Quiet())
+    scenario = LatencyScenario(size=size, count=count, warmup=10, rounds=1, clients=["confluent"])
+    document = run_latency(scenario, target, out, SILENT)
     return read_histogram(out, document.runs[0], "e2e")
 
 
@@ -90,7 +86,7 @@ def main() -> None:
     ours, minimal = LatencyHistogram(), LatencyHistogram()
     ours_p50s, minimal_p50s = [], []
     with tempfile.TemporaryDirectory(prefix="kafkabench-overhead-") as tmp, EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
-        target = Target(cluster.bootstrap_servers, "embedded", cluster)
+        target = Target.embedded(cluster)
         # a freshly started broker JVM is still compiling its hot paths: one discarded pass of each first
         kafkabench_once(target, args.size, args.count, Path(tmp) / "warm-up")
         minimal_once(cluster.bootstrap_servers, args.size, args.count)

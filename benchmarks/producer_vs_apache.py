@@ -20,8 +20,10 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
-from kafkabench.labs import apache_perf
-from kafkabench.labs.throughput import ThroughputRequest, plan_throughput, run_throughput
+from kafkabench.core.events import SILENT
+from kafkabench.labs.throughput import apache as apache_perf
+from kafkabench.labs.throughput.run import plan_throughput, run_throughput
+from kafkabench.labs.throughput.scenario import ProduceScenario
 
 CASES = [(100, 1_000_000), (1_048_576, 400)]  # (record size, records per run)
 # what kafkabench recommends for throughput: let batches fill, two producer processes. No compression: the
@@ -29,17 +31,11 @@ CASES = [(100, 1_000_000), (1_048_576, 400)]  # (record size, records per run)
 RECOMMENDED = {"overrides": ["linger.ms=10", "batch.size=262144"], "producers": 2}
 
 
-class Quiet:
-    def note(self, message): pass
-    def window(self, role, entry): pass
-    def done(self, role, records): pass
-
-
 def kafkabench_once(target, client, size, count, acks, out: Path, recommended: bool) -> float:
     extra = RECOMMENDED if recommended else {"overrides": [], "producers": 1}
-    request = ThroughputRequest(role="produce", size=size, count=count, acks=acks, client=client,
-                                producers=extra["producers"], overrides=parse_overrides(extra["overrides"]), interval_s=5)
-    document = run_throughput(plan_throughput(request, Quiet()), target, out, Quiet())
+    scenario = ProduceScenario(size=size, count=count, acks=acks, client=client,
+                               producers=extra["producers"], overrides=parse_overrides(extra["overrides"]), interval=5)
+    document = run_throughput(scenario, target, out, SILENT)
     return document.runs[0].throughput["records_per_s"]
 
 
@@ -57,8 +53,8 @@ def rss_check(target, client, out: Path) -> None:
     print("\npeak RSS of one producer worker (100 B records, as fast as possible):")
     peaks = {}
     for count in (100_000, 10_000_000):
-        request = ThroughputRequest(role="produce", size=100, count=count, acks="1", client=client, interval_s=5)
-        document = run_throughput(plan_throughput(request, Quiet()), target, out / f"rss-{count}", Quiet())
+        scenario = ProduceScenario(size=100, count=count, acks="1", client=client, interval=5)
+        document = run_throughput(scenario, target, out / f"rss-{count}", SILENT)
         peaks[count] = document.runs[0].resources["max_rss_mb"]
         print(f"  {count:>10,} records: {peaks[count]:.1f} MB  ({document.runs[0].throughput['records_per_s']:,.0f} records/s)")
     print(f"  ratio 1e7 / 1e5: {peaks[10_000_000] / peaks[100_000]:.2f} (target <= 1.2)")
@@ -73,13 +69,13 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="kafkabench-bench-") as tmp, \
             EmbeddedCluster(brokers=1, directory=Path(tmp) / "cluster") as cluster:
-        target = Target(cluster.bootstrap_servers, "embedded", cluster)
+        target = Target.embedded(cluster)
         kafkabench_once(target, args.client, 100, 200_000, "1", Path(tmp) / "warm-up", False)  # the broker's JIT warms up
         for size, count in CASES:
             for acks in ("1", "all"):
                 same, recommended, apache = [], [], []
-                same_request = ThroughputRequest(role="produce", size=size, count=count, acks=acks, client=args.client)
-                settings = plan_throughput(same_request, Quiet()).settings.values("producer")  # what Apache gets too
+                same_scenario = ProduceScenario(size=size, count=count, acks=acks, client=args.client)
+                settings = plan_throughput(same_scenario, SILENT).settings.values("producer")  # what Apache gets too
                 for repeat in range(args.repeats):
                     order = ["same", "recommended", "apache"]
                     order = order[repeat % 3:] + order[:repeat % 3]

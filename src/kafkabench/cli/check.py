@@ -19,10 +19,10 @@ def check(
     """Create a topic, write one record with acks=all, read it back and compare, delete the topic."""
     opened = time.monotonic()
     with open_target(bootstrap_servers, on_start=note) as target:
-        if target.cluster is not None:
-            status = target.cluster.status()
+        if target.started_here:
+            brokers = len(target.faults.broker_pids())
             started = f", started in {time.monotonic() - opened:.1f} s" if target.kind == "embedded-temporary" else ""
-            out.print(f"cluster   Kafka {status.kafka_version}, {len(status.brokers)} broker(s) at {target.bootstrap_servers} ({target.kind}{started})")
+            out.print(f"cluster   Kafka {target.kafka_version}, {brokers} broker(s) at {target.bootstrap_servers} ({target.kind}{started})")
         else:
             out.print(f"cluster   {target.bootstrap_servers} (external)")
         result = round_trip(target.bootstrap_servers, size_bytes=size)

@@ -98,7 +98,8 @@ def build_scenario(planned: PlanScenario, profile: Profile, profile_name: str, c
         scenario = scenario.rebased(loaded.base) if loaded.base is not None else scenario
         registry.get(scenario.lab).check(scenario)
     except ConfigError as exc:
-        raise PlanError(f"{where}: {exc}") from None
+        message = str(exc)  # a setting's own source already says where it is
+        raise PlanError(message if message.startswith(where) else f"{where}: {message}") from None
     return scenario
 
 

@@ -79,6 +79,6 @@ def runs_table(document: ResultDocument, label: Callable[[Run], str]) -> Table:
     table = Table(f"{document.lab}: latencies in ms", columns(names, ("run", "scenario"), {"duration s": "duration_s"}))
     for run in document.runs:
         table.add(label(run), run.scenario, *(ms(stat(run, m, f)) for m in metrics for f in ("p50_ms", "p99_ms")),
-                  f"{run.throughput.get('records_per_s', 0):,.0f}", fixed(run.duration_s),
+                  fixed(run.throughput.get("records_per_s"), 0), fixed(run.duration_s or None),  # never an unmeasured 0
                   kind="error" if run.error else "")
     return table
