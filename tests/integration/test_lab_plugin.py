@@ -34,6 +34,7 @@ def test_a_lab_registered_at_run_time_runs_in_a_plan_and_reaches_the_report(toy_
     assert "toy: latencies in ms" in html and "metadata p50" in html  # the generic table, the toy's headline
     with (tmp_path / "run" / "report.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert [(r["lab"], r["plan_cell"], r["counters.requests"]) for r in rows] == [
-        ("toy", "toy-default", "15"), ("toy", "more-default", "5")] * 2
+    assert sorted((r["lab"], r["plan_cell"], r["plan_repeat"], r["counters.requests"]) for r in rows) == [
+        ("toy", "more-default", "1", "5"), ("toy", "more-default", "2", "5"),
+        ("toy", "toy-default", "1", "15"), ("toy", "toy-default", "2", "15")]
     assert all(float(r["stats.metadata.p50_ms"]) > 0 and r["stats.metadata.count"] in ("15", "5") for r in rows)
