@@ -28,6 +28,17 @@ def kafka_cluster(tmp_path_factory):
         yield cluster
 
 
+# brokers that stop heartbeating are fenced after 3 s instead of 9 s, so failover tests stay short
+FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+
+
+def three_brokers(directory):
+    """A 3-broker embedded cluster of a test module's own, failing over fast (fault tests break it on purpose)."""
+    from kafkabench.cluster import EmbeddedCluster
+
+    return EmbeddedCluster(brokers=3, directory=directory, broker_config_overrides=FAST_FAILOVER)
+
+
 @pytest.fixture
 def admin(kafka_cluster):
     with KafkaAdmin(kafka_cluster.bootstrap_servers) as client:

@@ -7,19 +7,16 @@ import psutil
 import pytest
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.faults import EmbeddedFaults, Faults
 from kafkabench.errors import WaitTimeout
 
+from tests.conftest import three_brokers
+
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
-
-# brokers that stop heartbeating are fenced after 3 s instead of 9 s, so failover tests stay short
-FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with EmbeddedCluster(brokers=3, directory=tmp_path_factory.mktemp("faults"), broker_config_overrides=FAST_FAILOVER) as c:
+    with three_brokers(tmp_path_factory.mktemp("faults")) as c:
         yield c
 
 

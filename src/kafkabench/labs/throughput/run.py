@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,18 +114,12 @@ def _fill_and_consume(scenario: ConsumeScenario, target: Target, out_dir: Path, 
         _measure_run(plan_throughput(fill, SILENT), target, out_dir / ".fill", SILENT)
         return run_throughput(scenario.model_copy(update={"topic": topic, "check": True}), target, out_dir, listener)
     finally:
-        _remove_tree(out_dir / ".fill")
+        shutil.rmtree(out_dir / ".fill", ignore_errors=True)
         try:
             with KafkaAdmin(target.bootstrap_servers, timeout_s=10) as admin:
                 admin.delete_topic(topic)
         except KafkabenchError:
             pass
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
