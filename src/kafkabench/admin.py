@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 from kafkabench.errors import KafkaAdminError
 from kafkabench.waiting import wait_until
@@ -117,6 +117,25 @@ class KafkaAdmin:
         future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
         entries = self._call(f"describe configs of {name}", lambda: future.result(timeout=self.timeout_s + 5))
         return {key: entry.value for key, entry in entries.items()}
+
+    def offsets(self, name: str) -> dict[int, tuple[int, int]]:
+        """partition -> (earliest, end) offset, as the partition leaders have them now."""
+        partitions = [p.partition for p in self.describe_topic(name).partitions]
+        bounds: dict[int, list[int]] = {p: [0, 0] for p in partitions}
+        for index, spec in enumerate((OffsetSpec.earliest(), OffsetSpec.latest())):
+            futures = self._admin.list_offsets({TopicPartition(name, p): spec for p in partitions},
+                                               request_timeout=self.timeout_s)
+            for tp, future in futures.items():
+                bounds[tp.partition][index] = self._call(f"list offsets of {name}",
+                                                         lambda f=future: f.result(timeout=self.timeout_s + 5)).offset
+        return {p: (low, high) for p, (low, high) in bounds.items()}
+
+    def committed(self, group: str, name: str) -> dict[int, int]:
+        """partition -> the group's committed offset, for the partitions of `name` it has one for."""
+        request = ConsumerGroupTopicPartitions(group)
+        future = self._admin.list_consumer_group_offsets([request], request_timeout=self.timeout_s)[group]
+        result = self._call(f"list offsets of group {group}", lambda: future.result(timeout=self.timeout_s + 5))
+        return {tp.partition: tp.offset for tp in result.topic_partitions or () if tp.topic == name and tp.offset >= 0}
 
     def wait_until_usable(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         def usable() -> TopicInfo | None:

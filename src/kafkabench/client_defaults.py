@@ -8,15 +8,14 @@ latency, read from the libraries themselves (seed 000's comparison table, genera
 
 from __future__ import annotations
 
-import ctypes
-import glob
 import inspect
-import os
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 
 from kafkabench.config import java_names
-from kafkabench.config.translate import AIOKAFKA_NAMES, LIBRDKAFKA_NAMES
+from kafkabench.config.librdkafka import LIBRDKAFKA_NAMES
+from kafkabench.config.librdkafka import conf_dump as librdkafka_dump  # shared with the `librdkafka:` settings check
+from kafkabench.config.translate import AIOKAFKA_NAMES
 
 LATENCY_SETTINGS = {
     "producer": ["acks", "linger.ms", "batch.size", "enable.idempotence", "max.in.flight.requests.per.connection",
@@ -75,33 +74,6 @@ def java_defaults() -> ClientDefaults:
     except Exception:  # no JDK or no network: the JSON generated from the same jar still answers
         pass
     return _pick("java", version, source, lambda role, name: data[role][name] if name in data[role] else NOT_A_SETTING)
-
-
-def librdkafka_dump() -> dict[str, str]:
-    """librdkafka's defaults: the global and the default topic configuration, dumped by the library."""
-    import confluent_kafka
-
-    bundled = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), os.pardir, "confluent_kafka.libs", "librdkafka*"))
-    lib = ctypes.CDLL(bundled[0] if bundled else "librdkafka.so.1")
-    lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-    lib.rd_kafka_topic_conf_new.restype = ctypes.c_void_p
-    lib.rd_kafka_conf_dump.restype = ctypes.POINTER(ctypes.c_char_p)
-    lib.rd_kafka_conf_dump.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-    lib.rd_kafka_topic_conf_dump.restype = ctypes.POINTER(ctypes.c_char_p)
-    lib.rd_kafka_topic_conf_dump.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-    lib.rd_kafka_conf_dump_free.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t]
-    lib.rd_kafka_conf_destroy.argtypes = [ctypes.c_void_p]
-    lib.rd_kafka_topic_conf_destroy.argtypes = [ctypes.c_void_p]
-    values: dict[str, str] = {}
-    for new, dump, destroy in ((lib.rd_kafka_conf_new, lib.rd_kafka_conf_dump, lib.rd_kafka_conf_destroy),
-                               (lib.rd_kafka_topic_conf_new, lib.rd_kafka_topic_conf_dump, lib.rd_kafka_topic_conf_destroy)):
-        conf = new()
-        count = ctypes.c_size_t()
-        pairs = dump(conf, ctypes.byref(count))
-        values.update({pairs[i].decode(): pairs[i + 1].decode() for i in range(0, count.value, 2)})
-        lib.rd_kafka_conf_dump_free(pairs, count)
-        destroy(conf)
-    return values
 
 
 def confluent_defaults() -> ClientDefaults:

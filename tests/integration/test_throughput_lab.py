@@ -82,6 +82,19 @@ def test_several_consumers_stop_together_at_the_count(kafka_cluster, topic_name,
     assert "idle_stop_s" not in consumer_run.timings and consumer_run.duration_s < 15
 
 
+@pytest.mark.parametrize("client", ["confluent", "java"])
+def test_several_consumers_reading_in_batches_stop_at_exactly_the_count(kafka_cluster, topic_name, tmp_path, client):
+    """More records than asked, spread unevenly: each consumer stops at its partitions' share of the count."""
+    run(ProduceScenario(topic=topic_name, partitions=3, size=100, count=30_000, interval=0.2),
+        kafka_cluster, tmp_path / "produce")
+    document = run(ConsumeScenario(topic=topic_name, count=10_001, consumers=2, client=client, interval=0.2,
+                                   timeout=20), kafka_cluster, tmp_path / "consume")
+    [consumer_run] = document.runs
+    assert consumer_run.counters["received"] == 10_001
+    assert consumer_run.counters["payload_bytes"] == 10_001 * 100
+    assert "idle_stop_s" not in consumer_run.timings
+
+
 @pytest.mark.parametrize("client", ["confluent", "kafka-python", "aiokafka"])
 def test_e2e_under_load_every_acknowledged_record_is_read(kafka_cluster, tmp_path, client):
     document = run(ProduceScenario(size=200, count=3000, consumers=1, partitions=2, client=client,

@@ -2,6 +2,10 @@
 
 A Java setting a client has no equivalent for is reported as not applicable (printed and recorded in the
 result), never silently dropped. A value a client rejects is a ConfigError before anything is sent.
+
+A key in a library's own form (`librdkafka:NAME`, see `native`) goes to the clients built on that library
+with the prefix stripped, after the translated Java names, so it wins; every other client reports it as not
+applicable.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kafkabench.config import java_names
+from kafkabench.config import java_names, librdkafka, native
 from kafkabench.config.java_names import Role
+from kafkabench.config.librdkafka import LIBRDKAFKA_NAMES
+from kafkabench.config.redact import scrubbed, shown
 from kafkabench.errors import ConfigError
 
 
@@ -21,17 +27,6 @@ class Translated:
     not_applicable: list[str] = field(default_factory=list)
 
 
-# where librdkafka's name for the same setting differs from Java's
-LIBRDKAFKA_NAMES = {
-    "max.request.size": "message.max.bytes",
-    "fetch.max.wait.ms": "fetch.wait.max.ms",
-    "receive.buffer.bytes": "socket.receive.buffer.bytes",
-    "send.buffer.bytes": "socket.send.buffer.bytes",
-    # KIP-390's per-codec levels; librdkafka has one level for whichever codec is set
-    "compression.gzip.level": "compression.level",
-    "compression.lz4.level": "compression.level",
-    "compression.zstd.level": "compression.level",
-}
 # librdkafka's response buffer must exceed fetch.max.bytes by at least this much
 LIBRDKAFKA_RECEIVE_MARGIN = 512
 LIBRDKAFKA_RECEIVE_DEFAULT = 100_000_000
@@ -40,47 +35,73 @@ LIBRDKAFKA_RECEIVE_DEFAULT = 100_000_000
 AIOKAFKA_NAMES = {"batch.size": "max_batch_size"}
 
 
-def translate(client: str, role: Role, java_config: dict[str, str]) -> Translated:
+def translate(client: str, role: Role, config: dict[str, str]) -> Translated:
     try:
         translator = TRANSLATORS[client]
     except KeyError:
         raise ConfigError(f"no config translation for client {client!r}; known: {', '.join(sorted(TRANSLATORS))}") from None
-    return translator(role, java_config)
+    java_config, own_names, not_taken = native.partition(client, config)
+    translated = translator(role, java_config, own_names)
+    return Translated(translated.config, translated.not_applicable + not_taken)
 
 
-def _java(role: Role, config: dict[str, str]) -> Translated:
-    return Translated(dict(config))
+def _java(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
+    return Translated({**config, **own_names})
 
 
-def _librdkafka(role: Role, config: dict[str, str]) -> Translated:
-    native = {LIBRDKAFKA_NAMES.get(key, key): value for key, value in config.items()}
-    back = {LIBRDKAFKA_NAMES.get(key, key): key for key in config}
-    fetch_max = int(native.get("fetch.max.bytes", 0) or 0)
-    if role == "consumer" and fetch_max + LIBRDKAFKA_RECEIVE_MARGIN > LIBRDKAFKA_RECEIVE_DEFAULT:
-        native["receive.message.max.bytes"] = str(fetch_max + LIBRDKAFKA_RECEIVE_MARGIN)
-        back["receive.message.max.bytes"] = "fetch.max.bytes"
+def _librdkafka(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
+    """Java names into librdkafka's, then the `librdkafka:` names as given. A native name wins over a Java
+    name that comes to the same librdkafka property, aliases included (`librdkafka:queue.buffering.max.ms`
+    over `linger.ms`): the Java one is left out, so the user's native value is the one librdkafka sees."""
+    translated = {LIBRDKAFKA_NAMES.get(key, key): value for key, value in config.items()}
+    back = {LIBRDKAFKA_NAMES.get(key, key): key for key in config}  # librdkafka's name -> the name the user gave
+    if own_names:
+        overridden = {librdkafka.canonical(name) for name in own_names}
+        translated = {name: value for name, value in translated.items() if librdkafka.canonical(name) not in overridden}
+    merged = {**translated, **own_names}
+    back.update({name: native.LIBRDKAFKA.key(name) for name in own_names})
+    fetch_max = int(merged.get("fetch.max.bytes", 0) or 0)
+    if (role == "consumer" and fetch_max + LIBRDKAFKA_RECEIVE_MARGIN > LIBRDKAFKA_RECEIVE_DEFAULT
+            and "receive.message.max.bytes" not in own_names):
+        merged["receive.message.max.bytes"] = str(fetch_max + LIBRDKAFKA_RECEIVE_MARGIN)
+        back["receive.message.max.bytes"] = back.get("fetch.max.bytes", "fetch.max.bytes")
+    return _librdkafka_checked(role, merged, back)
+
+
+def _librdkafka_checked(role: Role, merged: dict[str, str], back: dict[str, str]) -> Translated:
+    """What a throwaway client refuses: a Java name librdkafka lacks is not applicable, anything else an error."""
     not_applicable = []
     while True:
-        problem = _librdkafka_rejects(role, native)
+        problem = _librdkafka_rejects(role, merged)
         if problem is None:
-            return Translated(native, not_applicable)
+            return Translated(merged, not_applicable)
         key, message = problem
-        if key is None or key not in native:
+        key = _as_given(key, merged)
+        if key is None:
             raise ConfigError(f"confluent (librdkafka) rejects the {role} settings: {message}")
-        if "No such configuration property" in message:
-            native.pop(key)
-            not_applicable.append(back[key])
+        given = back.get(key, key)
+        if "No such configuration property" in message and not native.is_native(given):
+            merged.pop(key)
+            not_applicable.append(given)
             continue
-        raise ConfigError(f"confluent (librdkafka) rejects {back[key]}={native[key]}: {message}")
+        value = merged[key]
+        raise ConfigError(f"confluent (librdkafka) rejects {given}={shown(given, value)}: {scrubbed(given, value, message)}")
 
 
-def _librdkafka_rejects(role: Role, native: dict[str, str]) -> tuple[str | None, str] | None:
+def _as_given(key: str | None, merged: dict[str, str]) -> str | None:
+    """librdkafka names a property by its canonical name (`queue.buffering.max.ms` for `linger.ms`)."""
+    if key is None or key in merged:
+        return key
+    return next((name for name in merged if librdkafka.canonical(name) == key), None)
+
+
+def _librdkafka_rejects(role: Role, settings: dict[str, str]) -> tuple[str | None, str] | None:
     """Build a throwaway client (no bootstrap: it connects nowhere) and report what librdkafka refuses."""
     from confluent_kafka import Consumer, KafkaException, Producer
 
     from kafkabench.admin import quiet_client_config
 
-    config = quiet_client_config("", **native)
+    config = quiet_client_config("", **settings)
     config.pop("bootstrap.servers")
     try:
         if role == "producer":
@@ -88,7 +109,7 @@ def _librdkafka_rejects(role: Role, native: dict[str, str]) -> tuple[str | None,
         else:
             Consumer({"group.id": "kafkabench-config-check", **config}).close()
     except (KafkaException, ValueError, TypeError) as exc:
-        message = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)
+        message = (exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)).strip()
         quoted = message.split('"')
         return (quoted[1] if len(quoted) >= 3 else None), message
     return None
@@ -97,15 +118,15 @@ def _librdkafka_rejects(role: Role, native: dict[str, str]) -> tuple[str | None,
 def _snake_case(
     role: Role, config: dict[str, str], accepted: frozenset[str], renames: dict[str, str]
 ) -> Translated:
-    native: dict[str, Any] = {}
+    keywords: dict[str, Any] = {}
     not_applicable = []
     for key, value in config.items():
         name = renames.get(key, key.replace(".", "_"))
         if name not in accepted:
             not_applicable.append(key)
             continue
-        native[name] = _typed(role, key, value)
-    return Translated(native, not_applicable)
+        keywords[name] = _typed(role, key, value)
+    return Translated(keywords, not_applicable)
 
 
 def _typed(role: Role, key: str, value: str) -> Any:
@@ -131,22 +152,28 @@ def _typed(role: Role, key: str, value: str) -> Any:
     return value
 
 
-def _kafka_python(role: Role, config: dict[str, str]) -> Translated:
+def _kafka_python(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
     from kafka import KafkaConsumer, KafkaProducer
 
     accepted = KafkaProducer.DEFAULT_CONFIG if role == "producer" else KafkaConsumer.DEFAULT_CONFIG
-    return _snake_case(role, config, frozenset(accepted), {})
+    return _with_own_names(_snake_case(role, config, frozenset(accepted), {}), own_names)
 
 
-def _aiokafka(role: Role, config: dict[str, str]) -> Translated:
+def _aiokafka(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
     cls = AIOKafkaProducer if role == "producer" else AIOKafkaConsumer
     accepted = frozenset(inspect.signature(cls.__init__).parameters) - {"self", "loop", "topics"}
-    return _snake_case(role, config, accepted, AIOKAFKA_NAMES)
+    return _with_own_names(_snake_case(role, config, accepted, AIOKAFKA_NAMES), own_names)
 
 
-TRANSLATORS: dict[str, Callable[[Role, dict[str, str]], Translated]] = {
+def _with_own_names(translated: Translated, own_names: dict[str, str]) -> Translated:
+    """A library's own names (none reach the Python clients until `native.FORMS` has a form for them) win."""
+    return Translated({**translated.config, **own_names}, translated.not_applicable)
+
+
+# role, the Java names, the client's own names (prefix stripped: `native.partition`)
+TRANSLATORS: dict[str, Callable[[Role, dict[str, str], dict[str, str]], Translated]] = {
     "java": _java,
     "confluent": _librdkafka,
     "kafka-python": _kafka_python,

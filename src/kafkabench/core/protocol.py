@@ -103,6 +103,10 @@ class ConsumeParams(ScenarioParams):
     idle_timeout_s: float | None = Field(None, gt=0, description="after `start`, no record for this long ends the "
                                          "run normally; unset: the task's timeout_s (Python), never (Java)")
     decode: DecodeSpec | None = Field(None, description="decode every value as an application would (Python only)")
+    stop_offsets: dict[Annotated[int, Field(strict=False)], int] | None = Field(None, description="partition -> the offset to stop before: records "
+                                                "at or past it are not read into the run, so consumers sharing a "
+                                                "count each stop there and together read exactly the count "
+                                                "(JSON keys are strings: the partition number as text)")
 
 
 SCENARIO_PARAMS: dict[str, type[ScenarioParams]] = {

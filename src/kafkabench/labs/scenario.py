@@ -85,7 +85,8 @@ TopicSettings = Annotated[RoleSettings, Cli("--topic-config", repeat=True),
                           Field(description="Topic setting KEY=VALUE (repeatable).")]
 Overrides = Annotated[RoleSettings, Cli("-X", repeat=True),
                       Field(description="Client setting KEY=VALUE in Java names, for the producer, the consumer or both "
-                                        "(repeatable).")]
+                                        "(repeatable); librdkafka:NAME=VALUE for librdkafka's own settings (confluent "
+                                        "client only).")]
 SETTINGS_FIELDS = {"producer": "producer", "consumer": "consumer", "topic_config": "topic"}  # field -> role
 
 

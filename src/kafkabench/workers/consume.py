@@ -12,14 +12,18 @@ import collections
 import hashlib
 import threading
 import time
+from pathlib import Path
+
+import numpy as np
 
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import ConsumeParams, DecodeSpec, Outcome, Task
-from kafkabench.core.windows import WindowedStats
-from kafkabench.workers.adapters.base import AdapterError, KafkaClient
-from kafkabench.workers.throughput_run import STAMP_HEADER, Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
+from kafkabench.core.windows import WindowedStats, ns_to_us
+from kafkabench.workers.adapters.base import AdapterError, Batch, KafkaClient
+from kafkabench.workers.throughput_run import Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
 
 POLL_S = 0.1
+MAX_BATCH = 10_000  # records asked of one poll
 METRICS = ("e2e",)
 
 
@@ -33,11 +37,32 @@ def _decoder(spec: DecodeSpec | None):
     return make_format(spec.format, open_dataset(spec.dataset)).decode
 
 
-def _stamp(headers) -> bytes | None:
-    for key, value in headers or ():
-        if key == STAMP_HEADER:
-            return value
-    return None
+class PayloadCheck:
+    """Every value must be one of the task's payloads: compared byte for byte with the payload files (their
+    SHA-256 checked against the task's first), or by SHA-256 where the files are not at hand."""
+
+    def __init__(self, task: Task) -> None:
+        self.count = len(task.payload_sha256s)
+        payloads = [Path(p).read_bytes() for p in task.payload_files if Path(p).is_file()]
+        if sorted(hashlib.sha256(p).hexdigest() for p in payloads) == sorted(task.payload_sha256s):
+            self._payloads, self._sha256s = set(payloads), None
+        else:
+            self._payloads, self._sha256s = None, set(task.payload_sha256s)
+
+    def first_mismatch(self, values: list[bytes | None]) -> int | None:
+        if self._payloads is not None and len(self._payloads) == 1:
+            [payload] = self._payloads
+            if values.count(payload) == len(values):  # one C-level pass of byte comparisons
+                return None
+        for index, value in enumerate(values):
+            if not self._matches(value or b""):
+                return index
+        return None
+
+    def _matches(self, value: bytes) -> bool:
+        if self._payloads is not None:
+            return value in self._payloads
+        return hashlib.sha256(value).hexdigest() in self._sha256s
 
 
 class ConsumeRun:
@@ -50,10 +75,11 @@ class ConsumeRun:
         self.until = StopConditions(params, stop, clock)
         self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
         self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0})
-        self.expected = set(task.payload_sha256s) if params.check else None
+        self.check = PayloadCheck(task) if params.check else None
         self.decode = _decoder(params.decode)
         self.timings: dict[str, float] = {}
-        self.early: list = []  # records that arrived while waiting for the start signal
+        self.early: list[Batch] = []  # records that arrived while waiting for the start signal
+        self.stops = params.stop_offsets
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self._cpu_start = time.process_time()
@@ -73,7 +99,9 @@ class ConsumeRun:
         self.client.hold(True)
         try:
             while not started.is_set() and not stop.is_set():
-                self.early.extend(self.client.poll_batch(POLL_S))
+                batch = self.client.poll_batch(POLL_S, MAX_BATCH)
+                if len(batch):
+                    self.early.append(batch)
         except AdapterError as exc:
             raise RunFailed("failure", str(exc)) from exc
         finally:
@@ -84,14 +112,15 @@ class ConsumeRun:
         self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
         idle_s = self.params.idle_timeout_s
         idle_ns = int((idle_s if idle_s is not None else self.task.timeout_s) * 1e9)
-        last_seen = start
+        last_seen, count = start, self.until.count
         while not self.until.reached(self.counters["received"]):
+            limit = MAX_BATCH if count is None else min(MAX_BATCH, count - self.counters["received"])
             try:
-                batch, self.early = (self.early, []) if self.early else (self.client.poll_batch(POLL_S), [])
+                batch = self._early(limit) or self.client.poll_batch(POLL_S, limit)
             except AdapterError as exc:
                 raise RunFailed("failure", str(exc)) from exc
             now = self.clock()
-            if batch:
+            if len(batch):
                 last_seen = now
                 self._take(batch, now)
             elif now - last_seen > idle_ns:
@@ -100,37 +129,54 @@ class ConsumeRun:
             emit_due(self.stats, self.counters["received"], emit)
         emit_last(self.stats, self.counters["received"], emit)
 
-    def _take(self, batch, now: int) -> None:
+    def _early(self, limit: int) -> Batch | None:
+        if not self.early:
+            return None
+        batch = self.early.pop(0)
+        if len(batch) > limit:
+            self.early.insert(0, batch.subset(batch.records[limit:]))
+            batch = batch.subset(batch.records[:limit])
+        return batch
+
+    def _take(self, batch: Batch, now: int) -> None:
         """One clock reading per batch: every record of it was in hand at that moment."""
+        if self.stops is not None:
+            batch = self._before_stops(batch)
+            if not len(batch):
+                return
         if self.first_ns is None:
             self.first_ns = now
             self.timings["first_record_s"] = (now - self.until.start_ns) / 1e9
         self.last_ns = now
-        if self.expected is not None:
+        if self.check is not None:
             self._check(batch)
-        self.counters["received"] += len(batch)
-        self.stats.count(records=len(batch), payload_bytes=sum(len(r.value or b"") for r in batch))
-        record_e2e, unstamped = self.stats.record, 0
-        for record in batch:
-            stamp = _stamp(record.headers)
-            if stamp is None:
-                unstamped += 1
-            else:
-                record_e2e("e2e", now - int.from_bytes(stamp, "big", signed=True))
-        self.counters["unstamped"] += unstamped
+        received = len(batch)
+        self.counters["received"] += received
+        self.stats.count(records=received, payload_bytes=batch.payload_bytes())
+        stamps = batch.stamps()
+        if stamps:
+            sent_ns = np.frombuffer(b"".join(stamps), dtype=">i8").astype(np.int64)
+            self.stats.add_us("e2e", ns_to_us(now - sent_ns))
+        self.counters["unstamped"] += received - len(stamps)
         if self.decode is not None:
-            for record in batch:
+            for index, value in enumerate(batch.values()):
                 try:
-                    self.decode(record.value or b"")
+                    self.decode(value or b"")
                 except Exception as exc:  # any decoder's complaint means the bytes are not what was written
-                    raise RunFailed("integrity", f"record at {record.where} does not decode: {exc}") from exc
+                    raise RunFailed("integrity", f"record at {batch.where(index)} does not decode: {exc}") from exc
 
-    def _check(self, batch) -> None:
-        for index, record in enumerate(batch):
-            if hashlib.sha256(record.value or b"").hexdigest() not in self.expected:
-                self.counters["received"] += index
-                self.stats.count(records=index)
-                raise RunFailed("integrity", f"record at {record.where} matches none of the {len(self.expected)} payloads")
+    def _before_stops(self, batch: Batch) -> Batch:
+        stops, inf = self.stops, float("inf")
+        kept = [record for record, (_topic, partition, offset) in zip(batch.records, batch.positions())
+                if offset < stops.get(partition, inf)]
+        return batch if len(kept) == len(batch) else batch.subset(kept)
+
+    def _check(self, batch: Batch) -> None:
+        index = self.check.first_mismatch(batch.values())
+        if index is not None:
+            self.counters["received"] += index
+            self.stats.count(records=index)
+            raise RunFailed("integrity", f"record at {batch.where(index)} matches none of the {self.check.count} payloads")
 
     def outcome(self, version: str) -> Outcome:
         counters = {**self.counters, "payload_bytes": self.stats.payload_bytes}

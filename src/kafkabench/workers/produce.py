@@ -2,12 +2,15 @@
 
 params: core.protocol.ProduceParams (count | duration_s, rate_per_s, interval_s, stamp, records_file).
 `publish_delay`: intended -> actual send call (only with a rate). `publish_latency`: send call -> ack.
+
+Without a rate, records go to the client in batches (send_many) and acknowledgements are taken from the
+AckLog once per batch: per record, only the client's own work and a list append are left. With a rate,
+each record waits for its intended time and goes alone.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import threading
 import time
@@ -18,10 +21,12 @@ from kafkabench.core.protocol import Outcome, ProduceParams, Task
 from kafkabench.core.rate import OpenLoopSchedule, wait_until
 from kafkabench.core.records_file import read_records
 from kafkabench.core.windows import WindowedStats
-from kafkabench.workers.adapters.base import AdapterError, KafkaClient, QueueFull
-from kafkabench.workers.throughput_run import STAMP_HEADER, Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
+from kafkabench.workers.acks import AckLog
+from kafkabench.workers.adapters.base import AdapterError, KafkaClient
+from kafkabench.workers.throughput_run import Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
 
-SERVE_EVERY = 256  # sends between serving delivery callbacks and checking the window
+BATCH = 256  # sends between serving delivery callbacks, taking acknowledgements and checking the window
+QUEUE_FULL_WAIT_S = 0.005
 METRICS = ("publish_latency", "publish_delay")
 
 
@@ -35,6 +40,9 @@ class ProduceRun:
         self.clock = clock
         self.until = StopConditions(params, stop, clock)
         self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
+        sizes = {len(p) for p in payloads}
+        self.size = sizes.pop() if len(sizes) == 1 and params.records_file is None else None
+        self.acks = AckLog(sizes=self.size is None)
         self.counters = collections.Counter({"sent": 0, "acked": 0, "errors": 0})
         self.start_ns: int | None = None
         self.last_ack_ns: int | None = None
@@ -43,44 +51,64 @@ class ProduceRun:
 
     def open(self) -> None:
         try:
-            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, wire_stats=True)
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, wire_stats=True,
+                                      acks=self.acks)
         except AdapterError as exc:
             raise RunFailed("config", str(exc)) from exc
 
     def run(self, emit: Emit) -> None:
         start = self.until.begin()
         self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
-        rate = self.params.rate_per_s
-        schedule = OpenLoopSchedule(rate, start) if rate > 0 else None
-        stamp = self.params.stamp
-        topic, clock, send = self.task.topic, self.clock, self.client.send
-        count = self.until.count if self.until.count is not None else float("inf")
-        values = self._values()
+        self.start_ns = start
+        if self.params.rate_per_s > 0:
+            self._paced(emit, OpenLoopSchedule(self.params.rate_per_s, start))
+        else:
+            self._flat_out(emit)
+        self._drain(emit)
+
+    def _flat_out(self, emit: Emit) -> None:
+        """As fast as the client takes records, in batches; each stamped with its send call if asked."""
+        topic, send_many, poll = self.task.topic, self.client.send_many, self.client.poll
+        stamp = self.clock if self.params.stamp else None
+        values, count = self._values(), self.until.count
+        batch: list[bytes] = []
+        sent = 0
+        while True:
+            if not batch:
+                if self.until.reached(sent):
+                    break
+                batch = list(itertools.islice(values, BATCH if count is None else min(BATCH, count - sent)))
+                if not batch:
+                    break
+            taken = send_many(topic, batch, stamp)
+            sent += taken
+            self.counters["sent"] += taken
+            if taken < len(batch):  # the client's queue is full: serve acks, then the rest again
+                batch = batch[taken:]
+                poll(QUEUE_FULL_WAIT_S)
+            else:
+                batch = []
+                poll(0)
+            self._take_acks(emit)
+
+    def _paced(self, emit: Emit, schedule: OpenLoopSchedule) -> None:
+        """Each record at its intended time, stamped with that time: a late send shows as publish_delay."""
+        topic, send_many, clock = self.task.topic, self.client.send_many, self.clock
+        values, index = self._values(), 0
         value = next(values, None)
-        index = 0
-        while value is not None and index < count and not (index % SERVE_EVERY == 0 and self.until.reached(index)):
-            intended = wait_until(schedule.intended(index), clock, while_waiting=self._serve) if schedule else clock()
-            headers = [(STAMP_HEADER, intended.to_bytes(8, "big", signed=True))] if stamp else None
-            sent = clock() if schedule else intended
-            try:
-                send(topic, None, value, functools.partial(self._acked, sent, len(value)), headers)
-            except QueueFull:
-                self.client.poll(0.005)  # the same message again, its intended time unchanged
+        while value is not None and not self.until.reached(index):
+            intended = wait_until(schedule.intended(index), clock, while_waiting=self._serve)
+            sent = clock()
+            if not send_many(topic, (value,), (lambda: intended) if self.params.stamp else None):
+                self.client.poll(QUEUE_FULL_WAIT_S)  # the same record again, its intended time unchanged
                 continue
-            except AdapterError as exc:
-                self._count_error(f"SendFailed: {exc}")
-                continue
-            if schedule:
-                self.stats.record("publish_delay", sent - intended)
-            self.start_ns = self.start_ns or sent
+            self.stats.record("publish_delay", sent - intended)
             self.counters["sent"] += 1
             index += 1
             value = next(values, None)
-            if index % SERVE_EVERY == 0:
+            if index % BATCH == 0:
                 self._serve()
-                emit_due(self.stats, self.counters["acked"], emit)
-                self._check_progress()
-        self._drain(emit)
+                self._take_acks(emit)
 
     def _values(self):
         if self.params.records_file is not None:
@@ -90,14 +118,21 @@ class ProduceRun:
     def _serve(self) -> None:
         self.client.poll(0)
 
-    def _acked(self, sent_ns: int, size: int, error: str | None) -> None:
-        now = self.clock()
-        if error is None:
-            self.stats.record("publish_latency", now - sent_ns)
-            self.stats.count(records=1, payload_bytes=size)
-            self.counters["acked"] += 1
-            self.last_ack_ns = now
-        else:
+    def _take_acks(self, emit: Emit) -> None:
+        """Fold in what was acknowledged since the last take; close the window if its interval is over."""
+        self._fold_acks()
+        emit_due(self.stats, self.counters["acked"], emit)
+        self._check_progress()
+
+    def _fold_acks(self) -> None:
+        latencies, payload_bytes, errors = self.acks.take()
+        acked = len(latencies)
+        if acked:
+            self.last_ack_ns = self.clock()
+            self.stats.add_us("publish_latency", latencies)
+            self.stats.count(records=acked, payload_bytes=payload_bytes if payload_bytes is not None else acked * self.size)
+            self.counters["acked"] += acked
+        for error in errors:
             self._count_error(error)
 
     def _count_error(self, error: str) -> None:
@@ -119,15 +154,15 @@ class ProduceRun:
     def _drain(self, emit: Emit) -> None:
         deadline = self.clock() + int((self.task.timeout_s + 5) * 1e9)
         while self.client.flush(0.1) > 0:
-            emit_due(self.stats, self.counters["acked"], emit)
-            self._check_progress()
+            self._take_acks(emit)
             if self.clock() > deadline:
                 raise RunFailed("timeout", f"{self.counters['sent'] - self.counters['acked'] - self.counters['errors']} "
                                            f"sends still unacknowledged {self.task.timeout_s + 5:g} s after the last send")
-        self._check_progress()
+        self._take_acks(emit)
         emit_last(self.stats, self.counters["acked"], emit)
 
     def outcome(self, version: str) -> Outcome:
+        self._fold_acks()  # a run ended early: what was acknowledged counts
         counters = dict(self.counters)
         counters["payload_bytes"] = self.stats.payload_bytes
         try:

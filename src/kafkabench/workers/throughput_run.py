@@ -12,8 +12,6 @@ from kafkabench.core.clock import Clock
 from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Progress, Window
 from kafkabench.core.windows import WindowedStats
 
-STAMP_HEADER = "kb-sent-ns"  # intended send time, 8-byte big-endian monotonic ns of the producing host
-
 Emit = Callable[[Progress], None]
 
 
@@ -50,9 +48,8 @@ class StopConditions:
 
 
 def emit_due(stats: WindowedStats, done: int, emit: Emit) -> None:
-    window = stats.due()
-    if window is not None:
-        emit(Progress(done=done, window=window))
+    if stats.due():
+        emit(Progress(done=done, window=stats.close_window()))
 
 
 def emit_last(stats: WindowedStats, done: int, emit: Emit) -> Window:

@@ -1,6 +1,10 @@
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkabench.core.histogram import HIGHEST_US, LatencyHistogram
+from kafkabench.core.windows import ns_to_us
 
 
 def test_records_in_microseconds_and_summarises_in_ms():
@@ -52,3 +56,37 @@ def test_recorded_steps_are_the_recorded_values_hdrhistogram_iterates():
         iterated.append((upto - item.count_at_value_iterated_to, upto, item.value_iterated_to))
     assert histogram.recorded_steps() == iterated
     assert iterated[-1][1] == histogram.count
+
+
+latencies_us = st.one_of(
+    st.integers(min_value=0, max_value=5_000),  # exact buckets
+    st.integers(min_value=0, max_value=HIGHEST_US),  # every magnitude
+    st.integers(min_value=-10_000, max_value=-1),  # negative: out of range
+    st.integers(min_value=HIGHEST_US + 1, max_value=HIGHEST_US * 4),  # too large: out of range
+    st.sampled_from([0, 1, 2047, 2048, 2049, 4095, 4096, HIGHEST_US]),  # bucket edges
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(latencies_us, max_size=400))
+def test_bulk_folding_gives_the_histogram_of_recording_one_by_one(values):
+    one_by_one, bulk = LatencyHistogram(), LatencyHistogram()
+    for micros in values:
+        one_by_one.record_ns(micros * 1000)
+    assert bulk.record_many_us(np.array(values, dtype=np.int64)) == one_by_one.out_of_range
+    a, b = one_by_one._hdr, bulk._hdr
+    assert list(a.counts) == list(b.counts)
+    assert (a.get_total_count(), a.get_min_value(), a.get_max_value()) == (b.get_total_count(), b.get_min_value(), b.get_max_value())
+    assert one_by_one.out_of_range == bulk.out_of_range
+    assert one_by_one.encode() == bulk.encode()
+    assert one_by_one.summary() == bulk.summary()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(min_value=-2_000_000, max_value=10**13), max_size=200))
+def test_nanoseconds_round_to_microseconds_as_record_ns_does(nanoseconds):
+    one_by_one, bulk = LatencyHistogram(), LatencyHistogram()
+    for ns in nanoseconds:
+        one_by_one.record_ns(ns)
+    bulk.record_many_us(ns_to_us(np.array(nanoseconds, dtype=np.int64)))
+    assert one_by_one.encode() == bulk.encode() and one_by_one.out_of_range == bulk.out_of_range

@@ -26,6 +26,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
+from kafkabench.config.translate import translate
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.errors import KafkabenchError
@@ -131,13 +132,13 @@ def add_apache_comparison(document: ResultDocument, plan: ThroughputPlan, target
             try:
                 listener.note(f"running Apache ProducerPerformance: {records} records of {len(plan.payloads[0])} bytes")
                 report = producer_performance(target.bootstrap_servers, topic, records, len(plan.payloads[0]),
-                                              scenario.rate, plan.settings.values("producer"))
+                                              scenario.rate, _java_settings(plan, "producer"))
             finally:
                 admin.delete_topic(topic)
         else:
             listener.note(f"running Apache ConsumerPerformance: {records} records from {document.params['topic']}")
             report = consumer_performance(target.bootstrap_servers, document.params["topic"], records,
-                                          f"kafkabench-apache-{uuid.uuid4().hex[:8]}", plan.settings.values("consumer"))
+                                          f"kafkabench-apache-{uuid.uuid4().hex[:8]}", _java_settings(plan, "consumer"))
     document.runs.append(Run(
         client="apache", client_version=document.cluster.get("kafka_version", ""), scenario=plan.role,
         params={"tool": report.tool, "records": records, "command": " ".join(report.command[-14:])},
@@ -145,3 +146,8 @@ def add_apache_comparison(document: ResultDocument, plan: ThroughputPlan, target
         reported=report.figures,
     ))
     write_result(document, out_dir)
+
+
+def _java_settings(plan, role: str) -> dict[str, str]:
+    """What a Java client takes of the settings: a library's own names (`librdkafka:...`) are not for Apache's tools."""
+    return translate("java", role, plan.settings.values(role)).config

@@ -201,12 +201,14 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                 producer_config=plan.producer_config, consumer_config=plan.consumer_config, payload_files=shared,
                 payload_sha256s=[hashlib.sha256(p).hexdigest() for p in plan.payloads], timeout_s=scenario.timeout)
     consumers = scenario.consumers if producing else max(1, scenario.consumers)
-    # one consumer stops at the count itself; several are stopped together when their sum reaches it
-    consume_count = scenario.count if not producing and consumers == 1 else None
+    # one consumer stops at the count itself; several each stop at their partitions' share of it
+    several = not producing and consumers > 1 and scenario.count is not None
     params = ConsumeParams(group=plan.group, start_from="latest" if producing else scenario.start_from,
-                           count=consume_count, duration_s=None if producing else scenario.duration,
+                           count=scenario.count if not producing and consumers == 1 else None,
+                           duration_s=None if producing else scenario.duration,
                            interval_s=scenario.interval, check=not producing and scenario.check,
-                           idle_timeout_s=3600 if producing else scenario.timeout)
+                           idle_timeout_s=3600 if producing else scenario.timeout,
+                           stop_offsets=_stop_offsets(target, topic, plan) if several else None)
     for index in range(consumers):  # consumers first: they must be positioned before anything is produced
         workers.append(fleet.launch("consume", index, launcher, scenario.client,
                                     task.model_copy(update={"scenario": "consume", "params": task_params(params)})))
@@ -219,6 +221,33 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                                         task.model_copy(update={"scenario": "produce", "params": task_params(params)})))
     for worker in workers:
         worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
+
+
+def _stop_offsets(target: Target, topic: str, plan: ThroughputPlan) -> dict[int, int] | None:
+    """Where each partition's share of the count ends, counted from where the group starts (its committed
+    offset, else the earliest or the end offset), split in proportion to what each partition holds: a
+    group's partitions are rarely even, so no consumer can be given a share of the count itself. None when
+    the records are not all there yet; the consumers are then stopped together once their sum reaches it."""
+    count = plan.scenario.count
+    with KafkaAdmin(target.bootstrap_servers, timeout_s=plan.scenario.timeout) as admin:
+        bounds, committed = admin.offsets(topic), admin.committed(plan.group, topic)
+    starts = {p: committed.get(p, low if plan.scenario.start_from == "earliest" else high)
+              for p, (low, high) in bounds.items()}
+    shares = split_count(count, {p: max(0, bounds[p][1] - start) for p, start in starts.items()})
+    return None if shares is None else {p: starts[p] + share for p, share in shares.items()}
+
+
+def split_count(count: int, available: dict[int, int]) -> dict[int, int] | None:
+    """`count` split over partitions in proportion to the records each has available, none given more than
+    it has; None when together they have fewer."""
+    total = sum(available.values())
+    if total == 0 or total < count:
+        return None
+    shares = {p: count * held // total for p, held in available.items()}
+    by_remainder = sorted(available, key=lambda p: count * available[p] % total, reverse=True)
+    for p in by_remainder[:count - sum(shares.values())]:  # largest remainders first: each has room for one more
+        shares[p] += 1
+    return shares
 
 
 def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],

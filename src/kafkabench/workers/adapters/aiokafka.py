@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import itertools
 import time
 from typing import Any
 
@@ -11,7 +13,11 @@ import aiokafka
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, QueueFull, Record, printable
+from kafkabench.core.clock import monotonic_ns
+from kafkabench.workers.acks import AckLog
+from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+
+MAX_IN_FLIGHT = 100_000  # aiokafka has no buffer limit of its own: sends beyond this wait for acks
 
 
 class Adapter:
@@ -22,14 +28,18 @@ class Adapter:
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._pending: set[asyncio.Future] = set()
+        self._in_flight = 0
         self._config: dict[str, dict[str, Any]] = {}
         self._held = False
+        self._acks: AckLog | None = None
 
     def version(self) -> str:
         return aiokafka.__version__
 
-    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
+                      acks: AckLog | None = None) -> None:
         self._config["producer"] = _with_defaults(AIOKafkaProducer, config)
+        self._acks = acks
 
         async def start() -> None:
             self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **config)
@@ -59,13 +69,50 @@ class Adapter:
         self._pending.add(future)
         future.add_done_callback(done)  # registered before any waiter, so it runs first
 
+    def send_many(self, topic, values, stamp=None) -> int:
+        """The whole batch of sends runs inside the event loop: one loop entry per batch, not per record."""
+        return self._loop.run_until_complete(self._send_many(topic, values, stamp))
+
+    async def _send_many(self, topic, values, stamp) -> int:
+        send, clock, acks = self._producer.send, monotonic_ns, self._acks
+        taken = 0
+        for value in values:
+            if self._in_flight >= MAX_IN_FLIGHT:
+                return taken
+            sent = clock()
+            try:
+                future = await send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None)
+            except KafkaError as exc:
+                acks.errors.append(f"SendFailed: {exc}")
+            else:
+                self._in_flight += 1
+                future.add_done_callback(functools.partial(self._acked, sent, len(value)))
+            taken += 1
+        return taken
+
+    def _acked(self, sent_ns: int, size: int, future: asyncio.Future) -> None:
+        self._in_flight -= 1
+        error = asyncio.CancelledError() if future.cancelled() else future.exception()
+        if error is None:
+            self._acks.latencies.append(monotonic_ns() - sent_ns)
+            if self._acks.sizes is not None:
+                self._acks.sizes.append(size)
+        else:
+            self._acks.errors.append(f"{type(error).__name__}: {error}")
+
     def poll(self, timeout_s: float) -> None:
         self._loop.run_until_complete(asyncio.sleep(timeout_s))
 
     def flush(self, timeout_s: float) -> int:
         if self._pending:
             self._loop.run_until_complete(asyncio.wait(set(self._pending), timeout=timeout_s))
-        return len(self._pending)
+        if self._in_flight:
+            try:
+                self._loop.run_until_complete(asyncio.wait_for(self._producer.flush(), timeout_s))
+            except asyncio.TimeoutError:
+                pass
+            self._loop.run_until_complete(asyncio.sleep(0))  # let the done callbacks of the last batch run
+        return len(self._pending) + self._in_flight
 
     def assign_at_end(self, topic: str, partition: int, timeout_s: float) -> None:
         async def assign() -> None:
@@ -104,21 +151,19 @@ class Adapter:
 
     def poll_record(self, timeout_s: float):
         records = self._batch(timeout_s, max_records=1)
-        return records[0] if records else None
+        return Record.of(records[0]) if records else None
 
-    def poll_batch(self, timeout_s: float) -> list[Record]:
-        return self._batch(timeout_s, max_records=None)
+    def poll_batch(self, timeout_s: float, max_records: int) -> Batch:
+        return Batch(self._batch(timeout_s, max_records))
 
-    def _batch(self, timeout_s: float, max_records: int | None) -> list[Record]:
+    def _batch(self, timeout_s: float, max_records: int | None) -> list:
         async def fetch():
             batches = await self._consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
             if self._held:  # a rebalance may have handed over partitions that are not paused yet
                 self._consumer.pause(*self._consumer.assignment())
             return batches
 
-        batches = self._run(fetch(), "consume failed")
-        return [Record(r.key, r.value, r.headers, (r.topic, r.partition, r.offset))
-                for records in batches.values() for r in records]
+        return list(itertools.chain.from_iterable(self._run(fetch(), "consume failed").values()))
 
     def wire_bytes(self) -> int | None:
         return None  # aiokafka keeps no byte counters

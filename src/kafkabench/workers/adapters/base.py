@@ -1,10 +1,24 @@
-"""The interface every Kafka client library is put behind. Library errors become AdapterError here."""
+"""The interface every Kafka client library is put behind. Library errors become AdapterError here.
+
+Two paths: one record at a time with its own callback (the latency lab's ping-pong), and the bulk path of
+the throughput scenarios, where sends go in batches, acknowledgements land in an AckLog and reads come
+as a Batch, so that per record only the library's own work and a list append are left."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Protocol
+import operator
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
+
+from kafkabench.workers.acks import AckLog
 
 AckCallback = Callable[[str | None], None]  # None on success, else "ErrorType: text"
+Stamp = Callable[[], int]  # called once per record at its send call: the kb-sent-ns header's value
+
+STAMP_HEADER = "kb-sent-ns"  # intended send time, 8-byte big-endian monotonic ns of the producing host
+
+
+def stamp_headers(nanoseconds: int) -> list[tuple[str, bytes]]:
+    return [(STAMP_HEADER, nanoseconds.to_bytes(8, "big", signed=True))]
 
 
 class AdapterError(Exception):
@@ -21,10 +35,54 @@ class Record(NamedTuple):
     headers: list[tuple[str, bytes]] | None
     position: tuple[str, int, int]  # topic, partition, offset
 
+    @classmethod
+    def of(cls, record) -> Record:
+        """From a record with attributes (kafka-python's and aiokafka's ConsumerRecord)."""
+        return cls(record.key, record.value, record.headers, (record.topic, record.partition, record.offset))
+
     @property
     def where(self) -> str:
         topic, partition, offset = self.position
         return f"{topic}-{partition}@{offset}"
+
+
+class Batch:
+    """Records read by one call, in the library's own objects; what the measurement needs is read in bulk
+    through the library's accessors (C-level `map`, no per-record Python frame where the library allows)."""
+
+    value: Callable[[Any], bytes | None] = staticmethod(operator.attrgetter("value"))
+    headers: Callable[[Any], Any] = staticmethod(operator.attrgetter("headers"))
+    position: Callable[[Any], tuple[str, int, int]] = staticmethod(operator.attrgetter("topic", "partition", "offset"))
+
+    def __init__(self, records: list) -> None:
+        self.records = records
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def values(self) -> list[bytes | None]:
+        return list(map(self.value, self.records))
+
+    def payload_bytes(self) -> int:
+        return sum(map(len, filter(None, map(self.value, self.records))))
+
+    def stamps(self) -> list[bytes]:
+        """The kb-sent-ns header of every record that has one (8 bytes each)."""
+        every = list(map(self.headers, self.records))
+        if not any(every):
+            return []
+        return [value for headers in every if headers for key, value in headers
+                if key == STAMP_HEADER and len(value) == 8]
+
+    def positions(self) -> list[tuple[str, int, int]]:
+        return list(map(self.position, self.records))
+
+    def where(self, index: int) -> str:
+        topic, partition, offset = self.position(self.records[index])
+        return f"{topic}-{partition}@{offset}"
+
+    def subset(self, records: list) -> Batch:
+        return type(self)(records)
 
 
 class KafkaClient(Protocol):
@@ -32,8 +90,10 @@ class KafkaClient(Protocol):
 
     def version(self) -> str: ...
 
-    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
-        """`wire_stats`: count the bytes sent to brokers where that costs something (see wire_bytes)."""
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
+                      acks: AckLog | None = None) -> None:
+        """`wire_stats`: count the bytes sent to brokers where that costs something (see wire_bytes).
+        `acks`: where send_many's acknowledgements go; the adapter sets its `to_us` to its latencies' unit."""
 
     def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None: ...
 
@@ -41,6 +101,11 @@ class KafkaClient(Protocol):
              headers: list[tuple[str, bytes]] | None = None) -> None:
         """Hand one record to the producer; `on_ack` is called once, when the broker's answer is in.
         Raises QueueFull when the local queue has no room."""
+
+    def send_many(self, topic: str, values: Sequence[bytes], stamp: Stamp | None = None) -> int:
+        """Hand records to the producer, each acknowledged into the AckLog with its send call -> ack latency;
+        return how many were taken: all, or fewer when the local queue filled (serve callbacks, send the rest
+        again). A record the library refuses outright is logged as an error and counts as taken."""
 
     def poll(self, timeout_s: float) -> None:
         """Serve producer callbacks for up to `timeout_s`."""
@@ -62,8 +127,9 @@ class KafkaClient(Protocol):
     def poll_record(self, timeout_s: float) -> Record | None:
         """The next record, or None if none arrived within the timeout."""
 
-    def poll_batch(self, timeout_s: float) -> list[Record]:
-        """The records that arrived within the timeout (possibly none)."""
+    def poll_batch(self, timeout_s: float, max_records: int) -> Batch:
+        """At most `max_records` records: those already fetched at once, else the first to arrive within the
+        timeout (possibly none). Never waits for a batch to fill: a record in hand is handed out."""
 
     def wire_bytes(self) -> int | None:
         """Bytes the producer sent to brokers (protocol overhead included), if the library counts them."""

@@ -7,9 +7,10 @@ import time
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, QueueFull, Record, printable
+from kafkabench.workers.acks import AckLog, seconds_to_us
+from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
 STATS_INTERVAL_MS = 500  # librdkafka reports tx_bytes (wire bytes) only in its statistics
 
@@ -22,15 +23,21 @@ class Adapter:
         self._consumer: Consumer | None = None
         self._config: dict[str, dict[str, Any]] = {}
         self._stats: dict | None = None
-        self._pending: list[Record] = []
+        self._pending: list[Message] = []
         self._held = False
+        self._acks: AckLog | None = None
 
     def version(self) -> str:
         return f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
 
-    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
+                      acks: AckLog | None = None) -> None:
         settings = {"bootstrap.servers": bootstrap_servers, **config}
         self._config["producer"] = printable(settings)
+        if acks is not None:
+            acks.to_us = seconds_to_us
+            settings["on_delivery"] = _delivery_report(acks)
+            self._acks = acks
         if wire_stats:  # parsing a statistics report costs the callback thread ~1 ms: only where wire bytes count
             settings.setdefault("statistics.interval.ms", STATS_INTERVAL_MS)
             settings["stats_cb"] = self._on_stats
@@ -58,6 +65,25 @@ class Adapter:
             raise QueueFull(str(exc)) from exc
         except KafkaException as exc:
             raise AdapterError(f"produce failed: {exc.args[0].str()}") from exc
+
+    def send_many(self, topic, values, stamp=None) -> int:
+        produce, taken = self._producer.produce, 0
+        try:
+            if stamp is None:
+                for value in values:
+                    produce(topic, value)
+                    taken += 1
+            else:
+                for value in values:
+                    produce(topic, value, headers=stamp_headers(stamp()))
+                    taken += 1
+        except BufferError:
+            return taken
+        except KafkaException as exc:
+            error = exc.args[0]
+            self._acks.errors.append(f"{error.name()}: {error.str()}")
+            return taken + 1
+        return taken
 
     def poll(self, timeout_s: float) -> None:
         self._producer.poll(timeout_s)
@@ -87,7 +113,7 @@ class Adapter:
         while not assigned:
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
-            self._pending.extend(self._records(self._consumer.consume(100, 0.1)))
+            self._pending.extend(_checked(self._consumer.consume(100, 0.1)))
 
     def hold(self, held: bool) -> None:
         # no pause(): librdkafka waits about a second before fetching a resumed partition again. Held, a
@@ -96,22 +122,19 @@ class Adapter:
 
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
-        return None if msg is None else self._records([msg])[0]
+        if msg is None:
+            return None
+        [msg] = _checked([msg])
+        return Record(msg.key(), msg.value(), msg.headers(), (msg.topic(), msg.partition(), msg.offset()))
 
-    def poll_batch(self, timeout_s: float) -> list[Record]:
+    def poll_batch(self, timeout_s: float, max_records: int) -> Batch:
+        limit = 1 if self._held else max_records
         if self._pending:
-            batch, self._pending = self._pending, []
-            return batch
-        return self._records(self._consumer.consume(1 if self._held else 10_000, timeout_s))
-
-    @staticmethod
-    def _records(messages) -> list[Record]:
-        records = []
-        for msg in messages:
-            if msg.error():
-                raise AdapterError(f"consume failed: {msg.error().str()}")
-            records.append(Record(msg.key(), msg.value(), msg.headers(), (msg.topic(), msg.partition(), msg.offset())))
-        return records
+            messages, self._pending = self._pending[:limit], self._pending[limit:]
+            return MessageBatch(messages)
+        # consume(n, t) waits for n messages or t: take what is queued now, else wait for the first to arrive
+        consume = self._consumer.consume
+        return MessageBatch(_checked(consume(limit, 0) or consume(1, timeout_s)))
 
     def _on_stats(self, stats_json: str) -> None:
         self._stats = json.loads(stats_json)
@@ -135,3 +158,46 @@ class Adapter:
             self._consumer.close()
         if self._producer is not None:
             self._producer.flush(5)
+
+
+class MessageBatch(Batch):
+    value = staticmethod(Message.value)
+    headers = staticmethod(Message.headers)
+
+    @staticmethod
+    def position(msg: Message) -> tuple[str, int, int]:
+        return msg.topic(), msg.partition(), msg.offset()
+
+    def payload_bytes(self) -> int:
+        return sum(map(len, self.records))  # a Message's length is its value's
+
+
+def _checked(messages: list[Message]) -> list[Message]:
+    if any(map(Message.error, messages)):
+        error = next(msg.error() for msg in messages if msg.error())
+        raise AdapterError(f"consume failed: {error.str()}")
+    return messages
+
+
+def _delivery_report(acks: AckLog):
+    """The producer's one delivery callback: librdkafka's own produce() -> delivery report latency (us), read
+    from the report instead of a clock per send, so sends carry no per-record callback or closure."""
+    latency, failed = acks.latencies.append, acks.errors.append
+
+    if acks.sizes is None:
+        def delivered(err, msg) -> None:
+            if err is None:
+                latency(msg.latency())
+            else:
+                failed(f"{err.name()}: {err.str()}")
+        return delivered
+
+    size = acks.sizes.append
+
+    def delivered_sized(err, msg) -> None:
+        if err is None:
+            latency(msg.latency())
+            size(len(msg))
+        else:
+            failed(f"{err.name()}: {err.str()}")
+    return delivered_sized

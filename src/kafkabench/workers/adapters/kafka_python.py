@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -9,7 +10,9 @@ import kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
 
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, QueueFull, Record, printable
+from kafkabench.core.clock import monotonic_ns
+from kafkabench.workers.acks import AckLog
+from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
 
 class Adapter:
@@ -18,8 +21,10 @@ class Adapter:
     def __init__(self) -> None:
         self._producer: KafkaProducer | None = None
         self._consumer: KafkaConsumer | None = None
-        self._early: list[Record] = []
+        self._early: list = []
         self._held = False
+        self._acks: AckLog | None = None
+        self._callbacks = None
 
     def version(self) -> str:
         # CRC-32C of every record batch is pure Python unless the optional crc32c package is installed:
@@ -28,7 +33,11 @@ class Adapter:
 
         return f"{kafka.__version__} (crc32c: {'pure Python' if util.crc32c_c is None else 'C'})"
 
-    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False) -> None:
+    def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
+                      acks: AckLog | None = None) -> None:
+        self._acks = acks
+        if acks is not None:
+            self._callbacks = _ack_callbacks(acks)
         try:
             self._producer = KafkaProducer(bootstrap_servers=bootstrap_servers.split(","), **config)
         except (KafkaError, ValueError, TypeError) as exc:
@@ -49,6 +58,25 @@ class Adapter:
             raise AdapterError(f"send failed: {exc}") from exc
         future.add_callback(lambda _metadata: on_ack(None))
         future.add_errback(lambda exc: on_ack(f"{type(exc).__name__}: {exc}"))
+
+    def send_many(self, topic, values, stamp=None) -> int:
+        """Futures complete on kafka-python's I/O thread: the callbacks only append to the AckLog."""
+        send, clock, failed = self._producer.send, monotonic_ns, self._acks.errors.append
+        acked, refused = self._callbacks
+        taken = 0
+        for value in values:
+            sent = clock()
+            try:
+                future = send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None)
+            except KafkaTimeoutError:  # buffer_memory full for max_block_ms
+                return taken
+            except KafkaError as exc:
+                failed(f"SendFailed: {exc}")
+            else:
+                future.add_callback(acked, sent)
+                future.add_errback(refused)
+            taken += 1
+        return taken
 
     def poll(self, timeout_s: float) -> None:
         time.sleep(timeout_s)  # callbacks run in kafka-python's own I/O thread
@@ -83,7 +111,7 @@ class Adapter:
 
     def _join(self, timeout_ms: int) -> None:
         # poll() drives the group protocol; records it returns before start are kept for poll_batch
-        self._early += self._records(self._consumer.poll(timeout_ms=timeout_ms))
+        self._early += _flat(self._consumer.poll(timeout_ms=timeout_ms))
 
     def hold(self, held: bool) -> None:
         self._held = held
@@ -94,20 +122,17 @@ class Adapter:
             self._consumer.resume(*self._consumer.paused())
 
     def poll_record(self, timeout_s: float):
-        records = self._records(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=1))
-        return records[0] if records else None
+        records = _flat(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=1))
+        return Record.of(records[0]) if records else None
 
-    def poll_batch(self, timeout_s: float) -> list[Record]:
-        early, self._early = self._early, []
-        records = early or self._records(self._consumer.poll(timeout_ms=int(timeout_s * 1000)))
+    def poll_batch(self, timeout_s: float, max_records: int) -> Batch:
+        if self._early:
+            records, self._early = self._early[:max_records], self._early[max_records:]
+        else:
+            records = _flat(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records))
         if self._held:  # a rebalance may have handed over partitions that are not paused yet
             self._consumer.pause(*self._consumer.assignment())
-        return records
-
-    @staticmethod
-    def _records(batches) -> list[Record]:
-        return [Record(r.key, r.value, r.headers, (r.topic, r.partition, r.offset))
-                for records in batches.values() for r in records]
+        return Batch(records)
 
     def wire_bytes(self) -> int | None:
         return None  # kafka-python keeps byte rates, not totals
@@ -125,3 +150,22 @@ class Adapter:
             self._consumer.close()
         if self._producer is not None:
             self._producer.close(timeout=5)
+
+
+def _flat(batches: dict) -> list:
+    return list(itertools.chain.from_iterable(batches.values()))
+
+
+def _ack_callbacks(acks: AckLog):
+    latency, failed, clock = acks.latencies.append, acks.errors.append, monotonic_ns
+    size = acks.sizes.append if acks.sizes is not None else None
+
+    def acked(sent_ns: int, metadata) -> None:
+        latency(clock() - sent_ns)
+        if size is not None:
+            size(metadata.serialized_value_size)
+
+    def refused(exc: Exception) -> None:
+        failed(f"{type(exc).__name__}: {exc}")
+
+    return acked, refused

@@ -31,6 +31,7 @@ final class Consume implements KafkabenchWorker.Scenario {
     private final JsonNode task;
     private final String topic, group, from;
     private final Long count;
+    private final Map<Integer, Long> stopOffsets;
     private final long durationNs, intervalNs, idleNs, timeoutNs;
     private final boolean check;
     private final byte[][] expectedSha256s;
@@ -53,6 +54,7 @@ final class Consume implements KafkabenchWorker.Scenario {
         group = params.text("group");
         from = params.text("from", "earliest", "latest");
         count = params.count("count");
+        stopOffsets = params.offsets("stop_offsets");
         durationNs = params.nanos("duration_s");
         idleNs = params.nanos("idle_timeout_s");
         intervalNs = (long) (params.number("interval_s", 1.0) * 1e9);
@@ -174,6 +176,7 @@ final class Consume implements KafkabenchWorker.Scenario {
         int taken = 0;
         for (ConsumerRecord<byte[], byte[]> record : records) {
             if (count != null && received >= count) break;
+            if (pastStop(record)) continue;
             // A clock read per record, not per batch: cheap, and the batch's later records are stamped no earlier.
             long now = System.nanoTime();
             if (received == 0) firstNs = now;
@@ -192,6 +195,12 @@ final class Consume implements KafkabenchWorker.Scenario {
         if (check) verify(records, taken);
     }
 
+    private boolean pastStop(ConsumerRecord<byte[], byte[]> record) {
+        if (stopOffsets == null) return false;
+        Long stop = stopOffsets.get(record.partition());
+        return stop != null && record.offset() >= stop;
+    }
+
     static long longFrom(byte[] bigEndian) {
         long value = 0;
         for (byte b : bigEndian) value = (value << 8) | (b & 0xff);
@@ -201,6 +210,7 @@ final class Consume implements KafkabenchWorker.Scenario {
     private void verify(ConsumerRecords<byte[], byte[]> records, int taken) throws WorkerFailure {
         int i = 0;
         for (ConsumerRecord<byte[], byte[]> record : records) {
+            if (pastStop(record)) continue;
             if (i++ == taken) return;
             byte[] digest = sha256.digest(record.value() == null ? new byte[0] : record.value());
             boolean known = false;

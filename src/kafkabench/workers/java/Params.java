@@ -1,7 +1,10 @@
 package kafkabench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import kafkabench.KafkabenchWorker.WorkerFailure;
 
 /** A task's scenario `params`, typed; a value of the wrong type is a config error naming it. */
@@ -23,6 +26,25 @@ final class Params {
         if (value.isMissingNode() || value.isNull()) return null;
         if (!value.isIntegralNumber() || !value.canConvertToLong() || value.asLong() < 0) throw invalid(name, "a count");
         return value.asLong();
+    }
+
+    /** An object of partition number -> offset, or null when absent or null. */
+    Map<Integer, Long> offsets(String name) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return null;
+        if (!value.isObject()) throw invalid(name, "an object of partition -> offset");
+        Map<Integer, Long> offsets = new HashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            try {
+                JsonNode offset = entry.getValue();
+                if (!offset.isIntegralNumber() || offset.asLong() < 0) throw new NumberFormatException();
+                offsets.put(Integer.parseInt(entry.getKey()), offset.asLong());
+            } catch (NumberFormatException e) {
+                throw invalid(name, "an object of partition -> offset");
+            }
+        }
+        return offsets;
     }
 
     double number(String name, double fallback) throws WorkerFailure {
