@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 from kafkabench.errors import KafkaAdminError
@@ -131,11 +131,26 @@ class KafkaAdmin:
         return {p: (low, high) for p, (low, high) in bounds.items()}
 
     def committed(self, group: str, name: str) -> dict[int, int]:
-        """partition -> the group's committed offset, for the partitions of `name` it has one for."""
-        request = ConsumerGroupTopicPartitions(group)
-        future = self._admin.list_consumer_group_offsets([request], request_timeout=self.timeout_s)[group]
-        result = self._call(f"list offsets of group {group}", lambda: future.result(timeout=self.timeout_s + 5))
-        return {tp.partition: tp.offset for tp in result.topic_partitions or () if tp.topic == name and tp.offset >= 0}
+        """partition -> the group's committed offset, for the partitions of `name` it has one for. Asked with a
+        consumer that never joins the group (the admin call crashes confluent-kafka 2.16 for an unknown group);
+        asked again while the group's coordinator is still being found."""
+        partitions = [TopicPartition(name, p.partition) for p in self.describe_topic(name).partitions]
+        consumer = Consumer(quiet_client_config(self.bootstrap_servers, **{**self._client_config, "group.id": group}))
+
+        def offsets() -> list[TopicPartition] | None:
+            try:
+                return consumer.committed(partitions, timeout=self.timeout_s)
+            except KafkaException as exc:
+                if exc.args[0].code() in (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                                          KafkaError.COORDINATOR_NOT_AVAILABLE):
+                    return None
+                raise KafkaAdminError(f"reading the offsets of group {group} failed: {exc.args[0].str()}") from exc
+
+        try:
+            found = wait_until(offsets, timeout_s=self.timeout_s, what=f"the coordinator of group {group}", interval_s=0.2)
+        finally:
+            consumer.close()
+        return {tp.partition: tp.offset for tp in found if tp.offset >= 0}
 
     def wait_until_usable(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         def usable() -> TopicInfo | None:

@@ -13,6 +13,8 @@ from kafkabench.core.clock import Clock
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Window
 
+FOLD_AT = 1 << 16  # values held raw before they are folded into the open window's histogram (memory stays flat)
+
 
 def ns_to_us(nanoseconds) -> np.ndarray:
     """Nanoseconds to the histogram's microseconds, rounded as LatencyHistogram.record_ns rounds."""
@@ -32,19 +34,24 @@ class WindowedStats:
         self._open(start_ns)
 
     def _open(self, start_ns: int) -> None:
+        self._window = {metric: LatencyHistogram() for metric in self._metrics}
         self._pending: dict[str, list[np.ndarray]] = {metric: [] for metric in self._metrics}
         self._single_ns: dict[str, list[int]] = {metric: [] for metric in self._metrics}
+        self._held = 0
         self._window_start = start_ns
         self._window_records = self._window_bytes = self._window_errors = 0
 
     def record(self, metric: str, nanoseconds: int) -> None:
-        """One value, kept until the window closes."""
+        """One value, folded in with the next bulk."""
         self._single_ns[metric].append(nanoseconds)
 
     def add_us(self, metric: str, micros: np.ndarray) -> None:
-        """Many values in microseconds (int64), kept until the window closes."""
+        """Many values in microseconds (int64), folded into the window's histogram in bulk."""
         if len(micros):
             self._pending[metric].append(micros)
+            self._held += len(micros)
+            if self._held >= FOLD_AT:
+                self._fold_pending()
 
     def count(self, records: int = 0, payload_bytes: int = 0, errors: int = 0) -> None:
         self.records += records
@@ -60,33 +67,34 @@ class WindowedStats:
 
     def close_window(self, now: int | None = None) -> Window:
         now = self._clock() if now is None else now
-        histograms = self._histograms()
+        self._fold_pending()
         window = Window(index=self._index, start_ns=self._window_start, end_ns=now, records=self._window_records,
                         payload_bytes=self._window_bytes, errors=self._window_errors,
-                        histograms={metric: h.encode() for metric, h in histograms.items()})
-        self._fold_into_total(histograms)
+                        histograms={metric: h.encode() for metric, h in self._window.items()})
+        self._fold_into_total()
         self._index += 1
         self._open(now)
         return window
 
     def fold(self) -> None:
         """Fold the open window into the total without handing it out (a run that ends on an error)."""
-        self._fold_into_total(self._histograms())
+        self._fold_pending()
+        self._fold_into_total()
         self._open(self._clock())
 
-    def _histograms(self) -> dict[str, LatencyHistogram]:
-        histograms = {}
+    def _fold_pending(self) -> None:
         for metric in self._metrics:
-            histogram = histograms[metric] = LatencyHistogram()
             arrays = self._pending[metric]
             if self._single_ns[metric]:
-                arrays = [*arrays, ns_to_us(self._single_ns[metric])]
+                arrays.append(ns_to_us(self._single_ns[metric]))
+                self._single_ns[metric] = []
             if arrays:
-                histogram.record_many_us(np.concatenate(arrays))
-        return histograms
+                self._window[metric].record_many_us(np.concatenate(arrays))
+                self._pending[metric] = []
+        self._held = 0
 
-    def _fold_into_total(self, histograms: dict[str, LatencyHistogram]) -> None:
-        for metric, histogram in histograms.items():
+    def _fold_into_total(self) -> None:
+        for metric, histogram in self._window.items():
             self.total[metric].merge(histogram)
 
     @property

@@ -66,3 +66,12 @@ def test_every_value_lands_in_exactly_one_window(steps):
     assert merged.count == every.count == stats.total["e2e"].count
     assert merged.encode() == every.encode() == stats.total["e2e"].encode()
     assert [w.index for w in windows] == list(range(len(windows)))
+
+
+def test_values_beyond_the_raw_buffer_are_folded_early_and_all_kept():
+    clock = FakeClock()
+    stats = WindowedStats(("e2e",), interval_s=1.0, clock=clock, start_ns=0)
+    for _ in range(5):
+        stats.add_us("e2e", np.arange(40_000, dtype=np.int64))
+    window = stats.close_window()
+    assert LatencyHistogram.decode(window.histograms["e2e"]).count == 200_000 == stats.total["e2e"].count

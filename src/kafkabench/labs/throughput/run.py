@@ -230,7 +230,8 @@ def _stop_offsets(target: Target, topic: str, plan: ThroughputPlan) -> dict[int,
     the records are not all there yet; the consumers are then stopped together once their sum reaches it."""
     count = plan.scenario.count
     with KafkaAdmin(target.bootstrap_servers, timeout_s=plan.scenario.timeout) as admin:
-        bounds, committed = admin.offsets(topic), admin.committed(plan.group, topic)
+        bounds = admin.offsets(topic)
+        committed = admin.committed(plan.group, topic) if plan.scenario.group else {}  # a fresh group has none
     starts = {p: committed.get(p, low if plan.scenario.start_from == "earliest" else high)
               for p, (low, high) in bounds.items()}
     shares = split_count(count, {p: max(0, bounds[p][1] - start) for p, start in starts.items()})

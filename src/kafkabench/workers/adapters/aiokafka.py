@@ -17,8 +17,6 @@ from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
 from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
-MAX_IN_FLIGHT = 100_000  # aiokafka has no buffer limit of its own: sends beyond this wait for acks
-
 
 class Adapter:
     name = "aiokafka"
@@ -28,7 +26,7 @@ class Adapter:
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._pending: set[asyncio.Future] = set()
-        self._in_flight = 0
+        self._acked = None
         self._config: dict[str, dict[str, Any]] = {}
         self._held = False
         self._acks: AckLog | None = None
@@ -40,6 +38,8 @@ class Adapter:
                       acks: AckLog | None = None) -> None:
         self._config["producer"] = _with_defaults(AIOKafkaProducer, config)
         self._acks = acks
+        if acks is not None:
+            self._acked = _ack_callback(acks)
 
         async def start() -> None:
             self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **config)
@@ -70,49 +70,39 @@ class Adapter:
         future.add_done_callback(done)  # registered before any waiter, so it runs first
 
     def send_many(self, topic, values, stamp=None) -> int:
-        """The whole batch of sends runs inside the event loop: one loop entry per batch, not per record."""
+        """The whole batch of sends runs inside the event loop: one loop entry per batch, not per record.
+        aiokafka bounds what is queued itself: a send waits while its partition's batch is full."""
         return self._loop.run_until_complete(self._send_many(topic, values, stamp))
 
     async def _send_many(self, topic, values, stamp) -> int:
-        send, clock, acks = self._producer.send, monotonic_ns, self._acks
+        send, clock, acked, partial = self._producer.send, monotonic_ns, self._acked, functools.partial
         taken = 0
         for value in values:
-            if self._in_flight >= MAX_IN_FLIGHT:
-                return taken
             sent = clock()
             try:
                 future = await send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None)
             except KafkaError as exc:
-                acks.errors.append(f"SendFailed: {exc}")
+                self._acks.errors.append(f"SendFailed: {exc}")
             else:
-                self._in_flight += 1
-                future.add_done_callback(functools.partial(self._acked, sent, len(value)))
+                future.add_done_callback(partial(acked, sent, len(value)))
             taken += 1
         return taken
-
-    def _acked(self, sent_ns: int, size: int, future: asyncio.Future) -> None:
-        self._in_flight -= 1
-        error = asyncio.CancelledError() if future.cancelled() else future.exception()
-        if error is None:
-            self._acks.latencies.append(monotonic_ns() - sent_ns)
-            if self._acks.sizes is not None:
-                self._acks.sizes.append(size)
-        else:
-            self._acks.errors.append(f"{type(error).__name__}: {error}")
 
     def poll(self, timeout_s: float) -> None:
         self._loop.run_until_complete(asyncio.sleep(timeout_s))
 
     def flush(self, timeout_s: float) -> int:
+        """Outstanding sends: those of `send` by count; those of send_many as 1 until aiokafka's own flush ends."""
         if self._pending:
             self._loop.run_until_complete(asyncio.wait(set(self._pending), timeout=timeout_s))
-        if self._in_flight:
+        outstanding = len(self._pending)
+        if self._acked is not None:
             try:
                 self._loop.run_until_complete(asyncio.wait_for(self._producer.flush(), timeout_s))
             except asyncio.TimeoutError:
-                pass
-            self._loop.run_until_complete(asyncio.sleep(0))  # let the done callbacks of the last batch run
-        return len(self._pending) + self._in_flight
+                outstanding += 1
+            self._loop.run_until_complete(asyncio.sleep(0))  # the done callbacks of the last batch run now
+        return outstanding
 
     def assign_at_end(self, topic: str, partition: int, timeout_s: float) -> None:
         async def assign() -> None:
@@ -185,6 +175,22 @@ class Adapter:
             return self._loop.run_until_complete(awaitable)
         except (KafkaError, asyncio.TimeoutError, ValueError, TypeError) as exc:
             raise AdapterError(f"{what}: {exc or type(exc).__name__}") from exc
+
+
+def _ack_callback(acks: AckLog):
+    latency, failed, clock = acks.latencies.append, acks.errors.append, monotonic_ns
+    size = acks.sizes.append if acks.sizes is not None else None
+
+    def acked(sent_ns: int, value_bytes: int, future: asyncio.Future) -> None:
+        error = asyncio.CancelledError() if future.cancelled() else future.exception()
+        if error is not None:
+            failed(f"{type(error).__name__}: {error}")
+            return
+        latency(clock() - sent_ns)
+        if size is not None:
+            size(value_bytes)
+
+    return acked
 
 
 def _with_defaults(cls: type, given: dict[str, Any]) -> dict[str, Any]:
