@@ -21,7 +21,7 @@ PLAN = """\
         lab: latency
         clients: [confluent, tcp]
         size: 10000
-        count: 20
+        count: 200  # a run of 20 round trips lasts 2 ms on tcp: its throughput is scheduler noise
         warmup: 2
         rounds: 2
       - name: burst
@@ -73,7 +73,8 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
     run_dir = tiny_run[0] / "run"
     odd = _split(run_dir, tmp_path / "odd", lambda r: r % 2 == 1)
     even = _split(run_dir, tmp_path / "even", lambda r: r % 2 == 0)
-    same = kafkabench("compare", str(odd), str(even), "--fail-on-regression", "25")
+    # the gate a shared 2-core CI machine can hold; the injected regression below is worse by 50 % and 60 %
+    same = kafkabench("compare", str(odd), str(even), "--fail-on-regression", "40")
     assert same.returncode == 0, same.stdout + same.stderr
 
     slower = shutil.copytree(even, tmp_path / "slower")
@@ -86,7 +87,7 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
             if "records_per_s" in run.throughput:
                 run.throughput["records_per_s"] *= 0.5
         write_result(document, directory)
-    worse = kafkabench("compare", str(odd), str(slower), "--fail-on-regression", "25")
+    worse = kafkabench("compare", str(odd), str(slower), "--fail-on-regression", "40")
     assert worse.returncode == 1, worse.stdout + worse.stderr
     assert "regression" in worse.stdout and "records_per_s" in worse.stdout + worse.stderr
 
