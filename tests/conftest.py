@@ -32,11 +32,12 @@ def kafka_cluster(tmp_path_factory):
 FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
 
 
-def three_brokers(directory):
-    """A 3-broker embedded cluster of a test module's own, failing over fast (fault tests break it on purpose)."""
+def three_brokers(directory, controllers: int = 0):
+    """A 3-broker embedded cluster of a test module's own, failing over fast (fault tests break it on purpose);
+    `controllers` dedicated controller nodes beside them, or combined nodes."""
     from kafkabench.cluster import EmbeddedCluster
 
-    return EmbeddedCluster(brokers=3, directory=directory, broker_config_overrides=FAST_FAILOVER)
+    return EmbeddedCluster(brokers=3, controllers=controllers, directory=directory, broker_config_overrides=FAST_FAILOVER)
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ def test_paused_broker_answers_nothing_until_resumed(cluster, replicated_topic):
 
 
 def test_fault_hooks_reject_unknown_and_dead_brokers(cluster):
-    with pytest.raises(ClusterError, match="no broker 9 in this cluster; brokers are 1, 2, 3"):
+    with pytest.raises(ClusterError, match="no node 9 in this cluster; its nodes are 1, 2, 3"):
         cluster.kill_broker(9)
 
 

@@ -18,22 +18,24 @@ from kafkabench.cluster.broker_config import parse_broker_overrides
 app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback).", no_args_is_help=True)
 
 DirOption = typer.Option(None, "--dir", help="Cluster directory (data, logs, state). Default: $KAFKABENCH_CLUSTER_DIR or the user state dir.")
-BrokerOption = typer.Option(..., "--broker", "-b", help="Broker (node) id, 1..N.")
+BrokerOption = typer.Option(..., "--broker", "-b", help="Node id: a broker 1..N, or a dedicated controller 101...")
 
 
 @app.command()
 def up(
-    brokers: int = typer.Option(1, "--brokers", "-n", min=1, max=5, help="Number of nodes (each is broker and controller)."),
+    brokers: int = typer.Option(1, "--brokers", "-n", min=1, max=5, help="Number of brokers."),
+    controllers: int = typer.Option(0, "--controllers", min=0, max=3,
+                                    help="Dedicated KRaft controller nodes (ids 101..); 0: every broker is also a controller."),
     directory: Optional[Path] = DirOption,
     broker_config: list[str] = typer.Option([], "--broker-config", "-c", help="Broker setting KEY=VALUE (repeatable)."),
     port: Optional[int] = typer.Option(None, "--port", help="Client port of broker 1 (others follow); default: free ports."),
     timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the cluster to be ready."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
-    cluster = EmbeddedCluster(brokers=brokers, directory=directory, broker_config_overrides=parse_broker_overrides(broker_config),
-                              port=port, detach=True, startup_timeout_s=timeout)
+    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
+                              broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout)
     started = time.monotonic()
-    note(f"starting {brokers} broker(s) in {cluster.directory} ...")
+    note(f"starting {brokers} broker(s){f' and {controllers} controller(s)' if controllers else ''} in {cluster.directory} ...")
     cluster.start()
     note(f"Kafka {cluster.kafka_version} ready in {time.monotonic() - started:.1f} s; stop it with `kafkabench cluster down`")
     out.print(cluster.bootstrap_servers)
@@ -49,12 +51,13 @@ def status(
     if as_json:
         out.print_json(report.model_dump_json())
         return
-    table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers}", title_justify="left")
-    for column in ("broker", "pid", "port", "state", "log"):
+    table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers} ({report.layout})", title_justify="left")
+    for column in ("node", "roles", "pid", "port", "state", "log"):
         table.add_column(column)
-    for broker in report.brokers:
-        colour = {"running": "green", "paused": "yellow", "dead": "red"}[broker.state]
-        table.add_row(str(broker.id), str(broker.pid or "-"), str(broker.port), f"[{colour}]{broker.state}[/]", broker.log)
+    for node in [*report.brokers, *report.controllers]:
+        colour = {"running": "green", "paused": "yellow", "dead": "red"}[node.state]
+        port = node.port if node.port is not None else f"{node.controller_port} (quorum)"
+        table.add_row(str(node.id), node.roles, str(node.pid or "-"), str(port), f"[{colour}]{node.state}[/]", node.log)
     out.print(table)
 
 
@@ -81,7 +84,7 @@ def logs(
 ) -> None:
     """Print the end of the broker logs and where the full logs are."""
     cluster = EmbeddedCluster.attach(directory)
-    for broker_id in [broker] if broker is not None else cluster.broker_ids():
+    for broker_id in [broker] if broker is not None else cluster.node_ids():
         path = cluster.log_file(broker_id)
         err.print(f"[bold]==> broker {broker_id}: {path}[/]")
         text = path.read_text(errors="replace").splitlines() if path.exists() else []

@@ -69,7 +69,7 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
     lab.check(scenario)  # every setting checked before a cluster is touched
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
-    with open_target(bootstrap, on_start=note, brokers=lab.brokers) as target, Live() as live:
+    with open_target(bootstrap, on_start=note, brokers=lab.brokers, controllers=lab.controllers) as target, Live() as live:
         try:
             document = lab.run(scenario, target, directory, live)
         except LabFailed as failed:

@@ -71,8 +71,10 @@ def run(
     if directory.is_dir() and any(directory.iterdir()):
         abort(f"--out {directory} is not empty: a report of old and new cells mixed would mislead; give a new directory")
     note(f"{loaded.source}: {len(cells)} cells -> {directory}")
-    brokers = max(loaded.plan.cluster.brokers, *(registry.get(cell.lab).brokers for cell in cells))
-    with open_target(bootstrap_servers, on_start=note, brokers=brokers) as target:
+    labs = [registry.get(cell.lab) for cell in cells]
+    brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
+    controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
+    with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers) as target:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             width = max(len(f"{c.name} r{c.repeat}") for c in cells)

@@ -1,4 +1,5 @@
-"""What each embedded node is told: server.properties for KRaft combined nodes, and its log4j2 setup."""
+"""What each embedded node is told: server.properties for a KRaft node (combined broker+controller, broker
+only or controller only), and its log4j2 setup."""
 
 from __future__ import annotations
 
@@ -12,14 +13,27 @@ HOST = "127.0.0.1"
 BROKER_LOG = "broker.log"
 
 
+COMBINED, BROKER, CONTROLLER = "broker,controller", "broker", "controller"
+
+
 @dataclass(frozen=True)
 class NodeLayout:
-    """Where one node lives: its id, its two loopback ports and its directory."""
+    """Where one node lives: its id, its roles, its loopback ports (`port` for clients unless it is a
+    controller only, `controller_port` for the KRaft quorum unless it is a broker only) and its directory."""
 
     node_id: int
-    port: int
-    controller_port: int
+    port: int | None
+    controller_port: int | None
     directory: Path
+    roles: str = COMBINED
+
+    @property
+    def is_broker(self) -> bool:
+        return self.roles != CONTROLLER
+
+    @property
+    def is_controller(self) -> bool:
+        return self.roles != BROKER
 
     @property
     def data_dir(self) -> Path:
@@ -52,10 +66,10 @@ logger.request.level = WARN
 """
 
 
-def cluster_defaults(node_count: int) -> dict[str, str]:
+def cluster_defaults(broker_count: int) -> dict[str, str]:
     """Settings of an embedded cluster that differ from Kafka's defaults, and why."""
-    replication = str(min(3, node_count))
-    min_isr = str(min(2, node_count))
+    replication = str(min(3, broker_count))
+    min_isr = str(min(2, broker_count))
     return {
         # internal topics must fit the cluster: Kafka's default RF 3 cannot be placed on one broker
         "offsets.topic.replication.factor": replication,
@@ -70,19 +84,22 @@ def cluster_defaults(node_count: int) -> dict[str, str]:
     }
 
 
-def render_server_properties(node: NodeLayout, voters: list[NodeLayout], overrides: dict[str, str]) -> str:
-    quorum = ",".join(f"{v.node_id}@{HOST}:{v.controller_port}" for v in voters)
+def render_server_properties(node: NodeLayout, nodes: list[NodeLayout], overrides: dict[str, str]) -> str:
+    """The node's settings; `nodes` is the whole cluster: its controllers are the quorum's voters."""
+    quorum = ",".join(f"{v.node_id}@{HOST}:{v.controller_port}" for v in nodes if v.is_controller)
+    listeners = ([f"PLAINTEXT://{HOST}:{node.port}"] if node.is_broker else []) \
+        + ([f"CONTROLLER://{HOST}:{node.controller_port}"] if node.is_controller else [])
     settings = {
-        "process.roles": "broker,controller",
+        "process.roles": node.roles,
         "node.id": str(node.node_id),
         "controller.quorum.voters": quorum,
-        "listeners": f"PLAINTEXT://{HOST}:{node.port},CONTROLLER://{HOST}:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}",
+        "listeners": ",".join(listeners),
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}" if node.is_broker else f"CONTROLLER://{HOST}:{node.controller_port}",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
+        **({"inter.broker.listener.name": "PLAINTEXT"} if node.is_broker else {}),
         "log.dirs": str(node.data_dir),
-        **cluster_defaults(len(voters)),
+        **cluster_defaults(sum(n.is_broker for n in nodes)),
         **overrides,
     }
     return "".join(f"{key}={_escape(value)}\n" for key, value in settings.items())
@@ -94,7 +111,7 @@ def _escape(value: str) -> str:
 
 
 RESERVED = frozenset({"process.roles", "node.id", "controller.quorum.voters", "listeners", "advertised.listeners",
-                      "controller.listener.names", "log.dirs"})
+                      "controller.listener.names", "inter.broker.listener.name", "log.dirs"})
 
 
 def parse_broker_overrides(items: list[str]) -> dict[str, str]:

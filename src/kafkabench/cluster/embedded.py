@@ -1,4 +1,5 @@
-"""An embedded, real Apache Kafka cluster (KRaft, 1 or 3 combined broker+controller nodes) on loopback."""
+"""An embedded, real Apache Kafka cluster on loopback: KRaft, either combined broker+controller nodes or
+brokers beside dedicated controller nodes (as production runs it: losing brokers then never loses the quorum)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from confluent_kafka import Producer
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import broker_config, ports
 from kafkabench.cluster.artifacts import JarCache
-from kafkabench.cluster.broker_config import NodeLayout
+from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeLayout
 from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
@@ -26,6 +27,7 @@ from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
+CONTROLLER_IDS_FROM = 101  # dedicated controllers are nodes 101, 102, ...: brokers keep ids 1..N
 JVM_OPTIONS = [
     "-Xms512m", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
     "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
@@ -49,13 +51,16 @@ def new_cluster_id() -> str:
 class EmbeddedCluster:
     """Start, inspect, break and stop a local Kafka cluster.
 
-    `with EmbeddedCluster(brokers=3) as cluster:` starts it and always stops it. Nodes started by a
-    library user die with the starting process; `detach=True` (the CLI's `cluster up`) lets them outlive it.
+    `with EmbeddedCluster(brokers=3) as cluster:` starts it and always stops it. `controllers=0` makes every
+    node both broker and controller; `controllers=M` adds M controller-only nodes and makes the brokers
+    brokers only. Nodes started by a library user die with the starting process; `detach=True` (the CLI's
+    `cluster up`) lets them outlive it.
     """
 
     def __init__(
         self,
         brokers: int = 1,
+        controllers: int = 0,
         directory: Path | None = None,
         broker_config_overrides: dict[str, str] | None = None,
         port: int | None = None,
@@ -67,7 +72,10 @@ class EmbeddedCluster:
     ) -> None:
         if brokers < 1:
             raise ClusterError(f"--brokers must be at least 1, got {brokers}")
+        if controllers < 0:
+            raise ClusterError(f"--controllers must be 0 (combined nodes) or more, got {controllers}")
         self.broker_count = brokers
+        self.controller_count = controllers
         self.directory = Path(directory or default_cluster_dir()).resolve()
         self.overrides = broker_config_overrides or {}
         self.port = port
@@ -89,7 +97,8 @@ class EmbeddedCluster:
         if state is None:
             raise ClusterError(f"no embedded cluster in {cluster.directory}; start one with `kafkabench cluster up`")
         cluster.state = state
-        cluster.broker_count = len(state.nodes)
+        cluster.broker_count = len(state.brokers)
+        cluster.controller_count = len(state.nodes) - len(state.brokers)
         cluster._processes = {node.node_id: BrokerProcess(node) for node in state.nodes}
         return cluster
 
@@ -121,8 +130,11 @@ class EmbeddedCluster:
     def stop(self, timeout_s: float | None = None) -> None:
         """Graceful shutdown of every node within the timeout, then SIGKILL; nothing of ours is left running."""
         timeout = self.stop_timeout_s if timeout_s is None else timeout_s
-        with ThreadPoolExecutor(max(1, len(self._processes))) as pool:
-            list(pool.map(lambda p: p.stop(timeout), self._processes.values()))
+        # brokers before dedicated controllers: a broker's controlled shutdown needs the quorum to answer
+        processes = list(self._processes.values())
+        for wave in ([p for p in processes if p.node.port is not None], [p for p in processes if p.node.port is None]):
+            with ThreadPoolExecutor(max(1, len(wave))) as pool:
+                list(pool.map(lambda p: p.stop(timeout), wave))
         if self.state is not None:
             for node in self.state.nodes:
                 node.pid = node.create_time = None
@@ -144,7 +156,18 @@ class EmbeddedCluster:
     def kafka_version(self) -> str:
         return self._require_state().kafka_version
 
+    @property
+    def layout(self) -> str:
+        return self._require_state().layout
+
     def broker_ids(self) -> list[int]:
+        return [node.node_id for node in self._require_state().brokers]
+
+    def controller_ids(self) -> list[int]:
+        """The quorum's voters: every node when they are combined, else the controller-only nodes."""
+        return [node.node_id for node in self._require_state().controllers]
+
+    def node_ids(self) -> list[int]:
         return [node.node_id for node in self._require_state().nodes]
 
     def log_file(self, broker_id: int) -> Path:
@@ -157,13 +180,16 @@ class EmbeddedCluster:
             kafka_version=state.kafka_version,
             cluster_id=state.cluster_id,
             directory=str(state.directory),
-            brokers=[self._broker_status(node) for node in state.nodes],
+            layout=state.layout,
+            brokers=[self._node_status(node) for node in state.brokers],
+            controllers=[self._node_status(node) for node in state.nodes if node.port is None],
         )
 
-    def _broker_status(self, node: NodeState) -> BrokerStatus:
+    def _node_status(self, node: NodeState) -> BrokerStatus:
         process = self._processes[node.node_id]
         state = process.state()
-        return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, alive=state != "dead", state=state, log=str(process.log_file))
+        return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, controller_port=node.controller_port,
+                            roles=node.roles, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
         with KafkaAdmin(self.live_bootstrap_servers(), timeout_s=10) as admin:
@@ -198,7 +224,16 @@ class EmbeddedCluster:
         process.stop(self.stop_timeout_s)
         process.start(detach=self.detach)
         save_state(self._require_state())
-        self.wait_until_ready(timeout_s or self.startup_timeout_s, broker_ids=[broker_id], probe=False)
+        if broker_id in self.broker_ids():
+            self.wait_until_ready(timeout_s or self.startup_timeout_s, broker_ids=[broker_id], probe=False)
+        else:  # a controller is back once it takes connections and every broker serves again
+            def listening() -> bool:
+                self._raise_if_died(broker_id)
+                return ports.accepts(process.node.controller_port)
+
+            wait_until(listening, timeout_s=timeout_s or self.startup_timeout_s, what=f"controller {broker_id} to listen",
+                       hint=f"see its log {process.log_file}", interval_s=0.2)
+            self.wait_until_ready(timeout_s or self.startup_timeout_s, probe=False)
 
     # ---- readiness -------------------------------------------------------------------------------
 
@@ -209,7 +244,7 @@ class EmbeddedCluster:
         pending = set(broker_ids or self.broker_ids())
 
         def all_answer() -> bool:
-            live = {bid for bid, process in self._processes.items() if process.state() != "dead"}
+            live = {bid for bid in self.broker_ids() if self._processes[bid].state() != "dead"}
             for broker_id in sorted(pending):
                 self._raise_if_died(broker_id)
                 if self._metadata_from(broker_id) >= live:
@@ -245,7 +280,7 @@ class EmbeddedCluster:
     def _raise_if_died(self, broker_id: int) -> None:
         process = self._processes[broker_id]
         if process.process() is None:
-            raise ClusterError(f"broker {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
+            raise ClusterError(f"node {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
 
     # ---- set-up ----------------------------------------------------------------------------------
 
@@ -264,19 +299,24 @@ class EmbeddedCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         for old in self.directory.glob("node-*"):
             shutil.rmtree(old)  # only what an earlier cluster of ours left here
-        count = self.broker_count
+        brokers, controllers = self.broker_count, self.controller_count
+        quorum_ports = brokers if not controllers else controllers
         if self.port is not None:
-            client_ports = [self.port + i for i in range(count)]
+            client_ports = [self.port + i for i in range(brokers)]
             for port in client_ports:
                 ports.require_free(port)
-            controller_ports = [p for p in ports.free_ports(count * 2) if p not in client_ports][:count]
+            controller_ports = [p for p in ports.free_ports(brokers + quorum_ports) if p not in client_ports][:quorum_ports]
         else:
-            allocated = ports.free_ports(count * 2)
-            client_ports, controller_ports = allocated[:count], allocated[count:]
-        layouts = [
-            NodeLayout(node_id=i + 1, port=client_ports[i], controller_port=controller_ports[i], directory=self.directory / f"node-{i + 1}")
-            for i in range(count)
-        ]
+            allocated = ports.free_ports(brokers + quorum_ports)
+            client_ports, controller_ports = allocated[:brokers], allocated[brokers:]
+        if not controllers:
+            layouts = [NodeLayout(i + 1, client_ports[i], controller_ports[i], self.directory / f"node-{i + 1}", COMBINED)
+                       for i in range(brokers)]
+        else:
+            layouts = [NodeLayout(i + 1, client_ports[i], None, self.directory / f"node-{i + 1}", BROKER)
+                       for i in range(brokers)]
+            layouts += [NodeLayout(node_id, None, controller_ports[i], self.directory / f"node-{node_id}", CONTROLLER)
+                        for i, node_id in enumerate(range(CONTROLLER_IDS_FROM, CONTROLLER_IDS_FROM + controllers))]
         for layout in layouts:
             layout.data_dir.mkdir(parents=True)
             layout.config_file.write_text(broker_config.render_server_properties(layout, layouts, self.overrides))
@@ -303,7 +343,7 @@ class EmbeddedCluster:
         command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
-                         directory=layout.directory, command=command)
+                         directory=layout.directory, command=command, roles=layout.roles)
 
     # ---- helpers ---------------------------------------------------------------------------------
 
@@ -319,7 +359,7 @@ class EmbeddedCluster:
     def live_bootstrap_servers(self) -> str:
         """Bootstrap through brokers that are running, so a killed node does not stall admin calls."""
         state = self._require_state()
-        live = [f"127.0.0.1:{n.port}" for n in state.nodes if self._processes[n.node_id].state() == "running"]
+        live = [f"127.0.0.1:{n.port}" for n in state.brokers if self._processes[n.node_id].state() == "running"]
         return ",".join(live) or state.bootstrap_servers
 
 

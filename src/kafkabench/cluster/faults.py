@@ -102,9 +102,10 @@ class EmbeddedFaults:
     def _broker_problems(self) -> list[str]:
         """A node counts as answering once its own metadata lists every running node, itself included: a node
         that is up but still fenced by the controller is left out of that list."""
-        brokers = self.cluster.status().brokers
-        running = {b.id for b in brokers if b.state == "running"}
-        return [problem for b in brokers if (problem := _broker_problem(b, running))]
+        status = self.cluster.status()
+        running = {b.id for b in status.brokers if b.state == "running"}
+        return [problem for b in status.brokers if (problem := _broker_problem(b, running))] \
+            + [f"controller {c.id} is {c.state}" for c in status.controllers if c.state != "running"]
 
     def _partition_problems(self, topics: list[str] | None) -> list[str]:
         try:

@@ -27,3 +27,12 @@ def require_free(port: int, host: str = "127.0.0.1") -> None:
             raise ClusterError(
                 f"port {port} on {host} is in use ({exc.strerror}); choose another with --port or omit it to use free ports"
             ) from exc
+
+
+def accepts(port: int, host: str = "127.0.0.1", timeout_s: float = 1.0) -> bool:
+    """Something listens on the port and takes a connection."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False

@@ -14,9 +14,10 @@ STATE_FILE = "cluster.json"
 
 class NodeState(BaseModel):
     node_id: int
-    port: int
-    controller_port: int
+    port: int | None  # clients' port; None on a controller-only node
+    controller_port: int | None  # the KRaft quorum's port; None on a broker-only node
     directory: Path
+    roles: str = "broker,controller"
     command: list[str]
     pid: int | None = None
     create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours
@@ -30,15 +31,32 @@ class ClusterState(BaseModel):
     nodes: list[NodeState]
 
     @property
+    def brokers(self) -> list[NodeState]:
+        return [node for node in self.nodes if node.port is not None]
+
+    @property
+    def controllers(self) -> list[NodeState]:
+        return [node for node in self.nodes if node.controller_port is not None]
+
+    @property
+    def layout(self) -> str:
+        """e.g. "3 brokers + 1 controller" or "3 combined broker+controller nodes"."""
+        dedicated = [node for node in self.nodes if node.port is None]
+        if not dedicated:
+            return f"{len(self.nodes)} combined broker+controller node{'s' * (len(self.nodes) > 1)}"
+        brokers = len(self.brokers)
+        return f"{brokers} broker{'s' * (brokers > 1)} + {len(dedicated)} controller{'s' * (len(dedicated) > 1)}"
+
+    @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"127.0.0.1:{node.port}" for node in self.nodes)
+        return ",".join(f"127.0.0.1:{node.port}" for node in self.brokers)
 
     def node(self, node_id: int) -> NodeState:
         for node in self.nodes:
             if node.node_id == node_id:
                 return node
         known = ", ".join(str(n.node_id) for n in self.nodes)
-        raise ClusterError(f"no broker {node_id} in this cluster; brokers are {known}")
+        raise ClusterError(f"no node {node_id} in this cluster; its nodes are {known}")
 
 
 def state_path(directory: Path) -> Path:

@@ -6,9 +6,13 @@ from pydantic import BaseModel
 
 
 class BrokerStatus(BaseModel):
+    """One node: a broker (with `port` for clients) or a dedicated controller (`port` None)."""
+
     id: int
     pid: int | None
-    port: int
+    port: int | None
+    controller_port: int | None = None
+    roles: str = "broker,controller"
     alive: bool
     state: str  # running | paused | dead
     log: str
@@ -19,4 +23,6 @@ class ClusterStatus(BaseModel):
     kafka_version: str
     cluster_id: str
     directory: str
+    layout: str = ""  # e.g. "3 brokers + 1 controller"
     brokers: list[BrokerStatus]
+    controllers: list[BrokerStatus] = []  # the dedicated ones; combined nodes are listed as brokers

@@ -46,9 +46,10 @@ def open_target(
     cluster_dir: Path | None = None,
     on_start: Callable[[str], None] = lambda message: None,
     brokers: int = 1,
+    controllers: int = 0,
 ) -> Iterator[Target]:
-    """Yield the cluster to use; a cluster started here (with `brokers` nodes) is stopped on the way out,
-    whatever happened."""
+    """Yield the cluster to use; a cluster started here (`brokers` brokers, `controllers` dedicated controller
+    nodes) is stopped on the way out, whatever happened."""
     if bootstrap_servers:
         yield Target.external(bootstrap_servers)
         return
@@ -58,6 +59,8 @@ def open_target(
         if any(broker.alive for broker in running.status().brokers):
             yield Target.embedded(running)
             return
-    on_start(f"no cluster given and none running: starting an embedded one ({brokers} broker{'s' * (brokers > 1)}) for this run")
-    with EmbeddedCluster(brokers=brokers, directory=directory) as cluster:
+    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory)
+    shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "")
+    on_start(f"no cluster given and none running: starting an embedded one ({shape}) for this run")
+    with cluster:
         yield Target.embedded(cluster, "embedded-temporary")

@@ -61,6 +61,7 @@ class ClusterShape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     brokers: Literal[1, 3] = 1
+    controllers: int = Field(0, ge=0, le=3, description="dedicated controller nodes; 0: every node is both")
 
 
 class Plan(BaseModel):

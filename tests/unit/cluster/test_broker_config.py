@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkabench.cluster.broker_config import NodeLayout, parse_broker_overrides, render_server_properties
+from kafkabench.cluster.broker_config import BROKER, CONTROLLER, NodeLayout, parse_broker_overrides, render_server_properties
 from kafkabench.errors import ConfigError
 
 
@@ -33,6 +33,21 @@ def test_three_nodes_share_the_quorum_and_replicate_internal_topics():
     assert props["controller.quorum.voters"] == "1@127.0.0.1:19093,2@127.0.0.1:19094,3@127.0.0.1:19095"
     assert props["offsets.topic.replication.factor"] == "3"
     assert props["transaction.state.log.min.isr"] == "2"
+
+
+def test_dedicated_controllers_hold_the_quorum_and_brokers_only_serve_clients():
+    brokers = [NodeLayout(i, 9092 + i, None, Path(f"/tmp/c/node-{i}"), BROKER) for i in (1, 2, 3)]
+    controller = NodeLayout(101, None, 19193, Path("/tmp/c/node-101"), CONTROLLER)
+    nodes = [*brokers, controller]
+    broker = parse(render_server_properties(brokers[0], nodes, {}))
+    assert broker["process.roles"] == "broker" and broker["node.id"] == "1"
+    assert broker["controller.quorum.voters"] == "101@127.0.0.1:19193"
+    assert broker["listeners"] == "PLAINTEXT://127.0.0.1:9093" and broker["inter.broker.listener.name"] == "PLAINTEXT"
+    assert broker["offsets.topic.replication.factor"] == "3" and broker["transaction.state.log.min.isr"] == "2"
+    quorum = parse(render_server_properties(controller, nodes, {}))
+    assert quorum["process.roles"] == "controller" and quorum["node.id"] == "101"
+    assert quorum["listeners"] == quorum["advertised.listeners"] == "CONTROLLER://127.0.0.1:19193"
+    assert quorum["controller.quorum.voters"] == "101@127.0.0.1:19193" and "inter.broker.listener.name" not in quorum
 
 
 def test_overrides_win_over_defaults():

@@ -34,5 +34,17 @@ def test_foreign_file_is_a_clear_error(tmp_path):
 
 
 def test_unknown_node_lists_the_known_ones(tmp_path):
-    with pytest.raises(ClusterError, match="no broker 7 in this cluster; brokers are 1, 2, 3"):
+    with pytest.raises(ClusterError, match="no node 7 in this cluster; its nodes are 1, 2, 3"):
         make_state(tmp_path).node(7)
+
+
+def test_dedicated_controllers_are_not_brokers_and_name_the_layout(tmp_path):
+    state = make_state(tmp_path)
+    assert state.layout == "3 combined broker+controller nodes"
+    for node in state.nodes:
+        node.controller_port, node.roles = None, "broker"
+    state.nodes.append(NodeState(node_id=101, port=None, controller_port=9201, directory=tmp_path / "node-101",
+                                 command=["java"], roles="controller"))
+    assert state.layout == "3 brokers + 1 controller"
+    assert [n.node_id for n in state.brokers] == [1, 2, 3] and [n.node_id for n in state.controllers] == [101]
+    assert state.bootstrap_servers == "127.0.0.1:9001,127.0.0.1:9002,127.0.0.1:9003"
