@@ -25,11 +25,13 @@ if TYPE_CHECKING:
 
 
 class LabFailed(KafkabenchError):
-    """A run ended early; `document` is the partial result, already written to the result directory."""
+    """A run ended early; `document` is the partial result, already written to the result directory. `kind`:
+    failure, timeout, integrity, or config (a client refused its settings; the message is its own)."""
 
-    def __init__(self, message: str, document: ResultDocument) -> None:
+    def __init__(self, message: str, document: ResultDocument, kind: str = "failure") -> None:
         super().__init__(message)
         self.document = document
+        self.kind = kind
 
 
 class Lab:

@@ -9,7 +9,8 @@ from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab
 
 # each module has LABS, a tuple of Lab instances; a new lab adds its module here
-BUILTIN = ("kafkabench.labs.latency", "kafkabench.labs.throughput", "kafkabench.labs.compression")
+BUILTIN = ("kafkabench.labs.latency", "kafkabench.labs.throughput", "kafkabench.labs.compression",
+           "kafkabench.labs.durability")
 
 _labs: dict[str, Lab] = {}
 

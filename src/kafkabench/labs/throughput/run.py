@@ -140,7 +140,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
             topic, temporary_topic = _ensure_topic(admin, plan, run_id)
             document.params["topic"] = topic
             try:
-                document.error = _measure(plan, target, topic, payload_paths, workers, timelines, listener)
+                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener)
             finally:
                 for worker in workers:
                     worker.process.stop()
@@ -160,7 +160,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
                               f"{scenario.timeout:g} s without a record (--timeout)")
     write_result(document, out_dir, [stats_histograms(role, workers) for role in roles])
     if document.error:
-        raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document)
+        raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document, kind)
     return document
 
 
@@ -252,7 +252,8 @@ def split_count(count: int, available: dict[int, int]) -> dict[int, int] | None:
 
 
 def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
-             workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener) -> str | None:
+             workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener) -> tuple[str | None, str]:
+    """(what ended the run early or None, its kind)"""
     scenario = plan.scenario
     try:
         _start_workers(plan, target, topic, payload_paths, workers)
@@ -269,11 +270,11 @@ def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: li
         if broken is not None:
             broken.outcome, broken.error = failed.partial, failed.reason
         fleet.finish_all(workers, scenario.timeout + 10)
-        return str(failed)
+        return str(failed), failed.kind
     except KeyboardInterrupt:
         fleet.finish_all(workers, scenario.timeout + 10)
-        return "interrupted"
-    return None
+        return "interrupted", "interrupted"
+    return None, ""
 
 
 class _Progress(Listener):

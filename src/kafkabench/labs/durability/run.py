@@ -1,0 +1,147 @@
+"""The durability lab's run (seed 003): every cell (topic settings x producer settings x client) produced to
+its own fresh topic with a consumer alongside, repeated with the cell order shuffled per repeat.
+
+Each cell and repeat: a fresh topic with the cell's partitions, replication factor and min.insync.replicas,
+whose replication factor and min.insync.replicas are read back through the admin API (not trusted from the
+request) and whose description (leader, replicas, ISR per partition) goes into the result; a warm-up sent
+to it and not measured; then the throughput lab's produce run with one consumer reading alongside (e2e under
+load). A client that refuses a cell's settings marks the cell refused, in its own words; a cell that fails
+otherwise keeps its partial figures, the cluster is waited on until healthy, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import uuid
+from pathlib import Path
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT, Listener
+from kafkabench.core.results import ResultDocument, Run, write_result
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.document import new_document
+from kafkabench.labs.durability.cells import Cell, check_fits, expand, run_order
+from kafkabench.labs.durability.scenario import DurabilityScenario
+from kafkabench.labs.throughput.run import run_throughput
+from kafkabench.labs.throughput.scenario import ProduceScenario
+
+HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
+
+
+def check_request(scenario: DurabilityScenario) -> None:
+    from kafkabench import clients as client_registry
+
+    for client in scenario.clients:
+        if client not in client_registry.KAFKA_CLIENTS:
+            raise ConfigError(f"--clients {client}: the durability lab runs Kafka clients: "
+                              f"{', '.join(client_registry.KAFKA_CLIENTS)}")
+    expand(scenario)
+
+
+def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    cells = expand(scenario)
+    seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(2**32)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    document = new_document("durability", target, {**scenario.model_dump(mode="json", exclude_none=True), "seed": seed})
+    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        brokers = len(admin.brokers())
+    document.cluster["brokers"] = brokers
+    layout = getattr(getattr(target.faults, "cluster", None), "layout", None)
+    if layout:
+        document.cluster["layout"] = layout
+    check_fits(cells, brokers)
+    document.params["cells"] = [cell.label for cell in cells]
+    refused: dict[Cell, str] = {}
+    run_id = uuid.uuid4().hex[:8]
+    try:
+        for repeat in range(scenario.repeats):
+            for position, cell in enumerate(run_order(cells, repeat, scenario.order, seed)):
+                if cell in refused:
+                    continue
+                listener.note(f"repeat {repeat + 1}/{scenario.repeats}, cell {position + 1}/{len(cells)}: {cell.label}")
+                runs, error, kind = _run_cell(cell, scenario, target, out_dir / f".cell-{run_id}", f"{run_id}-{repeat}-{position}")
+                for run in runs:
+                    run.params.update(_cell_params(cell), repeat=repeat + 1, position=position + 1)
+                document.runs.extend(runs)
+                if kind == "config":
+                    refused[cell] = error
+                    document.notes.append(f"{cell.label}: refused by {cell.client}: {error}")
+                elif error:
+                    document.notes.append(f"{cell.label}, repeat {repeat + 1}: {error}")
+                    listener.note(f"{cell.label} failed: {error}; the other cells go on")
+                    _heal(target)
+    except KeyboardInterrupt:
+        document.error = "interrupted"
+    except _Unhealthy as exc:
+        document.error = f"{exc}; nothing after this would measure a whole cluster"
+    finally:
+        shutil.rmtree(out_dir / f".cell-{run_id}", ignore_errors=True)
+    document.params["refused"] = {cell.label: reason for cell, reason in refused.items()}
+    write_result(document, out_dir)
+    if document.error:
+        raise LabFailed(f"{document.error}; the cells done so far are kept in {out_dir}", document)
+    return document
+
+
+def _cell_params(cell: Cell) -> dict:
+    return {"cell": cell.label, "name": cell.name, "partitions": cell.partitions, "replication_factor": cell.replication_factor,
+            "min_insync_replicas": cell.min_isr, "effective_min_isr": cell.effective_min_isr, "acks": cell.acks,
+            "idempotence": "on" if cell.idempotence else "off", **({"min_isr_note": cell.min_isr_note} if cell.min_isr_note else {})}
+
+
+def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir: Path,
+              suffix: str) -> tuple[list[Run], str, str]:
+    """(the cell's runs, what ended it early or '', that failure's kind)"""
+    topic = f"kafkabench-durability-{suffix}"
+    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings())
+        try:
+            description = _verified(admin, topic, cell)
+            produce = ProduceScenario(
+                topic=topic, client=cell.client, count=scenario.count, duration=scenario.duration, size=scenario.size,
+                rate=scenario.rate, consumers=1, partitions=cell.partitions, replication_factor=cell.replication_factor,
+                producer={**scenario.producer, **cell.producer_settings()}, consumer=scenario.consumer,
+                overrides=scenario.overrides, timeout=scenario.timeout)
+            try:
+                if scenario.warmup:
+                    warmup = produce.model_copy(update={"count": scenario.warmup, "duration": None, "rate": -1, "consumers": 0})
+                    run_throughput(warmup, target, work_dir / "warmup", SILENT)
+                runs, error, kind = run_throughput(produce, target, work_dir / "measured", SILENT).runs, "", ""
+            except LabFailed as failed:
+                runs, error, kind = failed.document.runs, failed.document.error or str(failed), failed.kind
+            for run in runs:
+                run.params["topic_description"] = description
+            return runs, error, kind
+        finally:
+            try:
+                admin.delete_topic(topic)
+            except KafkabenchError:
+                pass
+
+
+def _verified(admin: KafkaAdmin, topic: str, cell: Cell) -> list[dict]:
+    """The topic as the cluster has it: replication factor and min.insync.replicas read back, not trusted."""
+    info = admin.describe_topic(topic)
+    configs = admin.topic_configs(topic)
+    if info.replication_factor != cell.replication_factor or configs.get("min.insync.replicas") != str(cell.min_isr):
+        raise KafkabenchError(f"topic {topic} came out with RF {info.replication_factor} and min.insync.replicas "
+                              f"{configs.get('min.insync.replicas')}, asked {cell.replication_factor} and {cell.min_isr}")
+    return [{"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isr)}
+            for p in info.partitions]
+
+
+class _Unhealthy(KafkabenchError):
+    """The cluster did not come back whole after a failed cell."""
+
+
+def _heal(target: Target) -> None:
+    """After a failed cell on a cluster kafkabench runs: wait until every broker and partition is whole."""
+    if not target.started_here:
+        return
+    try:
+        target.faults.wait_healthy(HEAL_S)
+    except KafkabenchError as exc:
+        raise _Unhealthy(str(exc)) from exc

@@ -1,0 +1,45 @@
+"""The durability lab's parameters: `kafkabench durability` and a plan's `lab: durability` scenario."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from kafkabench.labs.scenario import Acks, Cli, ConsumerSettings, Overrides, ProducerSettings, Scenario
+
+Switch = Literal["on", "off"]
+
+
+class DurabilityScenario(Scenario):
+    lab: Literal["durability"] = "durability"
+    preset: Literal["seed"] | None = Field(
+        None, description="seed: exactly the seed's three topics (yolo, throughput-rf3, durable) instead of the axes.")
+    partitions: list[PositiveInt] = Field([2], min_length=1, description="Comma-separated partition counts.")
+    replication_factors: list[PositiveInt] = Field([3], min_length=1, description="Comma-separated replication factors.")
+    min_isr: list[PositiveInt] = Field([1], min_length=1, description="Comma-separated min.insync.replicas values.")
+    acks: list[Acks] = Field(["all"], min_length=1, description="Comma-separated: 0, 1, all.")
+    idempotence: list[Switch] = Field(
+        ["off"], min_length=1, description="Comma-separated: on, off (set on every client: librdkafka defaults to off, Java to on).")
+    clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, aiokafka.")
+    count: Annotated[PositiveInt | None, Cli("--count", "-n")] = Field(20_000, description="Records per cell and repeat.")
+    duration: PositiveFloat | None = Field(None, description="Seconds per cell and repeat (with --count: whichever comes first).")
+    size: PositiveInt = Field(100, description="Bytes per record (incompressible).")
+    rate: float = Field(-1, description="Records/s on an open-loop schedule; -1: as fast as possible.")
+    warmup: NonNegativeInt = Field(1_000, description="Records sent to each cell's topic first, not measured.")
+    repeats: PositiveInt = Field(3, description="Runs of every cell; 5 or more let differences be called beyond noise.")
+    order: Literal["shuffled", "sequential", "reverse"] = Field(
+        "shuffled", description="Cell order per repeat: shuffled (from --seed), or the seed's own protocol.")
+    seed: NonNegativeInt | None = Field(None, description="Seed of the shuffled order; default: a new one, recorded.")
+    timeout: PositiveFloat = Field(60, description="Seconds without progress before a cell fails.")
+    producer: ProducerSettings = {}
+    consumer: ConsumerSettings = {}
+    overrides: Overrides = {}
+
+    @model_validator(mode="after")
+    def _bounded(self) -> DurabilityScenario:
+        if self.count is None and self.duration is None:
+            raise ValueError("needs count or duration (or both: whichever comes first)")
+        if self.rate != -1 and self.rate <= 0:
+            raise ValueError("rate must be > 0 (or -1: as fast as possible)")
+        return self
