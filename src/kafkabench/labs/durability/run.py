@@ -110,6 +110,8 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
                     warmup = produce.model_copy(update={"count": scenario.warmup, "duration": None, "rate": -1, "consumers": 0})
                     run_throughput(warmup, target, work_dir / "warmup", SILENT)
                 runs, error, kind = run_throughput(produce, target, work_dir / "measured", SILENT).runs, "", ""
+            except ConfigError as refused:  # the client's own check of its settings, before any worker starts
+                runs, error, kind = [], str(refused), "config"
             except LabFailed as failed:
                 runs, error, kind = failed.document.runs, failed.document.error or str(failed), failed.kind
             for run in runs:
