@@ -280,7 +280,8 @@ class EmbeddedCluster:
     def _raise_if_died(self, broker_id: int) -> None:
         process = self._processes[broker_id]
         if process.process() is None:
-            raise ClusterError(f"node {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
+            role = "broker" if process.node.port is not None else "controller"
+            raise ClusterError(f"{role} {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
 
     # ---- set-up ----------------------------------------------------------------------------------
 
