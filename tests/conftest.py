@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -38,6 +39,37 @@ def three_brokers(directory, controllers: int = 0):
     from kafkabench.cluster import EmbeddedCluster
 
     return EmbeddedCluster(brokers=3, controllers=controllers, directory=directory, broker_config_overrides=FAST_FAILOVER)
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    """The condition's first truthy value, polled every 0.2 s; the test fails naming `what` at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def isr_of(cluster, topic: str, partition: int = 0) -> set[int]:
+    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
+        return set(admin.describe_topic(topic).partitions[partition].isr)
+
+
+def write_acks_all(bootstrap: str, topic: str, count: int = 5, timeout_s: float = 30, retries: int | None = None) -> list[str]:
+    """acks=all writes; the names of the errors they got (empty: all acknowledged). `retries=0` shows the
+    broker's first answer instead of retrying it until the message times out."""
+    from confluent_kafka import Producer
+
+    from kafkabench.admin import quiet_client_config
+
+    settings = {"message.timeout.ms": int(timeout_s * 1000), **({"retries": retries} if retries is not None else {})}
+    producer = Producer(quiet_client_config(bootstrap, acks="all", **settings))
+    errors: list[str] = []
+    for i in range(count):
+        producer.produce(topic, f"v{i}".encode(), on_delivery=lambda err, _msg: err and errors.append(err.name()))
+    remaining = producer.flush(timeout_s + 5)
+    return errors + ["unacknowledged"] * remaining
 
 
 @pytest.fixture

@@ -2,29 +2,13 @@
 ISR and refuses acks=all writes below min.insync.replicas, as a production cluster does."""
 
 import pytest
-from confluent_kafka import Producer
 
-from kafkabench.admin import KafkaAdmin, quiet_client_config
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import EmbeddedFaults
-from kafkabench.waiting import wait_until
 
-from tests.conftest import three_brokers
+from tests.conftest import isr_of, three_brokers, wait_for, write_acks_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
-
-
-def isr_of(cluster, topic: str) -> set[int]:
-    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
-        return set(admin.describe_topic(topic).partitions[0].isr)
-
-
-def write_acks_all(bootstrap: str, topic: str, timeout_s: float = 20) -> list[str]:
-    producer = Producer(quiet_client_config(bootstrap, acks="all", **{"message.timeout.ms": int(timeout_s * 1000),
-                                                                      "retries": 0}))
-    errors: list[str] = []
-    producer.produce(topic, b"v", on_delivery=lambda err, _msg: err and errors.append(err.name()))
-    remaining = producer.flush(timeout_s + 5)
-    return errors + ["unacknowledged"] * remaining
 
 
 def test_brokers_and_controller_apart_and_a_durable_topic_refusing_writes_with_two_brokers_down(tmp_path, topic_name):
@@ -45,8 +29,8 @@ def test_brokers_and_controller_apart_and_a_durable_topic_refusing_writes_with_t
         cluster.kill_broker(followers[1])
         # the controller fences both and the ISR shrinks to the leader (with combined nodes the quorum was
         # gone with them and the ISR stayed [1,2,3]); the leader then refuses at once: no timeout, no guess
-        wait_until(lambda: isr_of(cluster, topic_name) == {leader}, timeout_s=30, what="the ISR to shrink to the leader")
-        assert write_acks_all(cluster.live_bootstrap_servers(), topic_name) == ["NOT_ENOUGH_REPLICAS"]
+        wait_for(lambda: isr_of(cluster, topic_name) == {leader}, 30, "the ISR to shrink to the leader")
+        assert write_acks_all(cluster.live_bootstrap_servers(), topic_name, count=1, retries=0) == ["NOT_ENOUGH_REPLICAS"]
 
         for broker in followers:
             cluster.restart_broker(broker)

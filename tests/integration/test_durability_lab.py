@@ -1,7 +1,6 @@
 """The durability lab on 3 brokers beside a dedicated controller: the seed's cells on topics that really have
 the asked settings, client refusals reported in the client's words, and the cluster whole after every cell."""
 
-import json
 import subprocess
 import sys
 

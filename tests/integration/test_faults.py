@@ -10,7 +10,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import EmbeddedFaults, Faults
 from kafkabench.errors import WaitTimeout
 
-from tests.conftest import three_brokers
+from tests.conftest import isr_of, three_brokers, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
@@ -31,20 +31,6 @@ def topic(cluster) -> str:
     with KafkaAdmin(cluster.bootstrap_servers) as admin:
         admin.create_topic(name, partitions=2, replication_factor=3, config={"min.insync.replicas": "2"})
     return name
-
-
-def wait_for(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
-
-
-def isr_of(cluster, topic: str, partition: int = 0) -> set[int]:
-    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
-        return set(admin.describe_topic(topic).partitions[partition].isr)
 
 
 def test_leader_of_gives_a_broker_id_and_a_healthy_cluster_passes_at_once(faults, topic):

@@ -1,16 +1,14 @@
 """A 3-broker embedded cluster and its fault hooks: kill, restart, pause, resume, leader lookup."""
 
-import time
 
 import psutil
 import pytest
-from confluent_kafka import Producer
 
-from kafkabench.admin import KafkaAdmin, quiet_client_config
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.errors import ClusterError, KafkaAdminError
 
-from tests.conftest import three_brokers
+from tests.conftest import isr_of, three_brokers, wait_for, write_acks_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
@@ -25,29 +23,6 @@ def replicated_topic(cluster, topic_name):
     with KafkaAdmin(cluster.bootstrap_servers) as admin:
         admin.create_topic(topic_name, partitions=1, replication_factor=3)
     return topic_name
-
-
-def write_acks_all(bootstrap: str, topic: str, count: int = 5, timeout_s: float = 30) -> list:
-    producer = Producer(quiet_client_config(bootstrap, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
-    errors = []
-    for i in range(count):
-        producer.produce(topic, f"v{i}".encode(), on_delivery=lambda err, msg: err and errors.append(err.str()))
-    remaining = producer.flush(timeout_s + 5)
-    return errors + ["unacknowledged"] * remaining
-
-
-def wait_for(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
-
-
-def isr_of(cluster, topic):
-    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
-        return set(admin.describe_topic(topic).partitions[0].isr)
 
 
 def brokers_seen_by(port: int) -> set[int]:

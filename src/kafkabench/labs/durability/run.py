@@ -16,6 +16,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
@@ -32,8 +33,6 @@ HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole a
 
 
 def check_request(scenario: DurabilityScenario) -> None:
-    from kafkabench import clients as client_registry
-
     for client in scenario.clients:
         if client not in client_registry.KAFKA_CLIENTS:
             raise ConfigError(f"--clients {client}: the durability lab runs Kafka clients: "
