@@ -31,6 +31,11 @@ class DurabilityScenario(Scenario):
     order: Literal["shuffled", "sequential", "reverse"] = Field(
         "shuffled", description="Cell order per repeat: shuffled (from --seed), or the seed's own protocol.")
     seed: NonNegativeInt | None = Field(None, description="Seed of the shuffled order; default: a new one, recorded.")
+    availability: Annotated[bool | None, Cli("--availability/--no-availability")] = Field(
+        None, description="Also stop one follower, then two brokers (paused, then killed) per distinct RF / min.insync / "
+                           "acks, and record whether writes are accepted, how long they stall and whether reads go on (default: on with --preset seed).")
+    compare_apache: bool = Field(
+        False, description="Also run Apache's ProducerPerformance on every java cell's settings and topic, side by side.")
     timeout: PositiveFloat = Field(60, description="Seconds without progress before a cell fails.")
     producer: ProducerSettings = {}
     consumer: ConsumerSettings = {}
@@ -43,3 +48,7 @@ class DurabilityScenario(Scenario):
         if self.rate != -1 and self.rate <= 0:
             raise ValueError("rate must be > 0 (or -1: as fast as possible)")
         return self
+
+    @property
+    def probes_availability(self) -> bool:
+        return self.availability if self.availability is not None else self.preset == "seed"
