@@ -1,6 +1,7 @@
 """The durability lab on 3 brokers beside a dedicated controller: the seed's cells on topics that really have
 the asked settings, client refusals reported in the client's words, and the cluster whole after every cell."""
 
+import os
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import EmbeddedFaults
 from kafkabench.core.results import read_result
 
-from tests.conftest import three_brokers
+from tests.conftest import three_brokers, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
@@ -27,8 +28,17 @@ def durability(cluster, out, *args):
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
 
 
+def durability_on_the_embedded_cluster(cluster, out, *args, wait=True):
+    """Without -b: the lab finds the running embedded cluster, so it may stop and restart its brokers."""
+    command = [sys.executable, "-m", "kafkabench", "durability", "--out", str(out), "--warmup", "200", *args]
+    env = {**os.environ, "KAFKABENCH_CLUSTER_DIR": str(cluster.directory)}
+    if wait:
+        return subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, env=env)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=env)
+
+
 def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(cluster, tmp_path):
-    done = durability(cluster, tmp_path / "seed", "--preset", "seed", "--repeats", "2", "--seed", "7")
+    done = durability(cluster, tmp_path / "seed", "--preset", "seed", "--repeats", "2", "--seed", "7", "--no-availability")
     assert done.returncode == 0, done.stderr
     document = read_result(tmp_path / "seed")
     assert document.params["seed"] == 7 and document.params["cells"] == ["yolo confluent", "throughput-rf3 confluent",
@@ -68,3 +78,58 @@ def test_a_replication_factor_above_the_brokers_is_refused_before_anything_runs(
     done = durability(cluster, tmp_path / "five", "--replication-factors", "5")
     assert done.returncode != 0 and "replication factor 5 needs as many brokers; the cluster has 3" in done.stderr
     assert not (tmp_path / "five" / "result.json").exists()
+
+
+def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughput_keeps_accepting(cluster, tmp_path):
+    done = durability_on_the_embedded_cluster(cluster, tmp_path / "availability", "--preset", "seed", "--count", "500",
+                                              "--repeats", "1")
+    assert done.returncode == 0, done.stderr
+    groups = {(g["replication_factor"], g["min_isr"], g["acks"]): g for g in read_result(tmp_path / "availability").params["availability"]}
+    assert set(groups) == {(2, 1, "1"), (3, 1, "1"), (3, 2, "all")} and not any(g["error"] for g in groups.values())
+    for group in groups.values():
+        assert [(s["mode"], s["down"]) for s in group["steps"]] == [
+            ("pause", "one follower"), ("pause", "two brokers"), ("kill", "one follower"), ("kill", "two brokers")]
+        for step in group["steps"]:  # the brokers down really left the ISR (or the partition lost its leader)
+            assert step["isr_shrunk_s"] is not None and not set(step["brokers"]) & set(step["isr"] or [])
+    durable = {(s["mode"], s["down"]): s for s in groups[(3, 2, "all")]["steps"]}
+    for mode in ("pause", "kill"):
+        one, two = durable[(mode, "one follower")], durable[(mode, "two brokers")]
+        assert one["writes"] == "accepted" and one["reads"]["ok"]
+        assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS" and two["refused_in_ms"] < 500
+        assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"]  # nothing more was acked
+    for step in groups[(3, 1, "1")]["steps"]:
+        assert step["writes"] == "accepted" and step["acked"] == step["sent"] - step["unanswered"]
+        assert step["reads"]["ok"]
+    yolo = {(s["mode"], s["down"]): s for s in groups[(2, 1, "1")]["steps"]}
+    assert yolo[("kill", "two brokers")]["writes"] == "no answer" and yolo[("kill", "two brokers")]["leader"] is None
+    assert "refused with NOT_ENOUGH_REPLICAS" in done.stdout
+    EmbeddedFaults(cluster).wait_healthy(10)
+    assert all(b.state == "running" for b in cluster.status().brokers)
+
+
+def test_a_broker_dying_mid_cell_ends_that_cell_in_one_line_and_the_run_goes_on(cluster, tmp_path):
+    out = tmp_path / "dies"
+    running = durability_on_the_embedded_cluster(
+        cluster, out, "--replication-factors", "1", "--partitions", "3", "--acks", "1", "--count", "40000",
+        "--rate", "5000", "--timeout", "5", "--repeats", "2", "--no-availability", wait=False)
+    try:
+        def measuring() -> str | None:  # a cell's topic, once its measured records flow
+            with KafkaAdmin(cluster.bootstrap_servers) as admin:
+                topics = [t for t in admin.topic_names() if t.startswith("kafkabench-durability-")]
+                return topics[0] if topics and sum(high for _low, high in admin.offsets(topics[0]).values()) > 2000 else None
+        topic = wait_for(measuring, 120, "the first cell to be measured")
+        with KafkaAdmin(cluster.bootstrap_servers) as admin:
+            victim = admin.describe_topic(topic).partitions[0].leader
+        cluster.kill_broker(victim)
+        stdout, stderr = running.communicate(timeout=600)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    assert running.returncode == 1, stdout + stderr
+    document = read_result(out)
+    first, second = ([run for run in document.runs if run.scenario == "produce" and run.params["repeat"] == r] for r in (1, 2))
+    assert first[0].error and 0 < first[0].counters["acked"] < 40000  # partial figures kept
+    assert not second[0].error and second[0].counters["acked"] == 40000  # the run went on, on a whole cluster
+    assert f"restarted broker {victim} after the failed cell" in document.notes
+    assert "1 cell run(s) did not finish" in stderr and stderr.count("\n") < 40
+    EmbeddedFaults(cluster).wait_healthy(10)

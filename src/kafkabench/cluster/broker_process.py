@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -82,11 +83,10 @@ class BrokerProcess:
         try:
             proc.send_signal(signal.SIGCONT)
             proc.terminate()
-            proc.wait(timeout=timeout_s)
-        except psutil.TimeoutExpired:
-            self.kill()
         except psutil.NoSuchProcess:
             pass
+        if not self._gone_within(timeout_s):
+            self.kill()
         self._reap()
 
     def kill(self) -> None:
@@ -95,10 +95,21 @@ class BrokerProcess:
             return
         try:
             proc.kill()
-            proc.wait(timeout=10)
         except psutil.NoSuchProcess:
             pass
+        if not self._gone_within(10):
+            raise ClusterError(f"broker {self.node.node_id} (pid {self.node.pid}) is still there 10 s after kill -9")
         self._reap()
+
+    def _gone_within(self, timeout_s: float) -> bool:
+        """The process exited: reaped if it is our child, a zombie left to its parent if another process
+        started it (psutil's wait would wait for a parent that may be busy elsewhere)."""
+        deadline = time.monotonic() + timeout_s
+        while self.process() is not None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def wait_paused(self, timeout_s: float = 10) -> None:
         wait_until(lambda: self.state() == "paused", timeout_s=timeout_s, what=f"broker {self.node.node_id} to stop")

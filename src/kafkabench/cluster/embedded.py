@@ -130,6 +130,7 @@ class EmbeddedCluster:
     def stop(self, timeout_s: float | None = None) -> None:
         """Graceful shutdown of every node within the timeout, then SIGKILL; nothing of ours is left running."""
         timeout = self.stop_timeout_s if timeout_s is None else timeout_s
+        self._adopt_restarts()
         # brokers before dedicated controllers: a broker's controlled shutdown needs the quorum to answer
         processes = list(self._processes.values())
         for wave in ([p for p in processes if p.node.port is not None], [p for p in processes if p.node.port is None]):
@@ -174,6 +175,7 @@ class EmbeddedCluster:
         return self._process(broker_id).log_file
 
     def status(self) -> ClusterStatus:
+        self._adopt_restarts()
         state = self._require_state()
         return ClusterStatus(
             bootstrap_servers=state.bootstrap_servers,
@@ -218,22 +220,29 @@ class EmbeddedCluster:
         self._process(broker_id).signal(signal.SIGCONT)
 
     def restart_broker(self, broker_id: int, timeout_s: float | None = None) -> None:
-        """Stop the node gracefully if it runs (kill at the deadline), start it on the same ports and data,
-        and wait until it serves metadata listing every live node, itself included (it is unfenced)."""
-        process = self._process(broker_id)
-        process.stop(self.stop_timeout_s)
-        process.start(detach=self.detach)
-        save_state(self._require_state())
-        if broker_id in self.broker_ids():
-            self.wait_until_ready(timeout_s or self.startup_timeout_s, broker_ids=[broker_id], probe=False)
-        else:  # a controller is back once it takes connections and every broker serves again
-            def listening() -> bool:
-                self._raise_if_died(broker_id)
-                return ports.accepts(process.node.controller_port)
+        self.restart_nodes([broker_id], timeout_s)
 
-            wait_until(listening, timeout_s=timeout_s or self.startup_timeout_s, what=f"controller {broker_id} to listen",
-                       hint=f"see its log {process.log_file}", interval_s=0.2)
-            self.wait_until_ready(timeout_s or self.startup_timeout_s, probe=False)
+    def restart_nodes(self, node_ids: list[int], timeout_s: float | None = None) -> None:
+        """Stop each node gracefully if it runs (kill at the deadline), start them together on the same ports
+        and data, and wait until every broker serves metadata listing every live node, itself included (it
+        is unfenced); a controller is back once it takes connections and every broker serves again."""
+        timeout_s = timeout_s or self.startup_timeout_s
+        processes = [self._process(node_id) for node_id in node_ids]
+        for process in processes:
+            process.stop(self.stop_timeout_s)
+        for process in processes:
+            process.start(detach=self.detach)
+        save_state(self._require_state())
+        brokers = [node_id for node_id in node_ids if node_id in self.broker_ids()]
+        for process in processes:
+            if process.node.node_id not in brokers:
+                def listening(process=process) -> bool:
+                    self._raise_if_died(process.node.node_id)
+                    return ports.accepts(process.node.controller_port)
+
+                wait_until(listening, timeout_s=timeout_s, what=f"controller {process.node.node_id} to listen",
+                           hint=f"see its log {process.log_file}", interval_s=0.2)
+        self.wait_until_ready(timeout_s, broker_ids=brokers if len(brokers) == len(node_ids) else None, probe=False)
 
     # ---- readiness -------------------------------------------------------------------------------
 
@@ -347,6 +356,18 @@ class EmbeddedCluster:
                          directory=layout.directory, command=command, roles=layout.roles)
 
     # ---- helpers ---------------------------------------------------------------------------------
+
+    def _adopt_restarts(self) -> None:
+        """Nodes another process restarted (a lab attached to this cluster brings back a broker it killed) are
+        in the state file under their new pids: take them over, so they are seen and stopped like our own."""
+        saved = load_state(self.directory) if self.state is not None else None
+        if saved is None or saved.cluster_id != self.state.cluster_id:
+            return
+        for node in saved.nodes:
+            mine = self.state.node(node.node_id)
+            if node.pid is not None and (node.pid, node.create_time) != (mine.pid, mine.create_time):
+                mine.pid, mine.create_time = node.pid, node.create_time
+                self._processes[node.node_id] = BrokerProcess(mine)
 
     def _require_state(self) -> ClusterState:
         if self.state is None:

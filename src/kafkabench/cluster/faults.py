@@ -44,8 +44,12 @@ class Faults(Protocol):
         """SIGCONT after `pause`."""
         ...
 
-    def restart(self, broker_id: int) -> None:
-        """A clean restart on the same data; returns once the broker serves again."""
+    def restart(self, *broker_ids: int) -> None:
+        """A clean restart on the same data, the brokers started together; returns once they all serve again."""
+        ...
+
+    def bring_back(self) -> list[str]:
+        """Resume every paused node and restart every dead one (together); what was done, e.g. "restarted broker 2"."""
         ...
 
     def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:
@@ -76,11 +80,25 @@ class EmbeddedFaults:
     def resume(self, broker_id: int) -> None:
         self.cluster.resume_broker(broker_id)
 
-    def restart(self, broker_id: int) -> None:
-        self.cluster.restart_broker(broker_id)
+    def restart(self, *broker_ids: int) -> None:
+        self.cluster.restart_nodes(list(broker_ids))
 
     def broker_pids(self) -> dict[int, int]:
         return {b.id: b.pid for b in self.cluster.status().brokers if b.alive and b.pid is not None}
+
+    def bring_back(self) -> list[str]:
+        status = self.cluster.status()
+        nodes = [*status.brokers, *status.controllers]
+        done = []
+        for node in nodes:
+            if node.state == "paused":
+                self.cluster.resume_broker(node.id)
+                done.append(f"resumed {_node_name(node)}")
+        dead = [node for node in nodes if node.state == "dead"]
+        if dead:
+            self.cluster.restart_nodes([node.id for node in dead])
+            done += [f"restarted {_node_name(node)}" for node in dead]
+        return done
 
     def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:
         """Polls until nothing is wrong. The last poll's findings make the timeout message, so a lab
@@ -114,6 +132,10 @@ class EmbeddedFaults:
                 return [problem for name in names for problem in _topic_problems(admin, name)]
         except KafkaAdminError as exc:
             return [str(exc)]
+
+
+def _node_name(node: BrokerStatus) -> str:
+    return f"{'controller' if node.roles == 'controller' else 'broker'} {node.id}"
 
 
 def _broker_problem(broker: BrokerStatus, running: set[int]) -> str | None:
@@ -171,7 +193,10 @@ class RefusedFaults:
     def resume(self, broker_id: int) -> None:
         self._refuse()
 
-    def restart(self, broker_id: int) -> None:
+    def restart(self, *broker_ids: int) -> None:
+        self._refuse()
+
+    def bring_back(self) -> list[str]:
         self._refuse()
 
     def wait_healthy(self, timeout_s: float, topics: list[str] | None = None) -> None:

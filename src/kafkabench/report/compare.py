@@ -228,6 +228,21 @@ def bootstrap_interval(a: np.ndarray, b: np.ndarray, seed: int = SEED, resamples
     return float(low), float(high)
 
 
+def median_interval(values: list[float], seed: int = SEED, resamples: int = RESAMPLES,
+                    confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Percentile bootstrap of one sample's median (a cell's repeats). None below two values: one value has
+    no spread to resample, and any interval drawn around it would be made up. With few values it is wide
+    by nature: the median of 3 or 5 resampled repeats is often their lowest or highest."""
+    sample = np.asarray(values, dtype=float)
+    if len(sample) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    medians = np.median(sample[rng.integers(0, len(sample), (resamples, len(sample)))], axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail], method="inverted_cdf")
+    return float(low), float(high)
+
+
 @functools.lru_cache(maxsize=64)
 def _all_assignments(total: int, size: int) -> np.ndarray:
     """Every way to label `size` of `total` pooled samples A: rows of indexes, the A ones first."""

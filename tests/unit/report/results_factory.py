@@ -110,3 +110,93 @@ def compression_result(directory: Path, created_at: str = "2026-01-01T12:00:00+0
                          params={"rows": 5000, "dataset": "purchases", "repeats": 1, "levels": {"zstd": [3]}})
     write_result(document, directory, [])
     return document
+
+
+# the durability lab: label -> (name, partitions, RF, min.insync, acks, records/s and publish p99 ms per repeat)
+DURABILITY_CELLS = {
+    "yolo confluent": ("yolo", 2, 2, 1, "1", (50_000.0, 52_000.0, 51_000.0), (2.0, 2.4, 2.2)),
+    "throughput-rf3 confluent": ("throughput-rf3", 2, 3, 1, "1", (45_000.0, 47_000.0, 44_000.0), (3.0, 3.5, 3.1)),
+    "durable confluent": ("durable", 2, 3, 2, "all", (30_000.0, 1_000.0, 29_500.0), (9.0, 80.0, 12.0)),
+    "p1 rf1 isr2 acks=all idem=off confluent": ("", 1, 1, 2, "all", (40_000.0, 41_000.0, 39_000.0), (4.0, 4.4, 4.1)),
+}
+DURABILITY_FAILED = ("durable confluent", 2)  # this repeat timed out: its partial figures must not count
+DURABILITY_REFUSED = {"p2 rf3 isr2 acks=1 idem=on java": "Must set acks to all in order to use the idempotent producer."}
+
+
+def availability_step(mode: str, down: str, brokers: list[int], roles: str, writes: str, **fields) -> dict:
+    step = {"mode": mode, "down": down, "brokers": brokers, "roles": roles, "observed_s": 10.0, "sent": 500,
+            "acked": 500, "errors": {}, "writes": writes, "refusal": None, "refused_in_ms": None, "stall_s": 0.05,
+            "isr_shrunk_s": 9.1, "leader": 1, "isr": [1], "reads": {"ok": True, "records": 500, "of": 500, "seconds": 0.4}}
+    return {**step, **fields}
+
+
+def availability_group(rf: int, min_isr: int, acks: str, cells: list[str], steps: list[dict], error: str | None = None) -> dict:
+    return {"replication_factor": rf, "min_isr": min_isr, "effective_min_isr": min(rf, min_isr), "acks": acks,
+            "topic": f"kafkabench-availability-rf{rf}-isr{min_isr}-acks{acks}", "cells": cells, "probed_with": "confluent",
+            "error": error, "steps": steps}
+
+
+def durability_availability() -> list[dict]:
+    """The throughput topic accepts writes whatever goes down; the durable one refuses them with two brokers
+    down; the yolo topic's probe failed."""
+    refused = {"writes": "refused", "acked": 0, "errors": {"NOT_ENOUGH_REPLICAS": 500}, "refusal": "NOT_ENOUGH_REPLICAS"}
+    return [
+        availability_group(2, 1, "1", ["yolo confluent"], [], error="broker 2 did not stop within 30 s"),
+        availability_group(3, 1, "1", ["throughput-rf3 confluent"], [
+            availability_step("pause", "one follower", [3], "follower 3", "accepted", isr=[1, 2]),
+            availability_step("pause", "two brokers", [3, 2], "followers 3, 2", "accepted", stall_s=0.2),
+            availability_step("kill", "one follower", [3], "follower 3", "accepted", isr=[1, 2]),
+            availability_step("kill", "two brokers", [3, 2], "followers 3, 2", "accepted")]),
+        availability_group(3, 2, "all", ["durable confluent"], [
+            availability_step("pause", "one follower", [3], "follower 3", "accepted", stall_s=30.4, isr=[1, 2]),
+            availability_step("pause", "two brokers", [3, 2], "followers 3, 2", **refused, refused_in_ms=3.2, stall_s=30.1,
+                              reads={"ok": True, "records": 480, "of": 480, "seconds": 0.4}),
+            availability_step("kill", "one follower", [3], "follower 3", "accepted", isr=[1, 2]),
+            availability_step("kill", "two brokers", [2, 1], "follower 2 and leader 1", **refused, refused_in_ms=2.5,
+                              stall_s=8.8, leader=3, isr=[3], reads={"ok": True, "records": 480, "of": 480, "seconds": 6.1})]),
+    ]
+
+
+def publish_stat(p99_ms: float, count: int) -> Stat:
+    return Stat(count=count, mean_ms=p99_ms / 3, p50_ms=p99_ms / 4, p90_ms=p99_ms / 2, p99_ms=p99_ms,
+                p999_ms=p99_ms * 2, max_ms=p99_ms * 3, min_ms=p99_ms / 10)
+
+
+def _durability_runs(label: str, cell: tuple, repeat: int, position: int, failed: bool) -> list[Run]:
+    name, partitions, rf, min_isr, acks, rates, p99s = cell
+    params = {"cell": label, "name": name, "partitions": partitions, "replication_factor": rf,
+              "min_insync_replicas": min_isr, "effective_min_isr": min(rf, min_isr), "acks": acks, "idempotence": "off",
+              "repeat": repeat, "position": position, "topic_description": [{"partition": 0, "leader": 1, "replicas": [1, 2],
+                                                                            "isr": [1, 2]}]}
+    if min_isr > rf:
+        params["min_isr_note"] = f"min.insync.replicas {min_isr} capped to {rf} by {rf} replica(s)"
+    rate, p99, count = rates[repeat - 1], p99s[repeat - 1], 20_000
+    error = "no progress for 60 s" if failed else None
+    produce = Run(client="confluent", scenario="produce", params=dict(params), error=error, duration_s=count / rate,
+                  stats={"publish_latency": publish_stat(p99, count)},
+                  throughput={"records_per_s": rate, "payload_mb_per_s": rate * 100 / 2**20},
+                  counters={"sent": count, "acked": count, "errors": 0}, resources={"cpu_s": 2.0 + repeat / 10})
+    consume = Run(client="confluent", scenario="consume", params=dict(params), error=error, duration_s=count / rate,
+                  stats={"e2e": publish_stat(p99 * 1.5, count)}, throughput={"records_per_s": rate},
+                  counters={"received": count, "errors": 0})
+    return [produce, consume]
+
+
+def durability_result(directory: Path, cells: dict[str, tuple] = DURABILITY_CELLS, repeats: int = 3,
+                      availability: list[dict] | None = None, failed: tuple[str, int] | None = DURABILITY_FAILED,
+                      created_at: str = "2026-01-01T13:00:00+00:00") -> ResultDocument:
+    """Every cell repeated in a rotated order, produce then consume run per cell and repeat, as the lab writes them."""
+    labels = list(cells)
+    runs = []
+    for repeat in range(1, repeats + 1):
+        order = labels[repeat - 1:] + labels[:repeat - 1]
+        for position, label in enumerate(order, 1):
+            runs += _durability_runs(label, cells[label], repeat, position, (label, repeat) == failed)
+    params = {"preset": "seed", "size": 100, "repeats": repeats, "order": "shuffled", "seed": 7,
+              "cells": [*labels, *DURABILITY_REFUSED], "refused": dict(DURABILITY_REFUSED)}
+    if availability is not None:
+        params["availability"] = availability
+    document = _document("durability", created_at, runs, params=params,
+                         cluster={**CLUSTER, "brokers": 3, "layout": "3 brokers + 1 controller"})
+    write_result(document, directory, [])
+    return document

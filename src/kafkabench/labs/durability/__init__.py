@@ -28,7 +28,7 @@ class DurabilityLab(Lab):
         return run_durability(scenario, target, out_dir, events)
 
     def tables(self, document):
-        return [report.cells_table(document)]
+        return report.tables(document)
 
     def headline(self, document):
         return report.headline(document)
@@ -38,6 +38,14 @@ class DurabilityLab(Lab):
 
     def run_label(self, run: Run) -> str:
         return f"{run.params.get('cell', run.client)} r{run.params.get('repeat', '')} {run.scenario}"
+
+    def annotate(self, document, entry):
+        report.annotate(document, entry)
+
+    def charts(self, entry):
+        from kafkabench.labs.durability import charts
+
+        return [charts.cost_chart(entry)]
 
 
 LABS = (DurabilityLab(),)

@@ -1,20 +1,28 @@
 """The durability lab's report parts: one row per cell in the seed's shape (topic settings, records/s, MB/s,
-ms per message) with the latency percentiles it lacked, medians over repeats with their spread, and whether
-each cell differs from the fastest beyond noise (compare's permutation test, interval and effect size)."""
+ms per message) with the latency percentiles it lacked, medians over repeats with a 95 % bootstrap interval,
+and whether each cell differs from the fastest beyond noise (compare's permutation test, interval and effect
+size). When the availability probe ran: what each distinct RF / min.insync / acks did with brokers down, and
+on the chart, beside each cell's medians, what its settings did to writes with the most brokers down."""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import Callable
 
 from kafkabench.core.results import ResultDocument, Run
-from kafkabench.report.compare import MetricChange, compare_metric
+from kafkabench.report.compare import MetricChange, compare_metric, median_interval
 from kafkabench.report.table import Table, columns, fixed, ms, stat
 
 TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50": "publish_latency",
         "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "p99": "percentiles", "p99.9": "percentiles"}
-NAMES = ["cell", "client", "min ISR", "records/s", "range", "MB/s", "ms/msg", "publish p50", "p99", "p99.9",
-         "e2e p50", "e2e p99", "cpu s", "vs fastest", "n"]
+NAMES = ["cell", "client", "min ISR", "records/s", "records/s CI", "MB/s", "ms/msg", "publish p50", "p99", "p99 CI",
+         "p99.9", "e2e p50", "e2e p99", "cpu s", "vs fastest", "n"]
+AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "stall s", "ISR shrunk s", "reads", "ISR at the end"]
+PAST = {"pause": "paused", "kill": "killed"}
+HOW = {"pause": "paused (SIGSTOP)", "kill": "killed (kill -9)"}
+WRITES = {"accepted": "accepts writes", "refused": "refuses writes", "no answer": "leaves writes unanswered",
+          "mixed": "accepts only some writes"}
 
 
 @dataclass
@@ -34,6 +42,10 @@ class CellSummary:
     @property
     def records_per_s(self) -> list[float]:
         return [run.throughput.get("records_per_s", 0.0) for run in self.produce]
+
+    @property
+    def publish_p99s(self) -> list[float]:
+        return [v for v in (stat(run, "publish_latency", "p99_ms") for run in self.produce) if v is not None]
 
     def produce_stat(self, field_name: str) -> float | None:
         return self.median([stat(run, "publish_latency", field_name) for run in self.produce])
@@ -87,26 +99,145 @@ def _min_isr(params: dict) -> str:
     return f"{effective} (capped)" if params.get("min_insync_replicas", effective) != effective else str(effective)
 
 
+def rate_text(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def interval_text(bounds: tuple[float, float] | None, text: Callable[[float], str]) -> str:
+    return "-" if bounds is None else f"{text(bounds[0])}..{text(bounds[1])}"
+
+
 def cells_table(document: ResultDocument) -> Table:
     params = document.params
     layout = document.cluster.get("layout") or f"{document.cluster.get('brokers', '?')} brokers"
     title = (f"durability: {params.get('size')}-byte values, {params.get('repeats')} repeat(s) per cell in "
-             f"{params.get('order')} order (seed {params.get('seed')}), {layout}; medians over repeats "
+             f"{params.get('order')} order (seed {params.get('seed')}), {layout}; medians over repeats, CI their "
+             "95 % bootstrap interval (none from one repeat) "
              "(MB = 2^20 bytes; latencies in ms; ms/msg = duration / count, the seed's \"avg latency\")")
-    table = Table(title, columns(NAMES, ("cell", "client", "min ISR", "range", "vs fastest"), TIPS))
+    table = Table(title, columns(NAMES, ("cell", "client", "min ISR", "records/s CI", "p99 CI", "vs fastest"), TIPS))
     for cell in summarize(document):
         rates = cell.records_per_s
         if not rates:
-            table.add(cell.label, cell.client, _min_isr(cell.params), *["-"] * 11, str(len(cell.failed)), kind="error")
+            table.add(cell.label, cell.client, _min_isr(cell.params), *["-"] * (len(NAMES) - 4), str(len(cell.failed)),
+                      kind="error")
             continue
         table.add(cell.label.removesuffix(f" {cell.client}"), cell.client, _min_isr(cell.params),
-                  f"{statistics.median(rates):,.0f}", f"{min(rates):,.0f}..{max(rates):,.0f}",
+                  rate_text(statistics.median(rates)), interval_text(median_interval(rates), rate_text),
                   fixed(cell.median([r.throughput.get("payload_mb_per_s") for r in cell.produce])),
                   fixed(cell.ms_per_message, 4), ms(cell.produce_stat("p50_ms")), ms(cell.produce_stat("p99_ms")),
+                  interval_text(median_interval(cell.publish_p99s), ms),
                   ms(cell.produce_stat("p999_ms")), ms(cell.e2e_stat("p50_ms")), ms(cell.e2e_stat("p99_ms")),
                   fixed(cell.median([r.resources.get("cpu_s") for r in cell.produce]), 1), _versus(cell),
-                  str(len(rates)))
+                  str(len(rates)), kind="reference" if cell.client == "apache" else "")
     return table
+
+
+# ---- availability (shape: labs/durability/availability.py) ----
+
+def availability_groups(document: ResultDocument) -> list[dict]:
+    return document.params.get("availability") or []
+
+
+def settings_name(group: dict) -> str:
+    return f"rf{group['replication_factor']} isr{group['effective_min_isr']} acks={group['acks']}"
+
+
+def group_for(params: dict, groups: list[dict]) -> dict | None:
+    """The availability group probed with a cell's replication factor, effective min ISR and acks."""
+    key = (params.get("replication_factor"), params.get("effective_min_isr"), str(params.get("acks")))
+    return next((g for g in groups if (g["replication_factor"], g["effective_min_isr"], str(g["acks"])) == key), None)
+
+
+def most_down(group: dict) -> list[dict]:
+    """The steps with the most brokers down (paused and killed)."""
+    steps = group.get("steps") or []
+    most = max((len(step["brokers"]) for step in steps), default=0)
+    return [step for step in steps if len(step["brokers"]) == most]
+
+
+def writes_verdict(group: dict) -> str | None:
+    """What writes met with the most brokers down, e.g. "refuses writes with two brokers down" (paused and
+    killed alike), else per way of taking them down; None when no step was probed."""
+    steps = most_down(group)
+    if not steps:
+        return None
+    if len({step["writes"] for step in steps}) == 1 and {step["mode"] for step in steps} == set(PAST):
+        return f"{_writes_phrase(steps[0]['writes'])} with {steps[0]['down']} down"
+    return " and ".join(f"{_writes_phrase(step['writes'])} with {step['down']} {PAST.get(step['mode'], step['mode'])}"
+                        for step in steps)
+
+
+def _writes_phrase(writes: str) -> str:
+    return WRITES.get(writes, f"writes: {writes}")
+
+
+def availability_table(document: ResultDocument) -> Table | None:
+    groups = availability_groups(document)
+    if not groups:
+        return None
+    table = Table(_availability_title(groups), columns(AVAILABILITY_NAMES, ("min ISR", "acks", "down", "writes", "reads",
+                                                                            "ISR at the end")))
+    for group in groups:
+        settings = (str(group["replication_factor"]), _min_isr({"min_insync_replicas": group["min_isr"],
+                                                                 "effective_min_isr": group["effective_min_isr"]}),
+                    str(group["acks"]))
+        steps = group.get("steps") or []
+        if not steps:
+            table.add(*settings, "-", "probe failed" if group.get("error") else "not probed", "-", "-", "-", "-", kind="error")
+        for step in steps:
+            table.add(*settings, f"{PAST.get(step['mode'], step['mode'])} {step['roles']}", _writes(step),
+                      fixed(step.get("stall_s")), fixed(step.get("isr_shrunk_s")), _reads(step.get("reads")), _isr(step))
+    return table
+
+
+def _availability_title(groups: list[dict]) -> str:
+    steps = [step for group in groups for step in group.get("steps") or []]
+    clients = ", ".join(dict.fromkeys(str(group.get("probed_with")) for group in groups))
+    downs = list(dict.fromkeys(step["down"] for step in sorted(steps, key=lambda step: len(step["brokers"]))))
+    modes = [HOW.get(mode, mode) for mode in dict.fromkeys(step["mode"] for step in steps)]
+    done = (f"{downs[0]} down" + "".join(f", then {down}" for down in downs[1:]) + f"; {' then '.join(modes)}"
+            if steps else "no probe finished")
+    return (f"availability per distinct RF / min.insync / acks, on a one-partition topic, probed with {clients}: "
+            f"{done} (stall: the longest a write sent after the fault waited for its answer; ISR shrunk: when the ISR "
+            "stopped waiting for the brokers down, or the partition lost its leader; until then no write with acks=all is "
+            "acknowledged and consumers read nothing new; ISR and leader as the step ended)")
+
+
+def _writes(step: dict) -> str:
+    writes = step["writes"]
+    if writes == "refused":
+        took = step.get("refused_in_ms")
+        return f"refused with {step.get('refusal') or 'an error'}" + (f" in {ms(took)} ms" if took is not None else "")
+    if writes == "mixed":
+        errors = "".join(f", {count:,} {name}" for name, count in (step.get("errors") or {}).items())
+        unanswered = f", {step['unanswered']:,} unanswered" if step.get("unanswered") else ""
+        return f"mixed: {step['acked']:,} of {step['sent']:,} acked{errors}{unanswered}"
+    return str(writes)
+
+
+def _reads(reads: dict | None) -> str:
+    if not reads:
+        return "-"
+    known = reads.get("records") is not None and reads.get("of") is not None
+    counted = f"{reads['records']:,} of {reads['of']:,}" if known else ""
+    took = f" in {fixed(reads['seconds'])} s" if reads.get("seconds") is not None else ""
+    if reads.get("ok"):
+        return f"yes, {counted}{took}" if counted else f"yes{took}"
+    return f"no ({counted})" if counted else "no"
+
+
+def _isr(step: dict) -> str:
+    found = step.get("isr")
+    isr = "-" if found is None else ", ".join(str(broker) for broker in found) or "empty"
+    leader = step.get("leader")
+    return f"{isr} (leader {leader})" if leader is not None else f"{isr} (no leader)"
+
+
+# ---- what the terminal and the report say ----
+
+def tables(document: ResultDocument) -> list[Table]:
+    availability = availability_table(document)
+    return [cells_table(document), *([availability] if availability else [])]
 
 
 def lines(document: ResultDocument) -> list[str]:
@@ -115,14 +246,21 @@ def lines(document: ResultDocument) -> list[str]:
         note = cell.params.get("min_isr_note")
         if note:
             out.append(f"{cell.label}: {note}; it protects no more than that")
-        for failure in cell.failed:
+        for failure in dict.fromkeys(cell.failed):  # a failed repeat's produce and consume runs often say the same
             out.append(f"{cell.label} {failure}")
     for label, reason in document.params.get("refused", {}).items():
         out.append(f"{label}: refused by the client: {reason}")
+    for group in availability_groups(document):
+        if group.get("error"):
+            out.append(f"availability of {settings_name(group)}: the probe failed: {group['error']}")
     return out
 
 
 def headline(document: ResultDocument) -> str:
+    return "; ".join(part for part in (_speed_headline(document), _availability_headline(document)) if part)
+
+
+def _speed_headline(document: ResultDocument) -> str:
     measured = [c for c in summarize(document) if c.produce]
     if len(measured) < 2:
         return ""
@@ -132,3 +270,42 @@ def headline(document: ResultDocument) -> str:
     verdict = "beyond noise" if change and change.verdict in ("regression", "improvement") else "within noise"
     return (f"{fastest.label} is fastest; {slowest.label} costs {-change.change_pct:.0f} % of its records/s "
             f"({verdict})") if change else ""
+
+
+def _availability_headline(document: ResultDocument) -> str:
+    """What the most durable settings probed (acks=all first, then min ISR, then RF) did with the most down."""
+    probed = [group for group in availability_groups(document) if group.get("steps")]
+    if not probed:
+        return ""
+    durable = max(probed, key=lambda g: (str(g["acks"]) in ("all", "-1"), g["effective_min_isr"], g["replication_factor"]))
+    return f"{settings_name(durable)} {writes_verdict(durable)}"
+
+
+# ---- the chart's figures ----
+
+def chart_cells(document: ResultDocument) -> list[dict]:
+    """Each measured cell's medians and intervals exactly as the cells table computes them, and what its
+    settings did to writes with the most brokers down (None when they were not probed)."""
+    groups = availability_groups(document)
+    position = {id(run): index for index, run in enumerate(document.runs)}
+    out = []
+    for cell in summarize(document):
+        if not cell.produce:
+            continue
+        group = group_for(cell.params, groups)
+        rates, p99s = cell.records_per_s, cell.publish_p99s
+        out.append({"label": cell.label, "client": cell.client, "repeats": len(rates),
+                    "records_per_s": statistics.median(rates), "records_per_s_ci": _bounds(median_interval(rates)),
+                    "publish_p99_ms": cell.produce_stat("p99_ms"), "publish_p99_ms_ci": _bounds(median_interval(p99s)),
+                    "availability": writes_verdict(group) if group else None,
+                    "writes": sorted({step["writes"] for step in most_down(group)}) if group else [],
+                    "runs": [position[id(run)] for run in cell.produce]})
+    return out
+
+
+def _bounds(interval: tuple[float, float] | None) -> list[float] | None:
+    return list(interval) if interval else None
+
+
+def annotate(document: ResultDocument, entry: dict) -> None:
+    entry["durability_cells"] = chart_cells(document)

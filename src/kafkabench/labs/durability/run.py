@@ -21,15 +21,18 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run, write_result
-from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.errors import ConfigError, KafkaAdminError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
+from kafkabench.labs.durability import availability
 from kafkabench.labs.durability.cells import Cell, check_fits, expand, run_order
 from kafkabench.labs.durability.scenario import DurabilityScenario
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
+from kafkabench.waiting import wait_until
 
 HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
+CONFIGS_KNOWN_S = 10  # a new topic's configs are served by every broker within this
 
 
 def check_request(scenario: DurabilityScenario) -> None:
@@ -42,6 +45,9 @@ def check_request(scenario: DurabilityScenario) -> None:
 
 def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     cells = expand(scenario)
+    if scenario.probes_availability and not target.started_here:
+        raise ConfigError(f"the availability probe stops brokers, and {target.bootstrap_servers} was not started by "
+                          "kafkabench: add --no-availability, or drop --bootstrap-servers to let kafkabench start one")
     seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(2**32)
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("durability", target, {**scenario.model_dump(mode="json", exclude_none=True), "seed": seed})
@@ -54,6 +60,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     check_fits(cells, brokers)
     document.params["cells"] = [cell.label for cell in cells]
     refused: dict[Cell, str] = {}
+    failed: list[str] = []
     run_id = uuid.uuid4().hex[:8]
     try:
         for repeat in range(scenario.repeats):
@@ -61,7 +68,11 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                 if cell in refused:
                     continue
                 listener.note(f"repeat {repeat + 1}/{scenario.repeats}, cell {position + 1}/{len(cells)}: {cell.label}")
-                runs, error, kind = _run_cell(cell, scenario, target, out_dir / f".cell-{run_id}", f"{run_id}-{repeat}-{position}")
+                try:
+                    runs, error, kind = _run_cell(cell, scenario, target, out_dir / f".cell-{run_id}",
+                                                  f"{run_id}-{repeat}-{position}")
+                except KafkaAdminError as exc:  # its topic could not be set up: the cell failed, not the run
+                    runs, error, kind = [], str(exc), "failure"
                 for run in runs:
                     run.params.update(_cell_params(cell), repeat=repeat + 1, position=position + 1)
                 document.runs.extend(runs)
@@ -69,9 +80,13 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                     refused[cell] = error
                     document.notes.append(f"{cell.label}: refused by {cell.client}: {error}")
                 elif error:
+                    failed.append(f"{cell.label}, repeat {repeat + 1}")
                     document.notes.append(f"{cell.label}, repeat {repeat + 1}: {error}")
                     listener.note(f"{cell.label} failed: {error}; the other cells go on")
-                    _heal(target)
+                    _heal(target, document, listener)
+                write_result(document, out_dir)
+        if scenario.probes_availability:
+            _probe_availability(cells, target, document, out_dir, listener)
     except KeyboardInterrupt:
         document.error = "interrupted"
     except _Unhealthy as exc:
@@ -79,10 +94,29 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     finally:
         shutil.rmtree(out_dir / f".cell-{run_id}", ignore_errors=True)
     document.params["refused"] = {cell.label: reason for cell, reason in refused.items()}
+    if failed and not document.error:
+        document.error = f"{len(failed)} cell run(s) did not finish ({'; '.join(failed)}); every other cell ran"
     write_result(document, out_dir)
     if document.error:
         raise LabFailed(f"{document.error}; the cells done so far are kept in {out_dir}", document)
     return document
+
+
+def _probe_availability(cells: list[Cell], target: Target, document: ResultDocument, out_dir: Path,
+                        listener: Listener) -> None:
+    """Each distinct (RF, min.insync, acks) with brokers down; the result is rewritten after every group."""
+    document.params["availability"] = []
+    for key, members in availability.groups(cells).items():
+        listener.note(f"availability of {key.label}: one follower down, then two brokers; paused, then killed")
+        try:
+            found = availability.probe_group(key, [cell.label for cell in members], target.bootstrap_servers,
+                                             target.faults, HEAL_S, listener)
+        except KafkabenchError as exc:  # the cluster did not come back whole: nothing after this is trustworthy
+            raise _Unhealthy(f"availability of {key.label}: {exc}") from exc
+        document.params["availability"].append(found.to_dict())
+        if found.error:
+            document.notes.append(f"availability of {key.label}: {found.error}")
+        write_result(document, out_dir)
 
 
 def _cell_params(cell: Cell) -> dict:
@@ -113,6 +147,10 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
                 runs, error, kind = [], str(refused), "config"
             except LabFailed as failed:
                 runs, error, kind = failed.document.runs, failed.document.error or str(failed), failed.kind
+            if scenario.compare_apache and cell.client == "java" and not error:
+                from kafkabench.labs.durability.apache import producer_performance_run
+
+                runs.append(producer_performance_run(cell, produce, runs, target))
             for run in runs:
                 run.params["topic_description"] = description
             return runs, error, kind
@@ -126,7 +164,8 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
 def _verified(admin: KafkaAdmin, topic: str, cell: Cell) -> list[dict]:
     """The topic as the cluster has it: replication factor and min.insync.replicas read back, not trusted."""
     info = admin.describe_topic(topic)
-    configs = admin.topic_configs(topic)
+    configs = wait_until(lambda: _configs_if_known(admin, topic), timeout_s=CONFIGS_KNOWN_S,
+                         what=f"the configs of the new topic {topic} to be served")
     if info.replication_factor != cell.replication_factor or configs.get("min.insync.replicas") != str(cell.min_isr):
         raise KafkabenchError(f"topic {topic} came out with RF {info.replication_factor} and min.insync.replicas "
                               f"{configs.get('min.insync.replicas')}, asked {cell.replication_factor} and {cell.min_isr}")
@@ -134,15 +173,29 @@ def _verified(admin: KafkaAdmin, topic: str, cell: Cell) -> list[dict]:
             for p in info.partitions]
 
 
+def _configs_if_known(admin: KafkaAdmin, topic: str) -> dict[str, str] | None:
+    """None while the broker asked has not heard of the new topic yet (its metadata arrives a moment later)."""
+    try:
+        return admin.topic_configs(topic)
+    except KafkaAdminError as exc:
+        if "Unknown topic or partition" in str(exc):
+            return None
+        raise
+
+
 class _Unhealthy(KafkabenchError):
     """The cluster did not come back whole after a failed cell."""
 
 
-def _heal(target: Target) -> None:
-    """After a failed cell on a cluster kafkabench runs: wait until every broker and partition is whole."""
+def _heal(target: Target, document: ResultDocument, listener: Listener) -> None:
+    """After a failed cell on a cluster kafkabench runs: bring back any broker that died or was paused, and wait
+    until every broker and partition is whole."""
     if not target.started_here:
         return
     try:
+        for done in target.faults.bring_back():
+            document.notes.append(f"{done} after the failed cell")
+            listener.note(f"{done} so the other cells run on a whole cluster")
         target.faults.wait_healthy(HEAL_S)
     except KafkabenchError as exc:
         raise _Unhealthy(str(exc)) from exc
