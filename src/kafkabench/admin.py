@@ -84,8 +84,14 @@ class KafkaAdmin:
         replication_factor: int = 1,
         config: dict[str, str] | None = None,
         wait: bool = True,
+        replica_assignment: list[list[int]] | None = None,
     ) -> TopicInfo | None:
-        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
+        """`replica_assignment`: each partition's brokers, its preferred leader first (instead of the counts)."""
+        if replica_assignment:
+            new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
+                           config=config or {})
+        else:
+            new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
         future = self._admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]
         self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
         return self.wait_until_usable(name) if wait else None

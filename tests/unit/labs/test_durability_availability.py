@@ -1,7 +1,7 @@
 """The availability probe's judgement from what the client was told, and which brokers go down."""
 
 from kafkabench.labs.durability.availability import (
-    ANSWER_GRACE_S, MIN_WATCH_S, GroupKey, Write, groups, judge, roles_text, settled, victims)
+    ANSWER_GRACE_S, MIN_WATCH_S, GroupKey, Write, groups, judge, placement, role, roles_text, settled, taken_down)
 from kafkabench.labs.durability.cells import Cell
 
 
@@ -62,12 +62,16 @@ def test_the_verdict_looks_at_writes_old_enough_to_have_been_answered():
     assert judge(history, 0.0, 5.0)["writes"] == "accepted"
 
 
-def test_followers_go_down_first_then_the_leader_then_brokers_without_a_replica():
-    assert victims(2, (2, 3, 1), [1, 2, 3]) == [(3, "follower"), (1, "follower")]
-    assert victims(1, (1, 2), [1, 2, 3]) == [(2, "follower"), (1, "leader")]
-    assert victims(3, (3,), [1, 2, 3]) == [(3, "leader"), (1, "other broker")]
-    assert roles_text([(3, "follower"), (1, "follower")]) == "followers 3, 1"
-    assert roles_text([(2, "follower"), (1, "leader")]) == "follower 2 and leader 1"
+def test_one_fault_sequence_means_the_same_for_every_replication_factor():
+    brokers = [1, 2, 3]
+    assert taken_down(brokers) == [2, 3]
+    assert placement(3, brokers) == [1, 2, 3]  # both taken down are followers; the leader stays
+    assert placement(2, brokers) == [3, 2]  # the first is the follower, the second the leader
+    assert placement(1, brokers) == [3]  # the first holds no replica, the second leads
+    assert [role(b, [3, 2]) for b in (2, 3, 1)] == ["follower", "leader", "broker without a replica"]
+    assert placement(4, [1, 2, 3, 4, 5]) == [1, 4, 5, 2]
+    assert roles_text([(2, "follower"), (3, "follower")]) == "followers 2, 3"
+    assert roles_text([(2, "follower"), (3, "leader")]) == "follower 2 and leader 3"
     assert roles_text([(2, "follower")]) == "follower 2"
 
 

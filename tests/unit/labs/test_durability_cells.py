@@ -52,3 +52,20 @@ def test_shuffled_order_differs_per_repeat_and_is_reproducible_from_its_seed():
     assert orders == [run_order(cells, repeat, "shuffled", 42) for repeat in range(3)]
     assert run_order(cells, 0, "shuffled", 43) != orders[0]
     assert run_order(cells, 1, "sequential", 42) == cells and run_order(cells, 1, "reverse", 42) == cells[::-1]
+
+
+def test_acks_or_idempotence_given_as_a_client_setting_is_refused_for_the_axis_that_sets_it():
+    from kafkabench.config.properties import parse_overrides
+    from kafkabench.labs.durability.run import check_request
+
+    with pytest.raises(ConfigError, match="-X sets acks, which this lab sets per cell from --acks"):
+        check_request(DurabilityScenario(overrides=parse_overrides(["acks=all"])))
+    with pytest.raises(ConfigError, match="sets enable.idempotence, which this lab sets per cell from --idempotence"):
+        check_request(DurabilityScenario(producer={"enable.idempotence": True}))
+    check_request(DurabilityScenario(overrides=parse_overrides(["linger.ms=5"])))
+
+
+def test_availability_is_on_with_the_seed_preset_unless_turned_off():
+    assert DurabilityScenario(preset="seed").probes_availability
+    assert not DurabilityScenario(preset="seed", availability=False).probes_availability
+    assert not DurabilityScenario().probes_availability and DurabilityScenario(availability=True).probes_availability

@@ -22,7 +22,8 @@ def error_of(tmp_path, text) -> str:
 
 
 def test_builtin_plans_load_and_expand():
-    assert {"quick", "seed-000", "seed-001", "seed-002"} <= set(builtin_names())
+    assert {"quick", "seed-000", "seed-001", "seed-002", "seed-003"} <= set(builtin_names())
+    assert {"yolo", "throughput-rf3", "durable"} <= set(builtin_names("profiles"))
     for name in builtin_names():
         cells = expand(load_plan(name))
         assert cells and [c.index for c in cells] == list(range(1, len(cells) + 1))
@@ -57,6 +58,19 @@ def test_profiles_are_found_next_to_the_plan_then_built_in(tmp_path):
     cells = expand(load_plan(str(path)))
     assert [(c.profile, c.scenario.producer["linger.ms"].value) for c in cells] == [("mine", "7"), ("zstd", "5")]
     assert cells[0].scenario.producer["linger.ms"].source == "profile mine"
+
+
+def test_seed_003_is_the_seed_preset_and_its_topic_profiles_apply_elsewhere(tmp_path):
+    loaded = load_plan("seed-003")
+    (cell,) = expand(loaded)
+    assert (cell.lab, cell.scenario.preset, cell.scenario.count, cell.scenario.repeats, cell.scenario.clients) == (
+        "durability", "seed", 100_000, 3, ["java"])
+    assert cell.scenario.probes_availability and (loaded.plan.cluster.brokers, loaded.plan.cluster.controllers) == (3, 1)
+    path = write(tmp_path, "name: p\nprofiles: [yolo, throughput-rf3, durable]\nscenarios: [{lab: produce, count: 10, "
+                           "replication_factor: 1}]\n")
+    settings = [(c.profile, c.scenario.producer["acks"].value, c.scenario.topic_config["min.insync.replicas"].value)
+                for c in expand(load_plan(str(path)))]
+    assert settings == [("yolo", "1", "1"), ("throughput-rf3", "1", "1"), ("durable", "all", "2")]
 
 
 def test_profile_errors_name_the_profile_file_and_the_closest_setting(tmp_path):

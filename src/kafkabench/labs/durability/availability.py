@@ -127,12 +127,27 @@ def judge(writes: list[Write], fault_at: float, now: float) -> dict:
     }
 
 
-def victims(leader: int, replicas: tuple[int, ...], brokers: list[int]) -> list[tuple[int, str]]:
-    """The two brokers taken down, in order, with their role: the followers first, then the leader, then
-    (replication factor 1) a broker that holds no replica."""
-    followers = [(b, "follower") for b in replicas if b != leader]
-    others = [(b, "other broker") for b in brokers if b not in replicas]
-    return (followers + [(leader, "leader")] + others)[:2]
+def taken_down(brokers: list[int]) -> list[int]:
+    """The two brokers taken down, in order: the highest ids (the first two of three keep their low ids)."""
+    return brokers[-2:]
+
+
+def placement(replication_factor: int, brokers: list[int]) -> list[int]:
+    """A group's partition replicas, its leader first, placed so that one sequence of faults means the same
+    for every group: with replication factor 3 or more both brokers taken down are followers (the leader
+    stays), with 2 the first is the follower and the second the leader, with 1 the first holds no replica and
+    the second is the leader."""
+    first, second = taken_down(brokers)
+    others = [b for b in brokers if b not in (first, second)]
+    if replication_factor >= 3:
+        return [others[0], first, second, *others[1:]][:replication_factor]
+    return [second, first][:replication_factor]
+
+
+def role(broker: int, replicas: list[int]) -> str:
+    if broker not in replicas:
+        return "broker without a replica"
+    return "leader" if broker == replicas[0] else "follower"
 
 
 def roles_text(taken: list[tuple[int, str]]) -> str:
@@ -142,29 +157,14 @@ def roles_text(taken: list[tuple[int, str]]) -> str:
 
 
 class _Probe:
-    """One record every PROBE_EVERY_S with the group's acks; each write's answer as the client reports it."""
+    """One record every PROBE_EVERY_S on a group's topic with its acks; each write's answer as the client says."""
 
     def __init__(self, bootstrap: str, topic: str, acks: str) -> None:
         self.topic = topic
         self.writes: list[Write] = []
         self._producer = Producer(quiet_client_config(bootstrap, acks=acks, **PROBE_SETTINGS))
-        self._next = time.monotonic()
 
-    def run_for(self, seconds: float, until=None) -> None:
-        """Keep writing for `seconds`, or until `until()` says so (asked every 100 ms)."""
-        end = time.monotonic() + seconds
-        next_check = 0.0
-        while (now := time.monotonic()) < end:
-            if now >= self._next:
-                self._send(now)
-                self._next += PROBE_EVERY_S
-            self._producer.poll(max(0.0, min(self._next, end) - time.monotonic()))
-            if until is not None and now >= next_check:
-                next_check = now + 0.1
-                if until(now):
-                    return
-
-    def _send(self, now: float) -> None:
+    def send(self, now: float) -> None:
         write = Write(now)
         self.writes.append(write)
 
@@ -176,9 +176,35 @@ class _Probe:
             self._producer.produce(self.topic, b"%d" % len(self.writes), on_delivery=answered)
         except BufferError:
             pass  # the client's queue is full of unanswered writes: this one stays unanswered too
+        self._producer.poll(0)
 
-    def close(self, timeout_s: float) -> None:
-        self._producer.flush(timeout_s)
+    def poll(self) -> None:
+        self._producer.poll(0)
+
+    @property
+    def acknowledged(self) -> bool:
+        return any(w.outcome == "ok" for w in self.writes)
+
+    def close(self) -> None:
+        self._producer.flush(0)
+
+
+def _write_for(probes: list[_Probe], seconds: float, until=None) -> None:
+    """Every probe writes a record each PROBE_EVERY_S for `seconds`, or until `until(now)` (asked every 100 ms)."""
+    start = time.monotonic()
+    next_send, next_check = start, start
+    while (now := time.monotonic()) < start + seconds:
+        if now >= next_send:
+            for probe in probes:
+                probe.send(now)
+            next_send += PROBE_EVERY_S
+        for probe in probes:
+            probe.poll()
+        if until is not None and now >= next_check:
+            next_check = now + 0.1
+            if until(now):
+                return
+        time.sleep(max(0.0, min(next_send, next_check if until else next_send) - time.monotonic()))
 
 
 def read_back(bootstrap: str, topic: str, timeout_s: float = READ_TIMEOUT_S) -> dict:
@@ -213,102 +239,120 @@ class GroupResult:
     def to_dict(self) -> dict:
         return {"replication_factor": self.key.replication_factor, "min_isr": self.key.min_isr,
                 "effective_min_isr": min(self.key.min_isr, self.key.replication_factor), "acks": self.key.acks,
-                "cells": self.cells, "probed_with": self.probed_with, "steps": self.steps, "error": self.error}
-
-
-def probe_group(key: GroupKey, cells: list[str], bootstrap: str, faults: Faults, heal_s: float,
-                listener: Listener) -> GroupResult:
-    """Both modes for one group, each on its own fresh topic and followed by bringing every broker back; a
-    probe that cannot be carried out ends the group with its reason. A cluster that does not come back whole
-    raises (from `faults.wait_healthy`): nothing measured after that would be trustworthy."""
-    result = GroupResult(key, cells)
-    for mode in MODES:
-        topic = f"kafkabench-availability-{uuid.uuid4().hex[:8]}"
-        try:
-            _probe_mode(key, mode, topic, bootstrap, faults, listener, into=result.steps)
-        except KafkabenchError as exc:
-            result.error = f"{mode}: {exc}"
-        finally:
-            faults.bring_back()
-            faults.wait_healthy(heal_s)
-            _delete(bootstrap, topic)
-        if result.error:
-            break
-    return result
+                "cells": self.cells, "probed_with": self.probed_with, "probe_settings": PROBE_SETTINGS,
+                "steps": self.steps, "error": self.error}
 
 
 class ProbeFailed(KafkabenchError):
     """The availability probe could not be carried out."""
 
 
-def _probe_mode(key: GroupKey, mode: str, topic: str, bootstrap: str, faults: Faults, listener: Listener,
-                into: list[dict]) -> None:
-    """One follower down, then a second broker, watching the probe's writes after each; each step's findings
-    appended to `into` as soon as it is judged."""
-    with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S * 6) as admin:
-        admin.create_topic(topic, 1, key.replication_factor, {"min.insync.replicas": str(key.min_isr)}, wait=False)
-        partition = admin.wait_until_usable(topic).partitions[0]
+def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str, faults: Faults, heal_s: float,
+                 listener: Listener) -> list[GroupResult]:
+    """Every group at once, for each way of losing brokers: fresh topics placed by `placement`, one probe
+    each, the same two brokers taken down, every broker brought back. A probe that cannot be carried out
+    ends the run's availability with its reason; a cluster that does not come back whole raises (from
+    `faults.wait_healthy`): nothing measured after that would be trustworthy."""
+    results = [GroupResult(key, cells) for key, cells in found.items()]
+    with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
         brokers = sorted(admin.brokers())
-    taken = victims(partition.leader, partition.replicas, brokers)
-    steps = [("one follower", taken[:1])] if taken[0][1] == "follower" else []
-    steps.append(("two brokers", taken))
-    probe = _Probe(bootstrap, topic, key.acks)
-    down: set[int] = set()
+    if len(brokers) < 2:
+        raise ProbeFailed(f"taking two brokers down needs at least two; the cluster has {len(brokers)}")
+    for mode in MODES:
+        topics = {result.key: f"kafkabench-availability-{uuid.uuid4().hex[:8]}" for result in results}
+        try:
+            _probe_mode(results, topics, mode, brokers, bootstrap, faults, listener)
+        except KafkabenchError as exc:
+            for result in results:
+                result.error = f"{mode}: {exc}"
+        finally:
+            faults.bring_back()
+            faults.wait_healthy(heal_s)
+            _delete(bootstrap, list(topics.values()))
+        if any(result.error for result in results):
+            break
+    return results
+
+
+def _probe_mode(results: list[GroupResult], topics: dict[GroupKey, str], mode: str, brokers: list[int],
+                bootstrap: str, faults: Faults, listener: Listener) -> None:
+    """One broker down, then a second, watching every group's writes after each; each step's findings
+    appended to its group as soon as they are judged."""
+    taken, replicas = taken_down(brokers), {r.key: placement(r.key.replication_factor, brokers) for r in results}
+    with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S * 6) as admin:
+        for result in results:
+            admin.create_topic(topics[result.key], config={"min.insync.replicas": str(result.key.min_isr)},
+                               replica_assignment=[replicas[result.key]], wait=False)
+        for result in results:
+            admin.wait_until_usable(topics[result.key])
+    probes = [_Probe(bootstrap, topics[result.key], result.key.acks) for result in results]
     try:
-        probe.run_for(FIRST_ACK_S, until=lambda _now: any(w.outcome == "ok" for w in probe.writes))
-        if not any(w.outcome == "ok" for w in probe.writes):
-            raise ProbeFailed(f"no write was acknowledged in {FIRST_ACK_S:g} s before any fault")
-        probe.run_for(BASELINE_S)
-        for name, step_taken in steps:
-            for broker, _role in step_taken:
-                if broker not in down:
-                    listener.note(f"availability {key.label}: {'pausing' if mode == 'pause' else 'killing'} broker {broker}")
-                    (faults.pause if mode == "pause" else faults.kill)(broker)
-                    down.add(broker)
-            into.append(_watch(probe, mode, name, step_taken, topic, bootstrap))
+        _write_for(probes, FIRST_ACK_S, until=lambda _now: all(probe.acknowledged for probe in probes))
+        silent = [probe.topic for probe in probes if not probe.acknowledged]
+        if silent:
+            raise ProbeFailed(f"no write to {', '.join(silent)} was acknowledged in {FIRST_ACK_S:g} s before any fault")
+        _write_for(probes, BASELINE_S)
+        for count in (1, 2):
+            broker = taken[count - 1]
+            listener.note(f"availability: {'pausing' if mode == 'pause' else 'killing'} broker {broker}")
+            (faults.pause if mode == "pause" else faults.kill)(broker)
+            for result, step in zip(results, _watch(probes, mode, taken[:count], bootstrap)):
+                down = [(b, role(b, replicas[result.key])) for b in taken[:count]]
+                name = "two brokers" if count == 2 else "one follower" if down[0][1] == "follower" else "one broker"
+                result.steps.append({"mode": mode, "down": name, "roles": roles_text(down), **step})
     finally:
-        probe.close(0)
+        for probe in probes:
+            probe.close()
 
 
-def _watch(probe: _Probe, mode: str, name: str, taken: list[tuple[int, str]], topic: str, bootstrap: str) -> dict:
+def _watch(probes: list[_Probe], mode: str, down: list[int], bootstrap: str) -> list[dict]:
+    """Write on until every group has settled (or MAX_WATCH_S), then judge each and read each back."""
     fault_at = time.monotonic()
-    down = [b for b, _ in taken]
-    with _PartitionWatch(bootstrap, topic, down) as partition:
-        probe.run_for(MAX_WATCH_S, until=lambda now: settled(probe.writes, fault_at, now, partition.shrunk_at is not None,
-                                                             partition.leader is None and partition.seen))
+    with _PartitionWatch(bootstrap, [probe.topic for probe in probes], down) as partitions:
+        def all_settled(now: float) -> bool:
+            return all(settled(probe.writes, fault_at, now, partitions.shrunk_at.get(probe.topic) is not None,
+                               partitions.leaderless(probe.topic)) for probe in probes)
+
+        _write_for(probes, MAX_WATCH_S, until=all_settled)
         now = time.monotonic()
-        step = {"mode": mode, "down": name, "brokers": down, "roles": roles_text(taken),
-                "observed_s": round(now - fault_at, 3), **judge(probe.writes, fault_at, now),
-                "isr_shrunk_s": round(partition.shrunk_at - fault_at, 3) if partition.shrunk_at else None,
-                "leader": partition.leader, "isr": partition.isr}
-    step["reads"] = read_back(bootstrap, topic)
-    return step
+        steps = []
+        for probe in probes:
+            shrunk_at = partitions.shrunk_at.get(probe.topic)
+            leader, isr = partitions.state.get(probe.topic, (None, None))
+            steps.append({"brokers": list(down), "observed_s": round(now - fault_at, 3), **judge(probe.writes, fault_at, now),
+                          "isr_shrunk_s": round(shrunk_at - fault_at, 3) if shrunk_at else None,
+                          "leader": leader, "isr": isr})
+    for probe, step in zip(probes, steps):
+        step["reads"] = read_back(bootstrap, probe.topic)
+    return steps
 
 
 class _PartitionWatch:
-    """The partition's leader and ISR as the metadata has them, polled beside the probe (a metadata call
-    can block for its whole timeout while a broker is paused; the probe's writes must not wait for it), and
-    when the ISR first stopped waiting for the brokers taken down (none in it, or no leader left)."""
+    """Each topic's partition leader and ISR as the metadata has them, polled beside the probes (a metadata
+    call can block for its whole timeout while a broker is paused; the writes must not wait for it), and
+    when each ISR first stopped waiting for the brokers down (none of them in it, or no leader left)."""
 
-    def __init__(self, bootstrap: str, topic: str, down: list[int]) -> None:
-        self.leader: int | None = None
-        self.isr: list[int] | None = None
-        self.seen = False
-        self.shrunk_at: float | None = None
-        self._bootstrap, self._topic, self._down = bootstrap, topic, set(down)
+    def __init__(self, bootstrap: str, topics: list[str], down: list[int]) -> None:
+        self.state: dict[str, tuple[int | None, list[int]]] = {}
+        self.shrunk_at: dict[str, float] = {}
+        self._bootstrap, self._topics, self._down = bootstrap, topics, set(down)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="kafkabench-partition-watch", daemon=True)
+
+    def leaderless(self, topic: str) -> bool:
+        return topic in self.state and self.state[topic][0] is None
 
     def _poll(self) -> None:
         with KafkaAdmin(self._bootstrap, timeout_s=1.0) as admin:
             while not self._stop.wait(0.2):
-                try:
-                    partition = admin.describe_topic(self._topic).partitions[0]
-                except KafkabenchError:
-                    continue  # metadata that cannot be had now changes no verdict: the writes' answers decide
-                self.leader, self.isr, self.seen = partition.leader, list(partition.isr), True
-                if self.shrunk_at is None and (partition.leader is None or not self._down & set(partition.isr)):
-                    self.shrunk_at = time.monotonic()
+                for topic in self._topics:
+                    try:
+                        partition = admin.describe_topic(topic).partitions[0]
+                    except KafkabenchError:
+                        continue  # metadata that cannot be had now changes no verdict: the writes' answers decide
+                    self.state[topic] = (partition.leader, list(partition.isr))
+                    if topic not in self.shrunk_at and (partition.leader is None or not self._down & set(partition.isr)):
+                        self.shrunk_at[topic] = time.monotonic()
 
     def __enter__(self) -> _PartitionWatch:
         self._thread.start()
@@ -319,9 +363,10 @@ class _PartitionWatch:
         self._thread.join(5.0)
 
 
-def _delete(bootstrap: str, topic: str) -> None:
+def _delete(bootstrap: str, topics: list[str]) -> None:
     try:
         with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S * 6) as admin:
-            admin.delete_topic(topic)
+            for topic in topics:
+                admin.delete_topic(topic)
     except KafkabenchError:
         pass  # a leftover probe topic is harmless; the cluster's health was already checked

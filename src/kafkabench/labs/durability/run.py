@@ -20,7 +20,7 @@ from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
-from kafkabench.core.results import ResultDocument, Run, write_result
+from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
 from kafkabench.errors import ConfigError, KafkaAdminError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
@@ -32,6 +32,7 @@ from kafkabench.labs.throughput.scenario import ProduceScenario
 from kafkabench.waiting import wait_until
 
 HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
+AXES = {"acks": "--acks", "enable.idempotence": "--idempotence"}  # a client setting -> the axis that sets it per cell
 CONFIGS_KNOWN_S = 10  # a new topic's configs are served by every broker within this
 
 
@@ -40,6 +41,11 @@ def check_request(scenario: DurabilityScenario) -> None:
         if client not in client_registry.KAFKA_CLIENTS:
             raise ConfigError(f"--clients {client}: the durability lab runs Kafka clients: "
                               f"{', '.join(client_registry.KAFKA_CLIENTS)}")
+    for settings in (scenario.producer, scenario.overrides):
+        for key, axis in AXES.items():
+            if key in settings:
+                raise ConfigError(f"{settings[key].source} sets {key}, which this lab sets per cell from {axis}: "
+                                  f"give the values there (a setting in both places would silently lose one)")
     expand(scenario)
 
 
@@ -73,8 +79,9 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                                                   f"{run_id}-{repeat}-{position}")
                 except KafkaAdminError as exc:  # its topic could not be set up: the cell failed, not the run
                     runs, error, kind = [], str(exc), "failure"
-                for run in runs:
-                    run.params.update(_cell_params(cell), repeat=repeat + 1, position=position + 1)
+                _keep_histograms(runs, out_dir / f".cell-{run_id}" / "measured", out_dir, len(document.runs))
+                for run in runs:  # a run's own params win: Apache's tool keeps the cell label of its own
+                    run.params = {**_cell_params(cell), "repeat": repeat + 1, "position": position + 1, **run.params}
                 document.runs.extend(runs)
                 if kind == "config":
                     refused[cell] = error
@@ -104,19 +111,30 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
 
 def _probe_availability(cells: list[Cell], target: Target, document: ResultDocument, out_dir: Path,
                         listener: Listener) -> None:
-    """Each distinct (RF, min.insync, acks) with brokers down; the result is rewritten after every group."""
-    document.params["availability"] = []
-    for key, members in availability.groups(cells).items():
-        listener.note(f"availability of {key.label}: one follower down, then two brokers; paused, then killed")
-        try:
-            found = availability.probe_group(key, [cell.label for cell in members], target.bootstrap_servers,
-                                             target.faults, HEAL_S, listener)
-        except KafkabenchError as exc:  # the cluster did not come back whole: nothing after this is trustworthy
-            raise _Unhealthy(f"availability of {key.label}: {exc}") from exc
-        document.params["availability"].append(found.to_dict())
-        if found.error:
-            document.notes.append(f"availability of {key.label}: {found.error}")
-        write_result(document, out_dir)
+    """Every distinct (RF, min.insync, acks) with one broker and then two down, paused and then killed."""
+    found = {key: [cell.label for cell in members] for key, members in availability.groups(cells).items()}
+    listener.note(f"availability of {', '.join(key.label for key in found)}: one broker down, then two; paused, then killed")
+    try:
+        results = availability.probe_groups(found, target.bootstrap_servers, target.faults, HEAL_S, listener)
+    except availability.ProbeFailed as exc:
+        document.notes.append(f"availability: {exc}")
+        return
+    except KafkabenchError as exc:  # the cluster did not come back whole: nothing after this is trustworthy
+        raise _Unhealthy(f"availability: {exc}") from exc
+    document.params["availability"] = [result.to_dict() for result in results]
+    errors = dict.fromkeys(result.error for result in results if result.error)
+    document.notes += [f"availability: {error}" for error in errors]
+
+
+def _keep_histograms(runs: list[Run], cell_dir: Path, out_dir: Path, first: int) -> None:
+    """A cell's histogram files, written by the throughput run into its scratch directory, move into the
+    lab's result directory under names no later cell reuses."""
+    for index, run in enumerate(runs, start=first):
+        for metric, relative in list(run.histograms.items()):
+            kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
+            (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
+            shutil.move(cell_dir / relative, out_dir / kept)
+            run.histograms[metric] = kept
 
 
 def _cell_params(cell: Cell) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
@@ -13,6 +13,7 @@ Switch = Literal["on", "off"]
 
 class DurabilityScenario(Scenario):
     lab: Literal["durability"] = "durability"
+    clients_together: ClassVar[bool] = True  # a plan's clients are crossed inside the lab, cells interleaved
     preset: Literal["seed"] | None = Field(
         None, description="seed: exactly the seed's three topics (yolo, throughput-rf3, durable) instead of the axes.")
     partitions: list[PositiveInt] = Field([2], min_length=1, description="Comma-separated partition counts.")
