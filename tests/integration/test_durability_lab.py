@@ -133,3 +133,19 @@ def test_a_broker_dying_mid_cell_ends_that_cell_in_one_line_and_the_run_goes_on(
     assert f"restarted broker {victim} after the failed cell" in document.notes
     assert "1 cell run(s) did not finish" in stderr and stderr.count("\n") < 40
     EmbeddedFaults(cluster).wait_healthy(10)
+
+
+def test_a_java_cell_warms_up_in_its_own_worker_and_apache_runs_beside_it(cluster, tmp_path):
+    done = durability(cluster, tmp_path / "java", "--clients", "java", "--acks", "all", "--warmup", "500",
+                      "--repeats", "1", "--compare-apache")
+    assert done.returncode == 0, done.stderr
+    document = read_result(tmp_path / "java")
+    by_client = {(run.client, run.scenario): run for run in document.runs}
+    ours, consumed = by_client[("java", "produce")], by_client[("java", "consume")]
+    # the warm-up records went before the consumer was positioned: exact counts on both sides
+    assert ours.counters["acked"] == 2000 and consumed.counters["received"] == 2000 and not ours.error
+    apache = by_client[("apache", "produce")]
+    assert apache.params["cell"] == "p2 rf3 isr1 acks=all idem=off java (apache ProducerPerformance)"
+    assert not apache.error and apache.counters["acked"] == 2000 and apache.throughput["records_per_s"] > 0
+    assert apache.params["topic_description"] == ours.params["topic_description"]
+    assert "ProducerPerformance" in done.stdout.replace("\n", " ")

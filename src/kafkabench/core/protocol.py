@@ -68,6 +68,8 @@ class ProduceParams(ScenarioParams):
     rate_per_s: float = Field(-1.0, description="open-loop schedule of this worker, records/s; -1: as fast as possible")
     interval_s: float = Field(1.0, gt=0, description="seconds per progress window")
     stamp: bool = Field(False, description="put the intended send time in header kb-sent-ns, for consumers' e2e")
+    warmup: int = Field(0, ge=0, description="records sent and acknowledged before `ready`, not measured "
+                                             "(Java worker only: it warms the JIT)")
     records_file: str | None = Field(None, min_length=1, description="replay these values once, in order, instead "
                                      "of cycling through the payload files (Python worker only)")
 

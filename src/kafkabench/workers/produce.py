@@ -50,6 +50,8 @@ class ProduceRun:
         self._first_error = ""
 
     def open(self) -> None:
+        if self.params.warmup:
+            raise RunFailed("config", "warmup: the Python worker has no JIT to warm; send warm-up records in a run of their own")
         try:
             self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, wire_stats=True,
                                       acks=self.acks)

@@ -32,6 +32,9 @@ from kafkabench.labs.throughput.scenario import ProduceScenario
 from kafkabench.waiting import wait_until
 
 HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
+# a JIT compiles the send path while the measured worker itself sends the warm-up; a Python client has none
+# to warm, and its warm-up (topic, brokers, page cache) runs in a worker of its own
+WARMED_IN_WORKER = ("java",)
 AXES = {"acks": "--acks", "enable.idempotence": "--idempotence"}  # a client setting -> the axis that sets it per cell
 CONFIGS_KNOWN_S = 10  # a new topic's configs are served by every broker within this
 
@@ -143,6 +146,21 @@ def _cell_params(cell: Cell) -> dict:
             "idempotence": "on" if cell.idempotence else "off", **({"min_isr_note": cell.min_isr_note} if cell.min_isr_note else {})}
 
 
+def cell_produce(cell: Cell, scenario: DurabilityScenario, topic: str) -> ProduceScenario:
+    """The throughput lab's produce run of a cell on its topic, with one consumer reading alongside."""
+    return ProduceScenario(
+        topic=topic, client=cell.client, count=scenario.count, duration=scenario.duration, size=scenario.size,
+        rate=scenario.rate, consumers=1, partitions=cell.partitions, replication_factor=cell.replication_factor,
+        producer={**scenario.producer, **cell.producer_settings()}, consumer=scenario.consumer,
+        overrides=scenario.overrides, timeout=scenario.timeout,
+        warmup=scenario.warmup if cell.client in WARMED_IN_WORKER else 0)
+
+
+def separate_warmup(produce: ProduceScenario, records: int) -> ProduceScenario:
+    """A run of its own that sends `records` to the cell's topic first, measured nowhere."""
+    return produce.model_copy(update={"count": records, "duration": None, "rate": -1, "consumers": 0, "warmup": 0})
+
+
 def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir: Path,
               suffix: str) -> tuple[list[Run], str, str]:
     """(the cell's runs, what ended it early or '', that failure's kind)"""
@@ -151,15 +169,10 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
         admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings())
         try:
             description = _verified(admin, topic, cell)
-            produce = ProduceScenario(
-                topic=topic, client=cell.client, count=scenario.count, duration=scenario.duration, size=scenario.size,
-                rate=scenario.rate, consumers=1, partitions=cell.partitions, replication_factor=cell.replication_factor,
-                producer={**scenario.producer, **cell.producer_settings()}, consumer=scenario.consumer,
-                overrides=scenario.overrides, timeout=scenario.timeout)
+            produce = cell_produce(cell, scenario, topic)
             try:
-                if scenario.warmup:
-                    warmup = produce.model_copy(update={"count": scenario.warmup, "duration": None, "rate": -1, "consumers": 0})
-                    run_throughput(warmup, target, work_dir / "warmup", SILENT)
+                if scenario.warmup and not produce.warmup:
+                    run_throughput(separate_warmup(produce, scenario.warmup), target, work_dir / "warmup", SILENT)
                 runs, error, kind = run_throughput(produce, target, work_dir / "measured", SILENT).runs, "", ""
             except ConfigError as refused:  # the client's own check of its settings, before any worker starts
                 runs, error, kind = [], str(refused), "config"

@@ -209,18 +209,23 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
                            stop_offsets=_stop_offsets(target, topic, plan) if several else None)
-    for index in range(consumers):  # consumers first: they must be positioned before anything is produced
-        workers.append(fleet.launch("consume", index, launcher, scenario.client,
-                                    task.model_copy(update={"scenario": "consume", "params": task_params(params)})))
+    consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(params)})] * consumers
+    producer_tasks, warmup = [], scenario.warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
-        for index, count in enumerate(_split(scenario.count, scenario.producers)):
+        for count in _split(scenario.count, scenario.producers):
             params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
-                                   stamp=consumers > 0)
-            workers.append(fleet.launch("produce", index, launcher, scenario.client,
-                                        task.model_copy(update={"scenario": "produce", "params": task_params(params)})))
-    for worker in workers:
-        worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
+                                   stamp=consumers > 0, warmup=warmup)
+            producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
+    # consumers are positioned at the end before anything measured is produced: first, or after producers
+    # that warm up (their warm-up records then lie before where the consumers start)
+    order = [("produce", producer_tasks), ("consume", consumer_tasks)] if warmup else \
+        [("consume", consumer_tasks), ("produce", producer_tasks)]
+    for role, tasks in order:
+        started = [fleet.launch(role, index, launcher, scenario.client, role_task) for index, role_task in enumerate(tasks)]
+        workers.extend(started)
+        for worker in started:
+            worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
 
 
 def _stop_offsets(target: Target, topic: str, plan: ThroughputPlan) -> dict[int, int] | None:

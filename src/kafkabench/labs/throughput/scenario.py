@@ -35,6 +35,9 @@ class ProduceScenario(_Streaming):
     rate: float = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
     producers: PositiveInt = Field(1, description="Producer worker processes.")
     consumers: NonNegativeInt = Field(0, description="Consumer worker processes reading at the same time (e2e under load).")
+    warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
+        0, description="Records each Java producer sends and has acknowledged before the measurement, not counted "
+                       "(its JIT compiles the send path meanwhile); set by the durability lab.")
     topic: Annotated[str | None, Cli(offered=True)] = Field(
         None, description="Topic (created if missing, kept); default: a temporary one.")
     partitions: PositiveInt = Field(1, description="Partitions of a topic created here.")

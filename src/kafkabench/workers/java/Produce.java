@@ -7,9 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -34,6 +36,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     private final JsonNode task;
     private final String topic;
     private final Long count;
+    private final long warmup;
     private final long durationNs, intervalNs, timeoutNs;
     private final double rate;
     private final boolean stamp;
@@ -45,7 +48,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     private final Thread mainThread = Thread.currentThread();
     private Map<String, Object> effectiveConfig = Map.of();
     private KafkaProducer<byte[], byte[]> producer;
-    private long flushBoundNs;
+    private long flushBoundNs, warmupWireBytes;
     private Windows windows;
     private long sent, startNs, firstSendNs, cpuStartNs;
     private boolean started;
@@ -55,6 +58,8 @@ final class Produce implements KafkabenchWorker.Scenario {
         this.task = task;
         topic = task.path("topic").asText();
         count = params.count("count");
+        Long warmupCount = params.count("warmup");
+        warmup = warmupCount == null ? 0 : warmupCount;
         durationNs = params.nanos("duration_s");
         if (count == null && durationNs == Params.NEVER) throw params.invalid("count", "set when duration_s is not");
         rate = params.number("rate_per_s", -1);
@@ -87,7 +92,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         return true;
     }
 
-    private void setUp() throws WorkerFailure {
+    private void setUp() throws WorkerFailure, InterruptedException {
         Properties props = ClientConfigs.producer(task);
         ProducerConfig config = new ProducerConfig(props);
         effectiveConfig = Map.of("producer", ClientConfigs.render(config.values()));
@@ -95,6 +100,34 @@ final class Produce implements KafkabenchWorker.Scenario {
         flushBoundNs = config.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) * 1_000_000L + timeoutNs;
         producer = new KafkaProducer<>(props);
         awaitMetadata();
+        warmUp();
+        warmupWireBytes = wireBytes();
+    }
+
+    /** `warmup` records sent and acknowledged before `ready`, measured nowhere: the JVM compiles the send
+     *  path meanwhile, so the measured records do not pay for the JIT. */
+    private void warmUp() throws WorkerFailure, InterruptedException {
+        if (warmup == 0) return;
+        CountDownLatch answered = new CountDownLatch((int) warmup);
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        for (long i = 0; i < warmup; i++) {
+            try {
+                producer.send(new ProducerRecord<>(topic, payloads[(int) (i % payloads.length)]), (metadata, exception) -> {
+                    if (exception != null) failure.compareAndSet(null, exception);
+                    answered.countDown();
+                });
+            } catch (RuntimeException e) {
+                throw new WorkerFailure("failure", "warm-up send " + (i + 1) + " failed: " + e);
+            }
+        }
+        if (!answered.await(flushBoundNs, TimeUnit.NANOSECONDS)) {
+            throw new WorkerFailure("timeout", "warm-up: " + answered.getCount() + " of " + warmup
+                    + " records unanswered within delivery.timeout.ms + timeout_s");
+        }
+        if (failure.get() != null) {
+            WorkerFailure cause = KafkabenchWorker.asFailure(failure.get());
+            throw new WorkerFailure(cause.kind, "warm-up: " + cause.getMessage());
+        }
     }
 
     /** partitionsFor waits up to max.block.ms; the task's timeout_s bounds it here. */
@@ -199,7 +232,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         counters.put("sent", sent);
         outcomes.addCounters(counters);
         counters.put("out_of_range", outOfRange.get());
-        counters.put("wire_bytes", wireBytes());
+        counters.put("wire_bytes", wireBytes() - warmupWireBytes);
         outcome.put("counters", counters);
         double cpuS = started ? (Resources.processCpuNanos() - cpuStartNs) / 1e9 : 0.0;
         outcome.put("resources", Map.of("cpu_s", cpuS, "max_rss_mb", Resources.peakRssMb()));
