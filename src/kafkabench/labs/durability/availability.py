@@ -1,14 +1,15 @@
 """The other half of the durability trade-off: what each (replication factor, min.insync.replicas, acks)
 still does when brokers go down.
 
-Per distinct group of the run's cells, on a fresh one-partition topic with the group's settings (so
-"leader" and "follower" each name one broker), and once per way of losing a broker (SIGSTOP, then kill -9):
-a probe producer writes a record every 20 ms with the group's acks; one follower goes down, then a second
-broker (another follower, or the leader when there is no other). Each step is watched until its outcome
-has settled and then judged from what the client was told (`judge`): are writes accepted, refused (with
-the broker's error, and how fast) or left without an answer; the longest any write waited (the stall
-while the ISR shrinks); and whether a fresh consumer still reads the partition up to its high watermark.
-Then the brokers are brought back and the whole cluster waited on until healthy before the next group.
+Every distinct group of the run's cells gets a fresh one-partition topic with its settings (so "leader"
+and "follower" each name one broker), placed so that one sequence of faults means the same for every group
+(`placement`), and a probe producer writing a record every 20 ms with the group's acks. One broker goes
+down, then a second; first paused (SIGSTOP), then, on fresh topics, killed (kill -9). Each step is watched
+until every group's outcome has settled (`settled`) and then judged from what the client was told
+(`judge`): writes accepted, refused (the broker's error, and how fast) or left without an answer; the
+longest any write waited (the stall while the ISR shrinks); when the ISR stopped waiting for the brokers
+down; and whether a fresh consumer still reads the partition up to its high watermark. Then every broker
+is brought back and the whole cluster waited on until healthy.
 
 The probe sends with retries=0, so a refusal comes back as the broker's own error on the first attempt;
 a producer with default settings retries a refused write until its delivery timeout and then reports a
@@ -34,14 +35,14 @@ from kafkabench.errors import KafkabenchError
 from kafkabench.labs.durability.cells import Cell
 
 PROBE_EVERY_S = 0.02
-BASELINE_S = 1.0  # writes before the first fault, so the probe is known to work
+BASELINE_S = 1.0  # acknowledged writes before the first fault
 MIN_WATCH_S = 2.0  # every step is watched at least this long
 MAX_WATCH_S = 30.0  # and at most this long: longer than any default session or lag timeout that shrinks an ISR
 SETTLED_S = 1.0  # a step has settled when the writes sent over this long all had the same answer
 ANSWER_GRACE_S = 0.5  # how long a write sent just now may take before it counts as unanswered
 FIRST_ACK_S = 15.0  # a fresh topic's first acknowledgement (leader, metadata, connections) before the baseline
 # the probe's own client settings, recorded in the result: a refusal comes back at the first attempt; a write
-# the broker holds (acks=all waiting for a follower) fails after REQUEST_TIMEOUT_MS, and only then do the writes
+# the broker holds (acks=all waiting for a follower) fails after request.timeout.ms, and only then do the writes
 # queued behind it on the same connection get their answers (a broker answers a connection's requests in order)
 PROBE_SETTINGS = {"enable.idempotence": False, "retries": 0, "linger.ms": 0, "request.timeout.ms": 10_000,
                   "message.timeout.ms": 25_000}
@@ -128,7 +129,7 @@ def judge(writes: list[Write], fault_at: float, now: float) -> dict:
 
 
 def taken_down(brokers: list[int]) -> list[int]:
-    """The two brokers taken down, in order: the highest ids (the first two of three keep their low ids)."""
+    """The two brokers taken down, in order: the two highest ids (the lowest leads the groups of RF 3 and stays)."""
     return brokers[-2:]
 
 
@@ -157,12 +158,20 @@ def roles_text(taken: list[tuple[int, str]]) -> str:
 
 
 class _Probe:
-    """One record every PROBE_EVERY_S on a group's topic with its acks; each write's answer as the client says."""
+    """One record every PROBE_EVERY_S on a group's topic with its acks; each write's answer as the client says,
+    timed by a thread of its own that serves the client's callbacks as they come."""
 
     def __init__(self, bootstrap: str, topic: str, acks: str) -> None:
         self.topic = topic
         self.writes: list[Write] = []
         self._producer = Producer(quiet_client_config(bootstrap, acks=acks, **PROBE_SETTINGS))
+        self._stop = threading.Event()
+        self._answers = threading.Thread(target=self._serve, name=f"kafkabench-probe-{topic}", daemon=True)
+        self._answers.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            self._producer.poll(0.05)
 
     def send(self, now: float) -> None:
         write = Write(now)
@@ -176,35 +185,31 @@ class _Probe:
             self._producer.produce(self.topic, b"%d" % len(self.writes), on_delivery=answered)
         except BufferError:
             pass  # the client's queue is full of unanswered writes: this one stays unanswered too
-        self._producer.poll(0)
-
-    def poll(self) -> None:
-        self._producer.poll(0)
 
     @property
     def acknowledged(self) -> bool:
         return any(w.outcome == "ok" for w in self.writes)
 
     def close(self) -> None:
+        self._stop.set()
+        self._answers.join(5.0)
         self._producer.flush(0)
 
 
 def _write_for(probes: list[_Probe], seconds: float, until=None) -> None:
     """Every probe writes a record each PROBE_EVERY_S for `seconds`, or until `until(now)` (asked every 100 ms)."""
     start = time.monotonic()
-    next_send, next_check = start, start
+    next_send, next_check = start, start if until is not None else float("inf")
     while (now := time.monotonic()) < start + seconds:
         if now >= next_send:
             for probe in probes:
                 probe.send(now)
             next_send += PROBE_EVERY_S
-        for probe in probes:
-            probe.poll()
-        if until is not None and now >= next_check:
+        if now >= next_check:
             next_check = now + 0.1
             if until(now):
                 return
-        time.sleep(max(0.0, min(next_send, next_check if until else next_send) - time.monotonic()))
+        time.sleep(max(0.0, min(next_send, next_check) - time.monotonic()))
 
 
 def read_back(bootstrap: str, topic: str, timeout_s: float = READ_TIMEOUT_S) -> dict:
