@@ -16,6 +16,9 @@ from kafkabench.processes import die_with_parent_hook
 from kafkabench.waiting import wait_until
 
 
+ZOMBIE_GRACE_S = 2.0
+
+
 class BrokerProcess:
     """Wraps a NodeState; the pid and start time recorded there identify the process across invocations."""
 
@@ -102,14 +105,20 @@ class BrokerProcess:
         self._reap()
 
     def _gone_within(self, timeout_s: float) -> bool:
-        """The process exited: reaped if it is our child, a zombie left to its parent if another process
-        started it (psutil's wait would wait for a parent that may be busy elsewhere)."""
+        """The process exited: reaped if it is our child. One another process started stays a zombie until
+        that parent reaps it (init at once; a parent busy elsewhere, such as a test waiting on us, later):
+        given ZOMBIE_GRACE_S to disappear, then counted as gone (psutil's wait would wait for that parent)."""
         deadline = time.monotonic() + timeout_s
-        while self.process() is not None:
-            if time.monotonic() >= deadline:
+        exited_at = None
+        while True:
+            now = time.monotonic()
+            if self.process() is None:
+                exited_at = exited_at or now
+                if self.node.pid is None or not psutil.pid_exists(self.node.pid) or now - exited_at >= ZOMBIE_GRACE_S:
+                    return True
+            elif now >= deadline:
                 return False
             time.sleep(0.05)
-        return True
 
     def wait_paused(self, timeout_s: float = 10) -> None:
         wait_until(lambda: self.state() == "paused", timeout_s=timeout_s, what=f"broker {self.node.node_id} to stop")

@@ -80,7 +80,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                 try:
                     runs, error, kind = _run_cell(cell, scenario, target, out_dir / f".cell-{run_id}",
                                                   f"{run_id}-{repeat}-{position}")
-                except KafkaAdminError as exc:  # its topic could not be set up: the cell failed, not the run
+                except KafkabenchError as exc:  # its topic could not be set up or verified: the cell failed, not the run
                     runs, error, kind = [], str(exc), "failure"
                 _keep_histograms(runs, out_dir / f".cell-{run_id}" / "measured", out_dir, len(document.runs))
                 for run in runs:  # a run's own params win: Apache's tool keeps the cell label of its own
@@ -96,7 +96,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                     _heal(target, document, listener)
                 write_result(document, out_dir)
         if scenario.probes_availability:
-            _probe_availability(cells, target, document, out_dir, listener)
+            _probe_availability(cells, target, document, listener)
     except KeyboardInterrupt:
         document.error = "interrupted"
     except _Unhealthy as exc:
@@ -112,8 +112,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     return document
 
 
-def _probe_availability(cells: list[Cell], target: Target, document: ResultDocument, out_dir: Path,
-                        listener: Listener) -> None:
+def _probe_availability(cells: list[Cell], target: Target, document: ResultDocument, listener: Listener) -> None:
     """Every distinct (RF, min.insync, acks) with one broker and then two down, paused and then killed."""
     found = {key: [cell.label for cell in members] for key, members in availability.groups(cells).items()}
     listener.note(f"availability of {', '.join(key.label for key in found)}: one broker down, then two; paused, then killed")
