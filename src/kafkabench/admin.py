@@ -105,6 +105,12 @@ class KafkaAdmin:
                 return
             raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
 
+    def delete_records(self, name: str, partition: int, before: int) -> None:
+        """Delete the partition's records below offset `before` (DeleteRecords): what a test plants as loss."""
+        futures = self._admin.delete_records([TopicPartition(name, partition, before)], request_timeout=self.timeout_s)
+        for future in futures.values():
+            self._call(f"delete records of {name}[{partition}] below {before}", lambda f=future: f.result(timeout=self.timeout_s + 5))
+
     def describe_topic(self, name: str, with_configs: bool = False) -> TopicInfo:
         """Partitions with leader, replicas and ISR, from the metadata any live broker serves."""
         metadata = self._call(f"describe topic {name}", lambda: self._admin.list_topics(topic=name, timeout=self.timeout_s))

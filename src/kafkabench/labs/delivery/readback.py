@@ -1,0 +1,114 @@
+"""What is in the topic after a delivery run, read by a fresh read_committed consumer: every partition from
+the earliest offset to the end offset it had when the read began, as `ReadChunk`s for the checker (ids
+decoded in bulk, values that are not delivery ids counted as foreign). `read_spans` is the second fresh
+read that confirms a loss: only the partitions and offsets the misses need.
+
+Every wait is bounded: a read that makes no progress for `stall_s` fails naming the partitions it could
+not finish and how far it got."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import numpy as np
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.errors import KafkabenchError
+from kafkabench.labs.delivery import ids
+from kafkabench.labs.delivery.checker import ReadChunk
+
+BATCH = 10_000
+STALL_S = 30.0
+
+
+class ReadBackFailed(KafkabenchError):
+    """The topic could not be read to its end within the bound."""
+
+
+def read_topic(bootstrap: str, topic: str, stall_s: float = STALL_S) -> Iterator[ReadChunk]:
+    """Every partition, earliest to the end offset it has now."""
+    with _consumer(bootstrap) as consumer:
+        partitions = _partitions(consumer, topic, stall_s)
+        spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in partitions]
+        yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s)
+
+
+def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | None]],
+               stall_s: float = STALL_S) -> Iterator[ReadChunk]:
+    """(partition, first offset, last offset or None: to the end) each, as `Missing.spans()` gives them."""
+    with _consumer(bootstrap) as consumer:
+        wanted = []
+        for partition, first, last in spans:
+            low, high = _bounds(consumer, topic, partition, stall_s)
+            end = high if last is None else min(high, last + 1)
+            if end > max(first, low):
+                wanted.append((partition, max(first, low), end))
+        yield from _read(consumer, topic, wanted, stall_s)
+
+
+class _consumer:
+    def __init__(self, bootstrap: str) -> None:
+        self.consumer = Consumer(quiet_client_config(bootstrap, **{
+            "group.id": f"kafkabench-delivery-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+            "isolation.level": "read_committed", "enable.partition.eof": False}))
+
+    def __enter__(self) -> Consumer:
+        return self.consumer
+
+    def __exit__(self, *exc: object) -> None:
+        self.consumer.close()
+
+
+def _partitions(consumer: Consumer, topic: str, timeout_s: float) -> list[int]:
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout_s)
+    except KafkaException as exc:
+        raise ReadBackFailed(f"no metadata for topic {topic} within {timeout_s:g} s: {exc.args[0].str()}") from exc
+    found = metadata.topics.get(topic)
+    if found is None or found.error is not None or not found.partitions:
+        raise ReadBackFailed(f"topic {topic} cannot be read: {found.error.str() if found and found.error else 'no partitions'}")
+    return sorted(found.partitions)
+
+
+def _bounds(consumer: Consumer, topic: str, partition: int, timeout_s: float) -> tuple[int, int]:
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)
+    except KafkaException as exc:
+        raise ReadBackFailed(f"{topic}[{partition}]: no offsets within {timeout_s:g} s ({exc.args[0].name()}); "
+                             "is its leader up?") from exc
+
+
+def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], stall_s: float) -> Iterator[ReadChunk]:
+    """Each (partition, from, to) read from `from` until its position reaches `to`."""
+    if not spans:
+        return
+    ends = {partition: end for partition, _, end in spans}
+    at = {partition: start for partition, start, _ in spans}
+    consumer.assign([TopicPartition(topic, partition, start) for partition, start, _ in spans])
+    last_progress = time.monotonic()
+    while ends:
+        messages = consumer.consume(BATCH, timeout=0.5)
+        records = [m for m in messages if m.error() is None and m.offset() < ends.get(m.partition(), -1)]
+        for message in messages:
+            if message.error() is not None and message.error().fatal():
+                raise ReadBackFailed(f"reading {topic}: {message.error().str()}")
+        if records:
+            last_progress = time.monotonic()
+            yield _chunk(records)
+            for message in records:
+                at[message.partition()] = message.offset() + 1
+        for partition in [p for p, end in ends.items() if at[p] >= end]:
+            del ends[partition]  # what the consumer still fetches of it is left out above
+        if ends and time.monotonic() - last_progress > stall_s:
+            left = ", ".join(f"[{p}] at {at[p]} of {end}" for p, end in sorted(ends.items()))
+            raise ReadBackFailed(f"reading {topic} stalled for {stall_s:g} s with partitions {left} unfinished")
+
+
+def _chunk(records: list) -> ReadChunk:
+    producer, sequence, ours = ids.decode([m.value() for m in records])
+    partition = np.fromiter((m.partition() for m in records), np.int32, len(records))
+    offset = np.fromiter((m.offset() for m in records), np.int64, len(records))
+    return ReadChunk(producer[ours], sequence[ours], partition[ours], offset[ours], foreign=int(np.count_nonzero(~ours)))

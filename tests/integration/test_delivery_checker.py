@@ -1,0 +1,75 @@
+"""The delivery checker against planted truth on a real broker: records deleted with DeleteRecords are
+exactly the losses, ids written again by a second producer exactly the duplicates, and a loss is confirmed
+by a second fresh read."""
+
+import pytest
+from confluent_kafka import Producer
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.labs.delivery import ids
+from kafkabench.labs.delivery.checker import check
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.readback import read_spans, read_topic
+
+pytestmark = pytest.mark.integration
+
+SENT = 3000
+DELETED_BELOW = 200  # partition 0's first records
+COPIES = 50
+
+
+def produce(bootstrap: str, topic: str, sequences, history: History | None, partition: int | None = None) -> None:
+    producer = Producer(quiet_client_config(bootstrap, acks="all"))
+
+    def answered(error, message, sequence):
+        if history is None:
+            return
+        if error is None:
+            history.record_ack(sequence, message.partition(), message.offset())
+        else:
+            history.record_failure(sequence, error.name())
+
+    for sequence in sequences:
+        extra = {} if partition is None else {"partition": partition}
+        producer.produce(topic, ids.encode(0, sequence, 64), on_delivery=lambda e, m, s=sequence: answered(e, m, s), **extra)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def test_deleted_records_are_exactly_the_losses_and_copies_exactly_the_duplicates(kafka_cluster, admin, topic_name):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=3)
+    history = History(producer=0, sent=SENT)
+    produce(bootstrap, topic_name, range(SENT), history)
+    assert history.acked == SENT
+    on_zero = history.partition == 0
+    assert on_zero.sum() > DELETED_BELOW
+    deleted = int(((history.offset < DELETED_BELOW) & on_zero).sum())
+    assert deleted == DELETED_BELOW  # a fresh topic: partition 0's offsets start at 0 and are all ours
+
+    admin.delete_records(topic_name, 0, before=DELETED_BELOW)
+    copied = [int(s) for s in (history.partition == 1).nonzero()[0][:COPIES]]
+    produce(bootstrap, topic_name, copied, None, partition=1)  # the same ids again, after their originals
+
+    verdict = check([history], read_topic(bootstrap, topic_name), idempotent=False,
+                    second_read=lambda missing: read_spans(bootstrap, topic_name, missing.spans()))
+    assert (verdict.lost, verdict.loss_confirmed, verdict.unconfirmed_misses) == (DELETED_BELOW, True, 0)
+    assert (verdict.duplicated, verdict.duplicated_ids) == (COPIES, COPIES)
+    assert (verdict.reordered, verdict.offset_mismatch, verdict.strays, verdict.foreign) == (0, 0, 0, 0)
+    assert verdict.read == SENT - DELETED_BELOW + COPIES
+    assert verdict.failures == ["lost"]  # copies are no failure without idempotence
+
+
+def test_a_clean_topic_gives_all_zeros_and_foreign_records_are_counted_apart(kafka_cluster, admin, topic_name):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=2)
+    history = History(producer=0, sent=500)
+    produce(bootstrap, topic_name, range(500), history)
+    other = Producer(quiet_client_config(bootstrap))
+    for i in range(7):
+        other.produce(topic_name, f"not an id {i}".encode())
+    assert other.flush(30) == 0
+    verdict = check([history], read_topic(bootstrap, topic_name), idempotent=True)
+    assert (verdict.lost, verdict.duplicated, verdict.reordered, verdict.offset_mismatch) == (0, 0, 0, 0)
+    assert (verdict.read, verdict.foreign, verdict.distinct_read) == (500, 7, 500)
+    assert verdict.failures == []
