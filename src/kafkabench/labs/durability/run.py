@@ -88,6 +88,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                 document.runs.extend(runs)
                 if kind == "config":
                     refused[cell] = error
+                    document.params["refused"] = {c.label: reason for c, reason in refused.items()}
                     document.notes.append(f"{cell.label}: refused by {cell.client}: {error}")
                 elif error:
                     failed.append(f"{cell.label}, repeat {repeat + 1}")
@@ -103,7 +104,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
         document.error = f"{exc}; nothing after this would measure a whole cluster"
     finally:
         shutil.rmtree(out_dir / f".cell-{run_id}", ignore_errors=True)
-    document.params["refused"] = {cell.label: reason for cell, reason in refused.items()}
+    document.params.setdefault("refused", {})
     if failed and not document.error:
         document.error = f"{len(failed)} cell run(s) did not finish ({'; '.join(failed)}); every other cell ran"
     write_result(document, out_dir)
