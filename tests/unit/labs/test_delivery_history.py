@@ -88,3 +88,34 @@ def test_impossible_inputs_are_refused():
     with pytest.raises(ValueError, match="a partition >= 0 and an offset >= 0"):
         history.record_acks(np.arange(3), 0, np.array([0, -2, 1]))
     assert history.status.tolist() == [UNKNOWN] * 3
+
+
+def test_a_mapped_history_keeps_what_a_worker_was_told_when_it_exits_at_once(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    writer = textwrap.dedent(f"""
+        import os
+        from kafkabench.labs.delivery.history import History
+        history = History.mapped({str(tmp_path / "p7")!r}, producer=7, sent=1000)
+        for sequence in range(10):
+            history.record_ack(sequence, sequence % 3, 100 + sequence)
+        history.record_failure(10, "NOT_ENOUGH_REPLICAS")
+        history.record_failure(11, "_MSG_TIMED_OUT")
+        os._exit(3)  # no close, no flush, no save: what async-exit does
+    """)
+    done = subprocess.run([sys.executable, "-c", writer], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr
+    history = History.open_mapped(tmp_path / "p7")
+    assert (history.producer, history.sent, history.acked, history.failed, history.unknown) == (7, 1000, 10, 2, 988)
+    assert history.partition[:10].tolist() == [s % 3 for s in range(10)] and history.offset[9] == 109
+    assert history.partition[500] == -1 and history.offset[500] == -1
+    assert history.error_counts() == {"NOT_ENOUGH_REPLICAS": 1, "_MSG_TIMED_OUT": 1}
+
+
+def test_a_damaged_mapped_history_is_refused_in_one_line(tmp_path):
+    History.mapped(tmp_path / "p1", producer=1, sent=5)
+    (tmp_path / "p1" / "offset.npy").write_bytes(b"not numpy")
+    with pytest.raises(HistoryFileError, match="not a readable mapped delivery history"):
+        History.open_mapped(tmp_path / "p1")

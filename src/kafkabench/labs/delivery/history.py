@@ -31,6 +31,7 @@ UNKNOWN, ACKNOWLEDGED, FAILED = 0, 1, 2
 MAX_PRODUCER = 65_535
 FORMAT = 1
 ARRAYS = {"status": np.uint8, "partition": np.int32, "offset": np.int64, "error": np.uint16}
+MAPPED_META, MAPPED_NAMES = "history.meta", "error_names.txt"  # beside a mapped history's .npy files
 
 
 class HistoryFileError(KafkabenchError):
@@ -54,17 +55,58 @@ class History:
         if self.error_names[0] != "":
             raise ValueError(f"error_names[0] is {self.error_names[0]!r}: index 0 means no error, its name is ''")
         self._codes = {name: code for code, name in enumerate(self.error_names)}
+        self._names_file: Path | None = None  # a mapped history's error names, appended as they appear
 
     def error_code(self, name: str) -> int:
-        """The index of an error name, added on first use."""
+        """The index of an error name, added on first use (and, for a mapped history, written at once)."""
         code = self._codes.get(name)
         if code is None:
             code = len(self.error_names)
             if code > np.iinfo(np.uint16).max:
                 raise ValueError(f"more than {code} distinct error names")
+            if "\n" in name:
+                raise ValueError(f"error name {name!r}: one line, please")
             self.error_names.append(name)
             self._codes[name] = code
+            if self._names_file is not None:
+                with self._names_file.open("a") as names:
+                    names.write(name + "\n")
         return code
+
+    @classmethod
+    def mapped(cls, directory: Path, producer: int, sent: int) -> History:
+        """A history whose arrays live in files in `directory` (numpy .npy, memory-mapped and shared): an
+        outcome is in the file as soon as it is stored, so a worker that exits at once (os._exit, a kill -9)
+        loses nothing it had been told. Error names go to a text file as each first appears."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        history = cls(producer, 0)
+        for name, dtype in ARRAYS.items():
+            array = np.lib.format.open_memmap(directory / f"{name}.npy", mode="w+", dtype=dtype, shape=(sent,))
+            if name in ("partition", "offset"):
+                array[:] = -1
+            setattr(history, name, array)
+        (directory / MAPPED_META).write_text(f"{FORMAT} {producer} {sent}\n")
+        history._names_file = directory / MAPPED_NAMES
+        history._names_file.write_text("")
+        return history
+
+    @classmethod
+    def open_mapped(cls, directory: Path) -> History:
+        """A mapped history as its files hold it, read into memory (the writer may have exited at any point)."""
+        directory = Path(directory)
+        try:
+            version, producer, sent = (int(word) for word in (directory / MAPPED_META).read_text().split())
+            names = (directory / MAPPED_NAMES).read_text().splitlines()
+            history = cls(producer, 0, ["", *names])
+            for name, dtype in ARRAYS.items():
+                array = np.load(directory / f"{name}.npy", allow_pickle=False)
+                if version != FORMAT or array.dtype != dtype or array.shape != (sent,):
+                    raise ValueError(f"{name}.npy: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{sent}]")
+                setattr(history, name, array)
+        except (OSError, ValueError) as error:
+            raise HistoryFileError(f"{directory}: not a readable mapped delivery history ({error})") from error
+        return history
 
     def record_ack(self, sequence: int, partition: int, offset: int) -> None:
         self.status[sequence] = ACKNOWLEDGED
