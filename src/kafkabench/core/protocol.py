@@ -111,8 +111,33 @@ class ConsumeParams(ScenarioParams):
                                                 "(JSON keys are strings: the partition number as text)")
 
 
+DELIVERY_MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep")
+
+
+class DeliveryParams(ScenarioParams):
+    """The delivery lab's producer (seed 004): every message's id in its value, every answer in a history
+    file mapped as it is written, and the process ending the way `mode` says."""
+
+    mode: Literal["sync", "async-close", "async-exit", "async-return", "async-sleep"] = Field(
+        description="sync: each send waits for its answer; async-close: send all, then flush and close; async-exit: "
+                    "send all, then exit the process at once; async-return: send all, then return without closing; "
+                    "async-sleep: send all, sleep sleep_ms, then exit at once")
+    count: int = Field(ge=1, le=2**32, description="messages, sequences 0..count-1")
+    producer: int = Field(0, ge=0, le=65_535, description="this producer's id in every message")
+    history_dir: str = Field(min_length=1, description="where the mapped history's files go")
+    size: int = Field(14, ge=14, description="bytes per value (the id takes 14)")
+    singles: int = Field(8, ge=0, description="the first sends, each timed alone (the seed's stopwatch)")
+    sleep_ms: int = Field(0, ge=0, description="async-sleep: how long before the exit")
+
+    @model_validator(mode="after")
+    def _sleep(self) -> DeliveryParams:
+        if (self.mode == "async-sleep") != (self.sleep_ms > 0):
+            raise ValueError("params.sleep_ms must be > 0 with mode async-sleep, and only with it")
+        return self
+
+
 SCENARIO_PARAMS: dict[str, type[ScenarioParams]] = {
-    "ping_pong": PingPongParams, "produce": ProduceParams, "consume": ConsumeParams,
+    "ping_pong": PingPongParams, "produce": ProduceParams, "consume": ConsumeParams, "delivery": DeliveryParams,
 }
 
 

@@ -75,6 +75,13 @@ class WorkerProcess:
             raise WorkerFailed(self.name, message.message, kind=message.kind, partial=message.partial)
         return message
 
+    def wait_exit(self, timeout_s: float) -> int | None:
+        """The exit code once the process ended by itself within the timeout, else None (it still runs)."""
+        try:
+            return self._popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self, timeout_s: float = 10) -> None:
         try:
             self._popen.stdin.close()

@@ -7,7 +7,7 @@ from typing import Any
 
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.protocol import Task
-from kafkabench.workers.adapters.base import AdapterError, KafkaClient, Record
+from kafkabench.workers.adapters.base import Ack, AdapterError, KafkaClient, Record
 from kafkabench.workers.ping_pong import Exchange, ExchangeFailed
 
 
@@ -34,8 +34,8 @@ class KafkaPingPong:
         key = str(seq).encode()
         ack: dict[str, Any] = {}
 
-        def on_ack(error: str | None) -> None:
-            ack.update(ns=self.clock(), error=error)
+        def on_ack(answer: Ack) -> None:
+            ack.update(ns=self.clock(), error=answer.error)
 
         sent = self.clock()
         try:

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Callable
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import (BadParams, ConsumeParams, Error, Finish, Outcome, ProduceParams, Progress, Ready,
-                                      Result, Round, ScenarioParams, Start, Task, read_params)
+from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, ProduceParams,
+                                      Progress, Ready, Result, Round, ScenarioParams, Start, Task, read_params)
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.consume import ConsumeRun
+from kafkabench.workers.delivery import EXITING, DeliveryRun
 from kafkabench.workers.http_baseline import HttpBaseline
 from kafkabench.workers.kafka_ping_pong import KafkaPingPong
 from kafkabench.workers.ping_pong import ExchangeFailed, PingPong, Transport
@@ -108,6 +109,36 @@ def serve_throughput(task: Task, params: ProduceParams | ConsumeParams) -> int:
     return _reporting(scenario, lambda: run.outcome(version), client.close)
 
 
+def serve_delivery(task: Task, params: DeliveryParams) -> int:
+    """delivery: ready, wait for start, send as the mode says, result; then the mode ends the process (an
+    exit at once, or a return that leaves the client open for the orchestrator to watch)."""
+    if task.client not in ADAPTERS:
+        send(Error(message=f"the delivery scenario has no client {task.client!r}", kind="config"))
+        return 2
+    client = load_adapter(task.client)
+    started, stop = threading.Event(), threading.Event()
+    threading.Thread(target=_control, args=(started, stop), daemon=True).start()
+    run = DeliveryRun(client, task, params)
+    version = client.version()
+
+    def scenario() -> int:
+        run.open()
+        send(Ready(client_version=version))
+        while not started.wait(0.5) and not stop.is_set():
+            pass
+        run.run()
+        send(Result(**run.outcome(version).model_dump()))
+        if params.mode in EXITING:
+            run.exit_now()
+        return 0
+
+    return _reporting(scenario, lambda: run.outcome(version), client.close if params.mode != "async-return" else _keep_open)
+
+
+def _keep_open() -> None:
+    """async-return leaves its client as the scenario had it: whether the process then ends is the finding."""
+
+
 def _freeze_the_harness() -> None:
     """Move every object that exists before the run (modules, pydantic models, numpy, the client) out of the
     cyclic garbage collector's sight: a batch of 10,000 tracked Message objects triggers collections, and the
@@ -148,6 +179,8 @@ def main() -> int:
 
 
 def _dispatch(task: Task, params: ScenarioParams) -> int:
+    if isinstance(params, DeliveryParams):
+        return serve_delivery(task, params)
     if isinstance(params, (ProduceParams, ConsumeParams)):
         return serve_throughput(task, params)
     return serve(task)  # ping_pong takes no params; reading them was only to refuse any given

@@ -120,6 +120,13 @@ class History:
         self.offset[sequence] = -1
         self.error[sequence] = self.error_code(error)
 
+    def record_unknown(self, sequence: int, error: str) -> None:
+        """An answer that says nothing of the outcome (a timeout: the record may be written or not)."""
+        self.status[sequence] = UNKNOWN
+        self.partition[sequence] = -1
+        self.offset[sequence] = -1
+        self.error[sequence] = self.error_code(error)
+
     def record_acks(self, sequences: np.ndarray, partitions: np.ndarray | int, offsets: np.ndarray) -> None:
         """Acknowledgements in bulk; `partitions` may be one partition for all."""
         sequences = np.asarray(sequences)

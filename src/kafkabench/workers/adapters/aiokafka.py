@@ -15,7 +15,7 @@ from aiokafka.errors import KafkaError
 
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
 
 class Adapter:
@@ -64,7 +64,11 @@ class Adapter:
         def done(f: asyncio.Future) -> None:
             self._pending.discard(f)
             error = f.exception()
-            on_ack(None if error is None else f"{type(error).__name__}: {error}")
+            if error is None:
+                metadata = f.result()
+                on_ack(Ack(None, metadata.partition, metadata.offset))
+            else:
+                on_ack(Ack(f"{type(error).__name__}: {error}"))
 
         self._pending.add(future)
         future.add_done_callback(done)  # registered before any waiter, so it runs first

@@ -11,7 +11,21 @@ from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from kafkabench.workers.acks import AckLog
 
-AckCallback = Callable[[str | None], None]  # None on success, else "ErrorType: text"
+
+
+class Ack(NamedTuple):
+    """The broker's answer to one send: where the record went, or the error the client reported."""
+
+    error: str | None = None  # None on success, else "ErrorName: text"
+    partition: int = -1
+    offset: int = -1  # -1: the client was told none (acks=0)
+
+    @property
+    def error_name(self) -> str | None:
+        return self.error.split(":", 1)[0] if self.error else None
+
+
+AckCallback = Callable[[Ack], None]
 Stamp = Callable[[], int]  # called once per record at its send call: the kb-sent-ns header's value
 
 STAMP_HEADER = "kb-sent-ns"  # intended send time, 8-byte big-endian monotonic ns of the producing host

@@ -10,7 +10,7 @@ import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from kafkabench.workers.acks import AckLog, seconds_to_us
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
 STATS_INTERVAL_MS = 500  # librdkafka reports tx_bytes (wire bytes) only in its statistics
 
@@ -56,8 +56,8 @@ class Adapter:
             raise AdapterError(exc.args[0].str()) from exc
 
     def send(self, topic, key, value, on_ack: AckCallback, headers=None) -> None:
-        def delivered(err, _msg) -> None:
-            on_ack(None if err is None else f"{err.name()}: {err.str()}")
+        def delivered(err, msg) -> None:
+            on_ack(Ack(None, msg.partition(), msg.offset()) if err is None else Ack(f"{err.name()}: {err.str()}"))
 
         try:
             self._producer.produce(topic, value, key, headers=headers, on_delivery=delivered)

@@ -12,7 +12,7 @@ from kafka.errors import KafkaError, KafkaTimeoutError
 
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
-from kafkabench.workers.adapters.base import AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
 
 
 class Adapter:
@@ -56,8 +56,8 @@ class Adapter:
             raise QueueFull(str(exc)) from exc
         except KafkaError as exc:
             raise AdapterError(f"send failed: {exc}") from exc
-        future.add_callback(lambda _metadata: on_ack(None))
-        future.add_errback(lambda exc: on_ack(f"{type(exc).__name__}: {exc}"))
+        future.add_callback(lambda metadata: on_ack(Ack(None, metadata.partition, metadata.offset)))
+        future.add_errback(lambda exc: on_ack(Ack(f"{type(exc).__name__}: {exc}")))
 
     def send_many(self, topic, values, stamp=None) -> int:
         """Futures complete on kafka-python's I/O thread: the callbacks only append to the AckLog."""

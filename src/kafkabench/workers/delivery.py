@@ -1,0 +1,123 @@
+"""The delivery scenario (seed 004): a producer whose end is part of the experiment.
+
+params: core.protocol.DeliveryParams. Message i carries the id (producer, i) in its value (labs.delivery.ids).
+Every answer the client gives goes into a History mapped to files as it is stored (labs.delivery.history),
+so a process that exits at once loses nothing it had been told: an acknowledgement (partition, offset), a
+failure (its error), or a timeout, which says nothing of the outcome and stays unknown with its error; a
+message never answered stays unknown.
+
+The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
+answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
+async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
+Then the mode decides how the process ends: async-exit and async-sleep send their result and `os._exit`
+at once; async-return returns without closing the client, and the orchestrator records whether and when
+the process ended by itself.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from kafkabench.core.protocol import DeliveryParams, Outcome, Task
+from kafkabench.labs.delivery import ids
+from kafkabench.labs.delivery.history import History
+from kafkabench.workers.adapters.base import Ack, AdapterError, KafkaClient, QueueFull
+from kafkabench.workers.throughput_run import RunFailed
+
+# answers that say nothing of the outcome: the record may have been written (librdkafka, Java, kafka-python)
+TIMEOUTS = frozenset({"_MSG_TIMED_OUT", "_TIMED_OUT", "REQUEST_TIMED_OUT", "TimeoutException", "KafkaTimeoutError",
+                      "RequestTimedOutError"})
+QUEUE_FULL_WAIT_S = 0.005
+EXITING = ("async-exit", "async-sleep")
+
+
+class DeliveryRun:
+    def __init__(self, client: KafkaClient, task: Task, params: DeliveryParams) -> None:
+        self.client, self.task, self.params = client, task, params
+        self.history: History | None = None
+        self.timings: dict[str, float] = {}
+
+    def open(self) -> None:
+        try:
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config)
+        except AdapterError as exc:
+            raise RunFailed("config", str(exc)) from exc
+        self.history = History.mapped(self.params.history_dir, self.params.producer, self.params.count)
+
+    def run(self) -> None:
+        """Sends every message as the mode says and times it; the ending that keeps the process is done here,
+        the one that ends it (`exit_now`) by the caller once the result is out."""
+        params, started = self.params, time.perf_counter()
+        synchronous = params.mode == "sync"
+        singles = min(params.singles, params.count)
+        for sequence in range(singles):
+            begun = time.perf_counter()
+            self._send(sequence)
+            if synchronous:
+                self._wait_answered(sequence)
+            self.timings[f"single_{sequence + 1}_ms"] = (time.perf_counter() - begun) * 1000
+        begun = time.perf_counter()
+        for sequence in range(singles, params.count):
+            self._send(sequence)
+            if synchronous:
+                self._wait_answered(sequence)
+        self.timings["bulk_ms"] = (time.perf_counter() - begun) * 1000
+        begun = time.perf_counter()
+        if params.mode in ("sync", "async-close"):
+            self.client.flush(self.task.timeout_s)  # the close after it (the worker's) only releases the client
+        elif params.mode == "async-sleep":
+            self._serve_for(params.sleep_ms / 1000)
+        self.timings["ending_ms"] = (time.perf_counter() - begun) * 1000
+        self.timings["ms_per_event"] = (time.perf_counter() - started) * 1000 / params.count
+
+    def exit_now(self) -> None:
+        """async-exit / async-sleep: end the process with no close and no flush, as the seed's System.exit."""
+        os._exit(0)
+
+    def outcome(self, version: str) -> Outcome:
+        history = self.history
+        counters = {} if history is None else {"sent": history.sent, "acked": history.acked, "failed": history.failed,
+                                               "unknown": history.unknown}
+        return Outcome(client_version=version, counters=counters, timings=dict(self.timings))
+
+    def _send(self, sequence: int) -> None:
+        value = ids.encode(self.params.producer, sequence, self.params.size)
+        answered = self._recorder(sequence)
+        while True:
+            try:
+                self.client.send(self.task.topic, None, value, answered)
+                return
+            except QueueFull:
+                self.client.poll(QUEUE_FULL_WAIT_S)
+            except AdapterError as exc:  # refused before it left: the client told the producer at once
+                answered(Ack(f"SendRefused: {exc}"))
+                return
+
+    def _recorder(self, sequence: int) -> Callable[[Ack], None]:
+        history = self.history
+
+        def answered(ack: Ack) -> None:
+            name = ack.error_name
+            if name is None:
+                history.record_ack(sequence, ack.partition, ack.offset)
+            elif name in TIMEOUTS:
+                history.record_unknown(sequence, name)
+            else:
+                history.record_failure(sequence, name)
+
+        return answered
+
+    def _wait_answered(self, sequence: int) -> None:
+        """sync: serve callbacks until this message has its answer, or the task's timeout passed."""
+        deadline = time.monotonic() + self.task.timeout_s
+        history = self.history
+        while history.status[sequence] == 0 and history.error[sequence] == 0 and time.monotonic() < deadline:
+            self.client.poll(0.001)
+
+    def _serve_for(self, seconds: float) -> None:
+        """Sleep, serving the client's callbacks meanwhile: an answer arriving while asleep is still heard."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            self.client.poll(min(left, 0.05))

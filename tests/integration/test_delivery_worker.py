@@ -1,0 +1,74 @@
+"""The delivery worker's producer modes on a real broker, judged by the exact checker: what the process was
+told is in its mapped history even when it exits at once, and the unacknowledged tail of an async exit is
+unknown, never lost."""
+
+import pytest
+
+from kafkabench.core.launcher import LOCAL_WORKERS
+from kafkabench.core.protocol import DeliveryParams, Ready, Result, Start, Task, task_params
+from kafkabench.labs.delivery.checker import check
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.readback import read_spans, read_topic
+
+pytestmark = pytest.mark.integration
+
+COUNT = 20_000
+
+
+def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config: dict, count: int = COUNT,
+            sleep_ms: int = 0) -> tuple[Result, int | None]:
+    task = Task(scenario="delivery", client="confluent", bootstrap_servers=bootstrap, topic=topic,
+                producer_config=producer_config, timeout_s=30,
+                params=task_params(DeliveryParams(mode=mode, count=count, producer=3, size=100,
+                                                  history_dir=str(history_dir), sleep_ms=sleep_ms)))
+    worker = LOCAL_WORKERS.start(f"delivery {mode}", "confluent")
+    try:
+        worker.send(task)
+        worker.receive(Ready, timeout_s=60)
+        worker.send(Start())
+        result = worker.receive(Result, timeout_s=120)
+        return result, worker.wait_exit(30)
+    finally:
+        worker.stop()
+
+
+def verdict(bootstrap, topic, history):
+    return check([history], read_topic(bootstrap, topic), idempotent=False,
+                 second_read=lambda missing: read_spans(bootstrap, topic, missing.spans()))
+
+
+def test_sync_with_acks_all_delivers_every_message_and_times_the_seeds_stopwatch(kafka_cluster, admin, topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=3)
+    result, code = deliver(bootstrap, topic_name, tmp_path / "sync", "sync", {"acks": "all"}, count=500)
+    assert code == 0
+    assert result.counters == {"sent": 500, "acked": 500, "failed": 0, "unknown": 0}
+    assert [name for name in result.timings if name.startswith("single_")] == [f"single_{i}_ms" for i in range(1, 9)]
+    assert result.timings["bulk_ms"] > 0 and result.timings["ms_per_event"] > 0
+    found = verdict(bootstrap, topic_name, History.open_mapped(tmp_path / "sync"))
+    assert (found.acknowledged, found.lost, found.unknown, found.duplicated, found.reordered) == (500, 0, 0, 0, 0)
+    assert found.delivered_pct == 100.0
+
+
+def test_an_async_exit_leaves_its_unanswered_tail_unknown_never_lost(kafka_cluster, admin, topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=3)
+    # records wait up to a second in the client's batches: the exit comes while most are still there
+    result, code = deliver(bootstrap, topic_name, tmp_path / "exit", "async-exit", {"acks": "1", "linger.ms": 1000})
+    assert code == 0
+    history = History.open_mapped(tmp_path / "exit")
+    assert history.unknown > 0 and history.acked + history.unknown == COUNT
+    assert result.counters["unknown"] >= history.unknown  # told before the result left; nothing after
+    found = verdict(bootstrap, topic_name, history)
+    assert found.lost == 0 and found.unknown == history.unknown
+    assert found.unknown_found + found.unknown_not_found == history.unknown and found.unknown_not_found > 0
+    assert found.delivered_pct < 100.0
+
+
+def test_async_sleep_hears_the_answers_that_come_while_it_sleeps(kafka_cluster, admin, topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=3)
+    result, code = deliver(bootstrap, topic_name, tmp_path / "sleep", "async-sleep", {"acks": "1"}, sleep_ms=3000)
+    assert code == 0 and result.timings["ending_ms"] >= 3000
+    found = verdict(bootstrap, topic_name, History.open_mapped(tmp_path / "sleep"))
+    assert (found.acknowledged, found.lost, found.delivered_pct) == (COUNT, 0, 100.0)
