@@ -124,3 +124,10 @@ def test_malformed_structures_give_a_located_error(data):
         message = str(exc)
         assert message.startswith("fuzz.yaml: ") and "\n" not in message
         assert ": " in message.removeprefix("fuzz.yaml: ")  # a location, then what is wrong
+
+
+def test_a_bad_compression_level_in_a_plan_is_a_located_error(tmp_path):
+    assert error_of(tmp_path, "name: p\nscenarios: [{lab: compression, levels: [null]}]\n").endswith(
+        "scenarios -> 1 (compression) -> levels: None: expected CODEC=L1,L2 text, such as zstd=1,3,19")
+    assert "levels: 'snappy=1': expected CODEC=L1,L2 with CODEC one of gzip, lz4, zstd" in error_of(
+        tmp_path, "name: p\nscenarios: [{lab: compression, levels: [snappy=1]}]\n")

@@ -19,6 +19,8 @@ def parse_levels(items: list[str]) -> dict[str, list[int]]:
     """`zstd=1,3,19` -> {"zstd": [1, 3, 19]}."""
     levels: dict[str, list[int]] = {}
     for item in items:
+        if not isinstance(item, str):
+            raise ConfigError(f"--levels {item!r}: expected CODEC=L1,L2 text, such as zstd=1,3,19")
         codec, sep, values = item.partition("=")
         if not sep or codec not in LEVELED:
             raise ConfigError(f"--levels {item!r}: expected CODEC=L1,L2 with CODEC one of {', '.join(LEVELED)}")
@@ -30,7 +32,11 @@ def parse_levels(items: list[str]) -> dict[str, list[int]]:
 
 
 def _levels(value: Any) -> Any:
-    return parse_levels(value) if isinstance(value, list) else value
+    """A ValueError, so a plan's error says where (pydantic locates it) and the CLI names the flag once."""
+    try:
+        return parse_levels(value) if isinstance(value, list) else value
+    except ConfigError as exc:
+        raise ValueError(str(exc).removeprefix("--levels ")) from None
 
 
 class CompressionScenario(Scenario):

@@ -194,7 +194,7 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
 
 def _verified(admin: KafkaAdmin, topic: str, cell: Cell) -> list[dict]:
     """The topic as the cluster has it: replication factor and min.insync.replicas read back, not trusted."""
-    info = admin.describe_topic(topic)
+    info = admin.wait_until_usable(topic)  # a broker that has not heard of the new topic yet is asked again
     configs = wait_until(lambda: _configs_if_known(admin, topic), timeout_s=CONFIGS_KNOWN_S,
                          what=f"the configs of the new topic {topic} to be served")
     if info.replication_factor != cell.replication_factor or configs.get("min.insync.replicas") != str(cell.min_isr):
