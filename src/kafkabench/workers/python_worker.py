@@ -12,6 +12,7 @@ from kafkabench.core import protocol
 from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, ProduceParams,
                                       Progress, Ready, Result, Round, ScenarioParams, Start, Task, read_params)
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
+from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.delivery import EXITING, DeliveryRun
 from kafkabench.workers.http_baseline import HttpBaseline
@@ -82,11 +83,8 @@ def _reporting(body: Callable[[], int], partial: Callable[[], Outcome], close: C
 def serve_throughput(task: Task, params: ProduceParams | ConsumeParams) -> int:
     """produce / consume: ready, wait for start, stream windows, result; `finish` on stdin stops early."""
     if task.client not in ADAPTERS:
-        send(Error(message=f"the {task.scenario} scenario has no client {task.client!r}", kind="config"))
-        return 2
-    client = load_adapter(task.client)
-    started, stop = threading.Event(), threading.Event()
-    threading.Thread(target=_control, args=(started, stop), daemon=True).start()
+        return _no_such_client(task)
+    client, started, stop = _controlled(task)
     if isinstance(params, ProduceParams):
         run = ProduceRun(client, task, params, [Path(p).read_bytes() for p in task.payload_files], stop)
     else:
@@ -113,11 +111,8 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
     """delivery: ready, wait for start, send as the mode says, result; then the mode ends the process (an
     exit at once, or a return that leaves the client open for the orchestrator to watch)."""
     if task.client not in ADAPTERS:
-        send(Error(message=f"the delivery scenario has no client {task.client!r}", kind="config"))
-        return 2
-    client = load_adapter(task.client)
-    started, stop = threading.Event(), threading.Event()
-    threading.Thread(target=_control, args=(started, stop), daemon=True).start()
+        return _no_such_client(task)
+    client, started, stop = _controlled(task)
     run = DeliveryRun(client, task, params)
     version = client.version()
 
@@ -133,6 +128,19 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
         return 0
 
     return _reporting(scenario, lambda: run.outcome(version), client.close if params.mode != "async-return" else _keep_open)
+
+
+def _no_such_client(task: Task) -> int:
+    send(Error(message=f"the {task.scenario} scenario has no client {task.client!r}", kind="config"))
+    return 2
+
+
+def _controlled(task: Task) -> tuple[KafkaClient, threading.Event, threading.Event]:
+    """The task's client, and the `start` and `finish` signals read from stdin while the scenario runs."""
+    client = load_adapter(task.client)
+    started, stop = threading.Event(), threading.Event()
+    threading.Thread(target=_control, args=(started, stop), daemon=True).start()
+    return client, started, stop
 
 
 def _keep_open() -> None:

@@ -8,6 +8,7 @@ not finish and how far it got."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -49,17 +50,15 @@ def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | Non
         yield from _read(consumer, topic, wanted, stall_s)
 
 
-class _consumer:
-    def __init__(self, bootstrap: str) -> None:
-        self.consumer = Consumer(quiet_client_config(bootstrap, **{
-            "group.id": f"kafkabench-delivery-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-            "isolation.level": "read_committed", "enable.partition.eof": False}))
-
-    def __enter__(self) -> Consumer:
-        return self.consumer
-
-    def __exit__(self, *exc: object) -> None:
-        self.consumer.close()
+@contextlib.contextmanager
+def _consumer(bootstrap: str) -> Iterator[Consumer]:
+    consumer = Consumer(quiet_client_config(bootstrap, **{
+        "group.id": f"kafkabench-delivery-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+        "isolation.level": "read_committed", "enable.partition.eof": False}))
+    try:
+        yield consumer
+    finally:
+        consumer.close()
 
 
 def _partitions(consumer: Consumer, topic: str, timeout_s: float) -> list[int]:

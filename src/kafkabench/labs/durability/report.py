@@ -198,7 +198,7 @@ def _availability_title(groups: list[dict]) -> str:
     done = (f"{downs[0]} down" + "".join(f", then {down}" for down in downs[1:]) + f"; {' then '.join(modes)}"
             if steps else "no probe finished")
     return (f"availability per distinct RF / min.insync / acks, on a one-partition topic, probed with {clients}: "
-            f"{done} (stall: the longest a write sent after the fault waited for its answer; ISR shrunk: when the ISR "
+            f"{done} (stall: the longest a write sent after the fault waited for its answer, or until the step ended; ISR shrunk: when the ISR "
             "stopped waiting for the brokers down, or the partition lost its leader; until then no write with acks=all is "
             "acknowledged and consumers read nothing new; ISR and leader as the step ended)")
 

@@ -132,10 +132,10 @@ def _probe_availability(cells: list[Cell], target: Target, document: ResultDocum
 def _keep_histograms(runs: list[Run], cell_dir: Path, out_dir: Path, first: int) -> None:
     """A cell's histogram files, written by the throughput run into its scratch directory, move into the
     lab's result directory under names no later cell reuses."""
+    (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
     for index, run in enumerate(runs, start=first):
         for metric, relative in list(run.histograms.items()):
             kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
-            (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
             shutil.move(cell_dir / relative, out_dir / kept)
             run.histograms[metric] = kept
 
