@@ -7,6 +7,8 @@ from kafkabench.admin import quiet_client_config
 from kafkabench.errors import KafkaAdminError
 from kafkabench.roundtrip import round_trip
 
+from tests.conftest import wait_for
+
 pytestmark = pytest.mark.integration
 
 
@@ -64,7 +66,12 @@ def test_replication_beyond_the_cluster_is_refused(admin, kafka_cluster, topic_n
 
 def test_stored_bytes_per_partition_grow_with_what_was_written(kafka_cluster, admin, topic_name):
     admin.create_topic(topic_name, partitions=2, config={"compression.type": "uncompressed"})
-    assert {(r.partition, r.size_bytes) for r in admin.stored_bytes(topic_name)} == {(0, 0), (1, 0)}
+    # a new partition's log shows in DescribeLogDirs a moment after its leader shows in the metadata
+    def both_described():
+        sizes = {(r.partition, r.size_bytes) for r in admin.stored_bytes(topic_name)}
+        return sizes if len(sizes) == 2 else None
+
+    assert wait_for(both_described, 10, "both partitions' logs to be described") == {(0, 0), (1, 0)}
     producer = Producer(quiet_client_config(kafka_cluster.bootstrap_servers, **{"compression.type": "none"}))
     payload = bytes(range(256)) * 40  # 10 KiB
     for _ in range(10):
