@@ -5,7 +5,7 @@ unknown, never lost."""
 import pytest
 
 from kafkabench.core.launcher import LOCAL_WORKERS
-from kafkabench.core.protocol import DeliveryParams, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.labs.delivery.checker import check
 from kafkabench.labs.delivery.history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
@@ -26,8 +26,12 @@ def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config:
         worker.send(task)
         worker.receive(Ready, timeout_s=60)
         worker.send(Start())
-        result = worker.receive(Result, timeout_s=120)
-        return result, worker.wait_exit(30)
+        progress = []
+        while not isinstance(message := worker.next_message(120), Result):
+            assert isinstance(message, Progress), message
+            progress.append(message)
+        assert progress and progress[-1].done == count and progress[-1].acked <= message.counters["acked"]
+        return message, worker.wait_exit(30)
     finally:
         worker.stop()
 

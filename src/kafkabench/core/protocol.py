@@ -231,8 +231,9 @@ class Window(BaseModel):
 
 class Progress(BaseModel):
     type: Literal["progress"] = "progress"
-    done: int  # measured messages so far
+    done: int  # measured messages so far (delivery: sent)
     window: Window | None = None
+    acked: int | None = None  # delivery: acknowledged so far
 
 
 class Outcome(BaseModel):

@@ -9,6 +9,8 @@ message never answered stays unknown.
 The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
 answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
 async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
+While it runs, a `progress` (sent and acknowledged so far) every PROGRESS_S, so the orchestrator can fire
+faults after a message count and draw the run's timeline; the clock is read once per PROGRESS_EVERY sends.
 Then the mode decides how the process ends: async-exit and async-sleep send their result and `os._exit`
 at once; async-return returns without closing the client, and the orchestrator records whether and when
 the process ended by itself.
@@ -20,7 +22,7 @@ import os
 import time
 from collections.abc import Callable
 
-from kafkabench.core.protocol import DeliveryParams, Outcome, Task
+from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task
 from kafkabench.labs.delivery import ids
 from kafkabench.labs.delivery.history import History
 from kafkabench.workers.adapters.base import Ack, AdapterError, KafkaClient, QueueFull
@@ -30,14 +32,19 @@ from kafkabench.workers.throughput_run import RunFailed
 TIMEOUTS = frozenset({"_MSG_TIMED_OUT", "_TIMED_OUT", "REQUEST_TIMED_OUT", "TimeoutException", "KafkaTimeoutError",
                       "RequestTimedOutError"})
 QUEUE_FULL_WAIT_S = 0.005
+PROGRESS_S = 0.2
+PROGRESS_EVERY = 256  # async sends between two looks at the clock
 EXITING = ("async-exit", "async-sleep")
 
 
 class DeliveryRun:
-    def __init__(self, client: KafkaClient, task: Task, params: DeliveryParams) -> None:
-        self.client, self.task, self.params = client, task, params
+    def __init__(self, client: KafkaClient, task: Task, params: DeliveryParams,
+                 report: Callable[[Progress], None] = lambda progress: None) -> None:
+        self.client, self.task, self.params, self.report = client, task, params, report
         self.history: History | None = None
         self.timings: dict[str, float] = {}
+        self.sent = 0
+        self._next_progress = 0.0
 
     def open(self) -> None:
         try:
@@ -59,18 +66,22 @@ class DeliveryRun:
                 self._wait_answered(sequence)
             self.timings[f"single_{sequence + 1}_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
+        every = 1 if synchronous else PROGRESS_EVERY
         for sequence in range(singles, params.count):
             self._send(sequence)
             if synchronous:
                 self._wait_answered(sequence)
+            if sequence % every == 0:
+                self._progress()
         self.timings["bulk_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
         if params.mode in ("sync", "async-close"):
-            self.client.flush(self.task.timeout_s)  # the close after it (the worker's) only releases the client
+            self._flush()  # the close after it (the worker's) only releases the client
         elif params.mode == "async-sleep":
             self._serve_for(params.sleep_ms / 1000)
         self.timings["ending_ms"] = (time.perf_counter() - begun) * 1000
         self.timings["ms_per_event"] = (time.perf_counter() - started) * 1000 / params.count
+        self._progress(force=True)
 
     def exit_now(self) -> None:
         """async-exit / async-sleep: end the process with no close and no flush, as the seed's System.exit."""
@@ -82,9 +93,16 @@ class DeliveryRun:
                                                "unknown": history.unknown}
         return Outcome(client_version=version, counters=counters, timings=dict(self.timings))
 
+    def _progress(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now >= self._next_progress:
+            self._next_progress = now + PROGRESS_S
+            self.report(Progress(done=self.sent, acked=self.history.acked))
+
     def _send(self, sequence: int) -> None:
         value = ids.encode(self.params.producer, sequence, self.params.size)
         answered = self._recorder(sequence)
+        self.sent = sequence + 1
         while True:
             try:
                 self.client.send(self.task.topic, None, value, answered)
@@ -116,8 +134,15 @@ class DeliveryRun:
         while history.status[sequence] == 0 and history.error[sequence] == 0 and time.monotonic() < deadline:
             self.client.poll(0.001)
 
+    def _flush(self) -> None:
+        """flush in slices, so progress keeps coming while the last answers arrive; bounded by the task's timeout."""
+        deadline = time.monotonic() + self.task.timeout_s
+        while self.client.flush(min(PROGRESS_S, max(deadline - time.monotonic(), 0))) and time.monotonic() < deadline:
+            self._progress()
+
     def _serve_for(self, seconds: float) -> None:
         """Sleep, serving the client's callbacks meanwhile: an answer arriving while asleep is still heard."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             self.client.poll(min(left, 0.05))
+            self._progress()

@@ -113,7 +113,7 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
     if task.client not in ADAPTERS:
         return _no_such_client(task)
     client, started, stop = _controlled(task)
-    run = DeliveryRun(client, task, params)
+    run = DeliveryRun(client, task, params, send)
     version = client.version()
 
     def scenario() -> int:
