@@ -61,6 +61,10 @@ class Faults(Protocol):
         """Live broker id -> pid, so a lab can account for the brokers' CPU; a paused broker is live."""
         ...
 
+    def controllers(self) -> list[int]:
+        """The KRaft controllers' node ids, running ones first: the dedicated controllers, else the combined nodes."""
+        ...
+
 
 class EmbeddedFaults:
     """Faults on an embedded cluster kafkabench started (now or earlier, see `EmbeddedCluster.attach`)."""
@@ -85,6 +89,11 @@ class EmbeddedFaults:
 
     def broker_pids(self) -> dict[int, int]:
         return {b.id: b.pid for b in self.cluster.status().brokers if b.alive and b.pid is not None}
+
+    def controllers(self) -> list[int]:
+        status = self.cluster.status()
+        nodes = status.controllers or [b for b in status.brokers if "controller" in b.roles]
+        return [node.id for node in sorted(nodes, key=lambda node: (node.state != "running", node.id))]
 
     def bring_back(self) -> list[str]:
         status = self.cluster.status()
@@ -203,5 +212,8 @@ class RefusedFaults:
         self._refuse()
 
     def broker_pids(self) -> dict[int, int]:
+        self._refuse()
+
+    def controllers(self) -> list[int]:
         self._refuse()
 

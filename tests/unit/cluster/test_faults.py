@@ -10,7 +10,7 @@ REFUSAL = (
     "fault injection needs the embedded cluster: kafka-1:9092,kafka-2:9092 was not started by kafkabench "
     "(drop --bootstrap-servers to let kafkabench start one)"
 )
-PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "bring_back", "wait_healthy", "broker_pids"]
+PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "bring_back", "wait_healthy", "broker_pids", "controllers"]
 CALLS = {
     "leader_of": ("orders", 0),
     "kill": (1,),
@@ -20,6 +20,7 @@ CALLS = {
     "bring_back": (),
     "wait_healthy": (5.0, None),
     "broker_pids": (),
+    "controllers": (),
 }
 
 

@@ -13,7 +13,8 @@ from kafkabench.labs import registry
 from kafkabench.plans.loading import parse_plan
 
 # what a lab's model needs before it validates at all (the rest are defaults)
-MINIMAL = {"latency": {}, "produce": {"count": 10}, "consume": {"count": 10, "topic": "t"}, "compression": {}, "durability": {}}
+MINIMAL = {"latency": {}, "produce": {"count": 10}, "consume": {"count": 10, "topic": "t"}, "compression": {}, "durability": {},
+           "delivery": {}}
 ACKS = [0, 1, -1, "0", "1", "-1", "all", "ALL", " all "]
 
 

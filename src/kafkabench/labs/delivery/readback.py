@@ -4,14 +4,15 @@ decoded in bulk, values that are not delivery ids counted as foreign). `read_spa
 read that confirms a loss: only the partitions and offsets the misses need.
 
 Every wait is bounded: a read that makes no progress for `stall_s` fails naming the partitions it could
-not finish and how far it got."""
+not finish and how far it got. `decode` reads ids out of a batch of values (`ids.decode`, or another producer's
+format, such as Apache's VerifiableProducer's numbers)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -23,22 +24,23 @@ from kafkabench.labs.delivery.checker import ReadChunk
 
 BATCH = 10_000
 STALL_S = 30.0
+Decode = Callable[[list], tuple[np.ndarray, np.ndarray, np.ndarray]]  # values -> producer, sequence, which are ids
 
 
 class ReadBackFailed(KafkabenchError):
     """The topic could not be read to its end within the bound."""
 
 
-def read_topic(bootstrap: str, topic: str, stall_s: float = STALL_S) -> Iterator[ReadChunk]:
+def read_topic(bootstrap: str, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
     """Every partition, earliest to the end offset it has now."""
     with _consumer(bootstrap) as consumer:
         partitions = _partitions(consumer, topic, stall_s)
         spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in partitions]
-        yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s)
+        yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s, decode)
 
 
 def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | None]],
-               stall_s: float = STALL_S) -> Iterator[ReadChunk]:
+               stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
     """(partition, first offset, last offset or None: to the end) each, as `Missing.spans()` gives them."""
     with _consumer(bootstrap) as consumer:
         wanted = []
@@ -47,7 +49,7 @@ def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | Non
             end = high if last is None else min(high, last + 1)
             if end > max(first, low):
                 wanted.append((partition, max(first, low), end))
-        yield from _read(consumer, topic, wanted, stall_s)
+        yield from _read(consumer, topic, wanted, stall_s, decode)
 
 
 @contextlib.contextmanager
@@ -80,7 +82,8 @@ def _bounds(consumer: Consumer, topic: str, partition: int, timeout_s: float) ->
                              "is its leader up?") from exc
 
 
-def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], stall_s: float) -> Iterator[ReadChunk]:
+def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], stall_s: float,
+          decode: Decode) -> Iterator[ReadChunk]:
     """Each (partition, from, to) read from `from` until its position reaches `to`."""
     if not spans:
         return
@@ -96,7 +99,7 @@ def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], sta
                 raise ReadBackFailed(f"reading {topic}: {message.error().str()}")
         if records:
             last_progress = time.monotonic()
-            yield _chunk(records)
+            yield _chunk(records, decode)
             for message in records:
                 at[message.partition()] = message.offset() + 1
         for partition in [p for p, end in ends.items() if at[p] >= end]:
@@ -106,8 +109,8 @@ def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], sta
             raise ReadBackFailed(f"reading {topic} stalled for {stall_s:g} s with partitions {left} unfinished")
 
 
-def _chunk(records: list) -> ReadChunk:
-    producer, sequence, ours = ids.decode([m.value() for m in records])
+def _chunk(records: list, decode: Decode) -> ReadChunk:
+    producer, sequence, ours = decode([m.value() for m in records])
     partition = np.fromiter((m.partition() for m in records), np.int32, len(records))
     offset = np.fromiter((m.offset() for m in records), np.int64, len(records))
     return ReadChunk(producer[ours], sequence[ours], partition[ours], offset[ours], foreign=int(np.count_nonzero(~ours)))

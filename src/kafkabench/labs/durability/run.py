@@ -21,22 +21,21 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
-from kafkabench.errors import ConfigError, KafkaAdminError, KafkabenchError
+from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
 from kafkabench.labs.durability import availability
 from kafkabench.labs.durability.cells import Cell, check_fits, expand, run_order
 from kafkabench.labs.durability.scenario import DurabilityScenario
+from kafkabench.labs.topic_check import verified_topic
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
-from kafkabench.waiting import wait_until
 
 HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
 # a JIT compiles the send path while the measured worker itself sends the warm-up; a Python client has none
 # to warm, and its warm-up (topic, brokers, page cache) runs in a worker of its own
 WARMED_IN_WORKER = ("java",)
 AXES = {"acks": "--acks", "enable.idempotence": "--idempotence"}  # a client setting -> the axis that sets it per cell
-CONFIGS_KNOWN_S = 10  # a new topic's configs are served by every broker within this
 
 
 def check_request(scenario: DurabilityScenario) -> None:
@@ -168,7 +167,7 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
     with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
         admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings())
         try:
-            description = _verified(admin, topic, cell)
+            description = verified_topic(admin, topic, cell.replication_factor, cell.min_isr)
             produce = cell_produce(cell, scenario, topic)
             try:
                 if scenario.warmup and not produce.warmup:
@@ -190,28 +189,6 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
                 admin.delete_topic(topic)
             except KafkabenchError:
                 pass
-
-
-def _verified(admin: KafkaAdmin, topic: str, cell: Cell) -> list[dict]:
-    """The topic as the cluster has it: replication factor and min.insync.replicas read back, not trusted."""
-    info = admin.wait_until_usable(topic)  # a broker that has not heard of the new topic yet is asked again
-    configs = wait_until(lambda: _configs_if_known(admin, topic), timeout_s=CONFIGS_KNOWN_S,
-                         what=f"the configs of the new topic {topic} to be served")
-    if info.replication_factor != cell.replication_factor or configs.get("min.insync.replicas") != str(cell.min_isr):
-        raise KafkabenchError(f"topic {topic} came out with RF {info.replication_factor} and min.insync.replicas "
-                              f"{configs.get('min.insync.replicas')}, asked {cell.replication_factor} and {cell.min_isr}")
-    return [{"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isr)}
-            for p in info.partitions]
-
-
-def _configs_if_known(admin: KafkaAdmin, topic: str) -> dict[str, str] | None:
-    """None while the broker asked has not heard of the new topic yet (its metadata arrives a moment later)."""
-    try:
-        return admin.topic_configs(topic)
-    except KafkaAdminError as exc:
-        if "Unknown topic or partition" in str(exc):
-            return None
-        raise
 
 
 class _Unhealthy(KafkabenchError):

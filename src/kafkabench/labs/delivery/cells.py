@@ -1,0 +1,112 @@
+"""The delivery lab's cells: client x producer mode x acks x idempotence x replication factor x min.insync,
+each described in the words of its verdict ("acks=1, RF 3, min.insync 1, leader killed 3x").
+
+acks, idempotence and min.insync.replicas are axes, or, when an axis is not given, the one value the settings
+(a profile, a .properties file, -X) give; both at once is refused, since one would silently lose."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from kafkabench import clients as client_registry
+from kafkabench.errors import ConfigError
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.labs.durability.cells import Cell as TopicAndProducer
+
+AXES = {"acks": ("producer", "acks", "--acks"), "idempotence": ("producer", "enable.idempotence", "--idempotence"),
+        "min_isr": ("topic_config", "min.insync.replicas", "--min-isr")}
+DEFAULTS = {"acks": "all", "idempotence": "off", "min_isr": 1}
+PAST = {"kill": "killed", "pause": "paused", "restart": "restarted"}
+
+
+@dataclass(frozen=True)
+class DeliveryCell:
+    settings: TopicAndProducer  # partitions, RF, min.insync, acks, idempotence, client
+    mode: str
+
+    @property
+    def client(self) -> str:
+        return self.settings.client
+
+    @property
+    def sleep_ms(self) -> int:
+        return int(self.mode.split(":", 1)[1]) if self.mode.startswith("async-sleep:") else 0
+
+    @property
+    def worker_mode(self) -> str:
+        return self.mode.split(":", 1)[0]
+
+    @property
+    def label(self) -> str:
+        s = self.settings
+        return (f"{self.mode} acks={s.acks} idem={'on' if s.idempotence else 'off'} rf{s.replication_factor} "
+                f"isr{s.min_isr} {s.client}")
+
+    def describe(self, faults: list[str], bounces: int) -> str:
+        """The settings in words, as a verdict starts: "async-close, acks=1, RF 3, min.insync 1, leader killed 3x";
+        the client is said beside it."""
+        s = self.settings
+        words = [self.mode, f"acks={s.acks}", *(["idempotent"] if s.idempotence else []),
+                 f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
+        return ", ".join(words + fault_words(faults, bounces))
+
+
+def fault_words(faults: list[str], bounces: int) -> list[str]:
+    """"leader killed 3x" per fault kind, counting the turns each takes of `bounces`."""
+    turns = [faults[i % len(faults)].split(":", 1)[0] for i in range(bounces)] if faults else []
+    words = []
+    for kind in dict.fromkeys(turns):
+        action, role = kind.split("-", 1)
+        words.append(f"{role} {PAST[action]} {turns.count(kind)}x")
+    return words
+
+
+def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
+    for client in scenario.clients:
+        if client not in client_registry.KAFKA_CLIENTS:
+            raise ConfigError(f"--clients {client}: the delivery lab runs Kafka clients: "
+                              f"{', '.join(client_registry.KAFKA_CLIENTS)}")
+    acks, idempotence, min_isr = (_axis(scenario, name) for name in AXES)
+    return [DeliveryCell(TopicAndProducer("", scenario.partitions, rf, int(isr), a, idem == "on", client), mode)
+            for client, mode, a, idem, rf, isr in itertools.product(
+                scenario.clients, scenario.modes, acks, idempotence, scenario.replication_factors, min_isr)]
+
+
+def _axis(scenario: DeliveryScenario, name: str) -> list:
+    field_name, key, flag = AXES[name]
+    given = getattr(scenario, name)
+    settings = [getattr(scenario, field_name), scenario.overrides]
+    setting = next((found[key] for found in settings if key in found), None)
+    if given is not None and setting is not None:
+        raise ConfigError(f"{setting.source} sets {key}, which this lab sets per cell from {flag}: give the values in "
+                          "one place (a setting in both would silently lose one)")
+    if given is not None:
+        return list(given)
+    if setting is None:
+        return [DEFAULTS[name]]
+    value = setting.value.strip().lower()
+    if name == "idempotence":
+        if value not in ("true", "false"):
+            raise ConfigError(f"{setting.source}: {key}={setting.value}: must be true or false")
+        return ["on" if value == "true" else "off"]
+    if name == "acks":
+        if value not in ("0", "1", "all", "-1"):
+            raise ConfigError(f"{setting.source}: {key}={setting.value}: must be 0, 1, all or -1")
+        return ["all" if value == "-1" else value]
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{setting.source}: {key}={setting.value}: must be a whole number >= 1")
+    return [int(value)]
+
+
+def without_axes(settings: dict, role_field: str) -> dict:
+    """The scenario's settings of a role minus the keys the cells set themselves."""
+    keys = {key for field_name, key, _ in AXES.values() if field_name == role_field}
+    return {key: value for key, value in settings.items() if key not in keys}
+
+
+def check_fits(cells: list[DeliveryCell], brokers: int) -> None:
+    too_many = sorted({c.settings.replication_factor for c in cells if c.settings.replication_factor > brokers})
+    if too_many:
+        raise ConfigError(f"replication factor {', '.join(map(str, too_many))} needs as many brokers; the cluster has "
+                          f"{brokers} (drop those values, or use a bigger cluster)")

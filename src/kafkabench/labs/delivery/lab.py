@@ -1,0 +1,71 @@
+"""`kafkabench delivery` as a lab (registered in labs/registry.py). The package's other modules are the parts:
+the worker-facing ones (ids, history) stay free of the lab so the worker process imports little."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.labs.base import Lab
+from kafkabench.labs.delivery import report
+from kafkabench.labs.delivery.run import check_request, run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.report.definitions import Definition
+
+LAB = ("delivery",)
+
+
+class DeliveryLab(Lab):
+    name = "delivery"
+    scenario = DeliveryScenario
+    summary = "Which producer modes and broker faults lose, duplicate or reorder messages: every message checked."
+    brokers = 3
+    controllers = 1  # broker faults leave the KRaft quorum alone, as in production
+    definitions = (
+        Definition("delivery_lost", "lost", "messages",
+                   "Acknowledged to the producer and never read back by a fresh read_committed consumer reading every "
+                   "partition from the earliest offset after the cluster healed; confirmed by a second fresh read of "
+                   "the missing spans, so a consumer's miss is never called data loss.", LAB),
+        Definition("delivery_duplicated", "duplicated", "messages",
+                   "Copies read beyond an id's first: one id at several offsets. A failure only with idempotence on, "
+                   "which promises none.", LAB),
+        Definition("delivery_reordered", "reordered", "messages",
+                   "Within one producer and partition, an id first read after a higher sequence of the same producer. "
+                   "A failure only with idempotence on.", LAB),
+        Definition("delivery_despite_error", "failed, present", "messages",
+                   "Sends the client reported failed that were read back anyway: a client that gives up cannot know "
+                   "what the broker wrote. Not a failure.", LAB),
+        Definition("delivery_unknown", "unknown", "messages",
+                   "Sends with no answer before the process ended, or a timeout (which says nothing of the outcome); "
+                   "found or absent in the read-back. Never counted as lost: only an acknowledgement promises.", LAB),
+        Definition("delivery_offset_mismatch", "offset mismatch", "messages",
+                   "Acknowledged at an offset, read back, but never at that (partition, offset).", LAB),
+        Definition("delivery_delivered", "delivered %", "%",
+                   "Distinct ids read back (by either read) / messages sent.", LAB),
+        Definition("delivery_ms_per_event", "ms/event", "ms",
+                   "The seed's figure: the producer's whole stopwatch (single sends, bulk, closing or sleeping) / "
+                   "messages. A cost per message, not a latency.", LAB),
+    )
+
+    def check(self, scenario: DeliveryScenario) -> None:
+        check_request(scenario)
+
+    def run(self, scenario: DeliveryScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        return run_delivery(scenario, target, out_dir, events)
+
+    def tables(self, document):
+        return report.tables(document)
+
+    def headline(self, document):
+        return report.headline(document)
+
+    def lines(self, document):
+        return report.lines(document)
+
+    def run_label(self, run: Run) -> str:
+        return f"{run.params.get('settings', run.scenario)} ({run.client})"
+
+
+LABS = (DeliveryLab(),)

@@ -1,0 +1,86 @@
+"""The delivery lab's parameters: `kafkabench delivery` and a plan's `lab: delivery` scenario."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
+
+from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Scenario, TopicSettings)
+
+MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep:MS")
+FAULTS = ("kill-leader", "pause-leader", "restart-leader", "kill-follower", "kill-controller")
+_MODE = re.compile(r"^(sync|async-close|async-exit|async-return|async-sleep:[1-9][0-9]*)$")
+_FAULT = re.compile(r"^(kill-leader|pause-leader|restart-leader|kill-follower|kill-controller)(?::([0-9]*\.?[0-9]+))?$")
+
+
+def _mode(text: str) -> str:
+    if not _MODE.match(text):
+        raise ValueError(f"{text!r}: must be one of {', '.join(MODES)} (MS: milliseconds > 0)")
+    return text
+
+
+def _fault(text: str) -> str:
+    found = _FAULT.match(text)
+    if not found:
+        raise ValueError(f"{text!r}: must be one of {', '.join(FAULTS)}, each optionally :SECONDS (how long the broker "
+                         f"stays down or paused)")
+    if found[1] == "restart-leader" and found[2]:
+        raise ValueError(f"{text!r}: a clean restart takes no duration")
+    if found[2] and float(found[2]) <= 0:
+        raise ValueError(f"{text!r}: the duration must be > 0 s")
+    return text
+
+
+Mode = Annotated[str, AfterValidator(_mode)]
+Fault = Annotated[str, AfterValidator(_fault)]
+Switch = Literal["on", "off"]
+
+
+class DeliveryScenario(Scenario):
+    lab: Literal["delivery"] = "delivery"
+    clients_together: ClassVar[bool] = True  # a plan's clients are crossed inside the lab
+    clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, aiokafka.")
+    modes: list[Mode] = Field(
+        ["sync", "async-close"], min_length=1,
+        description="Comma-separated producer modes: sync (each send waits for its answer), async-close (send all, "
+                    "then flush and close), async-exit (send all, then exit the process at once), async-return (send "
+                    "all, then return without closing: does the process end by itself?), async-sleep:MS (send all, "
+                    "sleep MS, then exit at once).")
+    acks: Annotated[list[Acks] | None, Knob("producer", "acks")] = Field(
+        None, min_length=1, description="Comma-separated: 0, 1, all. Default: the producer settings' acks, else all.")
+    idempotence: Annotated[list[Switch] | None, Knob("producer", "enable.idempotence")] = Field(
+        None, min_length=1, description="Comma-separated: on, off. Default: the producer settings' enable.idempotence, else off.")
+    replication_factors: list[PositiveInt] = Field([3], min_length=1, description="Comma-separated replication factors.")
+    min_isr: Annotated[list[PositiveInt] | None, Knob("topic", "min.insync.replicas")] = Field(
+        None, min_length=1, description="Comma-separated min.insync.replicas. Default: the topic settings' value, else 1.")
+    partitions: PositiveInt = Field(4, description="Partitions of each cell's topic (the seed's 4).")
+    count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(10_000, le=2**32, description="Messages per cell (the seed's 10,000).")
+    size: int = Field(64, ge=14, description="Bytes per message (the id takes 14).")
+    singles: int = Field(8, ge=0, description="The first sends, each timed alone (the seed's stopwatch: 8).")
+    faults: Annotated[list[Fault], Cli("--fault", repeat=True)] = Field(
+        [], description="A broker fault during each run (repeatable; several take turns): kill-leader[:S], "
+                        "pause-leader[:S], restart-leader, kill-follower[:S], kill-controller[:S]; S: seconds down or "
+                        "paused before it heals.")
+    fault_at: float = Field(1.0, ge=0, description="Seconds after the first send when the first fault fires.")
+    fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were sent "
+                                                              "(instead of --fault-at).")
+    bounces: PositiveInt = Field(1, description="How many faults per run.")
+    bounce_every: PositiveFloat = Field(5.0, description="Seconds from one fault to the next.")
+    return_wait: PositiveFloat = Field(10.0, description="async-return: seconds the process may take to end by itself "
+                                                         "before it is killed.")
+    compare_apache: bool = Field(False, description="Also run Apache's VerifiableProducer under each cell's settings "
+                                                    "and faults, judged by the same checker.")
+    timeout: PositiveFloat = Field(60, description="Seconds a worker may go without progress, and a sync send or the "
+                                                   "final flush may wait.")
+    heal_timeout: PositiveFloat = Field(120, description="Seconds the cluster may take to be whole again after a run.")
+    producer: ProducerSettings = {}
+    topic_config: TopicSettings = {}
+    overrides: Overrides = {}
+
+    @model_validator(mode="after")
+    def _one_trigger(self) -> DeliveryScenario:
+        if self.fault_after is not None and "fault_at" in self.model_fields_set:
+            raise ValueError("give --fault-at or --fault-after, not both")
+        return self
