@@ -128,6 +128,14 @@ class DeliveryParams(ScenarioParams):
     size: int = Field(14, ge=14, description="bytes per value (the id takes 14)")
     singles: int = Field(8, ge=0, description="the first sends, each timed alone (the seed's stopwatch)")
     sleep_ms: int = Field(0, ge=0, description="async-sleep: how long before the exit")
+    rate_per_s: float = Field(-1.0, description="the bulk's open-loop schedule, messages/s; -1: as fast as possible")
+
+    @field_validator("rate_per_s")
+    @classmethod
+    def _rate(cls, rate: float) -> float:
+        if rate <= 0 and rate != -1:
+            raise ValueError("must be > 0 or -1")
+        return rate
 
     @model_validator(mode="after")
     def _sleep(self) -> DeliveryParams:

@@ -125,7 +125,7 @@ def _metric_buttons(traces: list[go.Scatter]) -> dict:
 
 def timeline_chart(result: dict) -> dict | None:
     seen: dict[str, str] = {}
-    traces = []
+    traces, bands = [], []
     for run in result["runs"]:
         timeline = run["timeline"]
         if not timeline:
@@ -141,13 +141,32 @@ def timeline_chart(result: dict) -> dict | None:
             traces.append(go.Scatter(x=x, y=p99, name=f"{run['label']} {metric} p99 ms", yaxis="y2", mode="lines+markers",
                                      line={"color": shade, "width": 1.5, "dash": "dot"}, meta={"run": run["index"], "field": "p99_ms"},
                                      hovertemplate="t=%{x:.2f} s: p99 %{y:,.3f} ms<extra></extra>"))
+        bands += fault_bands(run, shade, x[-1])
     if not traces:
         return None
     layout = base_layout("Throughput over time", xaxis=axis_style("seconds since start"), yaxis=axis_style("records/s", rangemode="tozero"),
                      yaxis2=axis_style("p99 ms per window", overlaying="y", side="right", rangemode="tozero", showgrid=False,
-                                  tickmode="auto"))
+                                  tickmode="auto"), shapes=bands)
     caption = "Records per second in each progress window (solid) and the window's p99 latency (dotted, right axis)."
+    if bands:
+        caption += " Shaded: each broker fault, from when it fired to when it healed (labelled with the broker)."
     return make_chart("throughput-timeline", result["id"], "Throughput over time", caption, go.Figure(traces, layout))
+
+
+def fault_bands(run: dict, shade: str, end_s: float) -> list[dict]:
+    """A run's faults (`params.faults`: fired_s, healed_s, as a lab that injects them records them) as shaded bands;
+    one that never healed is shaded to the run's end."""
+    bands = []
+    for event in run.get("params", {}).get("faults") or []:
+        if event.get("fired_s") is None:
+            continue
+        healed = event.get("healed_s")
+        bands.append({"type": "rect", "xref": "x", "yref": "paper", "x0": event["fired_s"],
+                      "x1": healed if healed is not None else max(end_s, event["fired_s"]), "y0": 0, "y1": 1,
+                      "fillcolor": shade, "opacity": 0.12, "line": {"width": 0}, "layer": "below",
+                      "label": {"text": f"{event['fault']} {event.get('broker', '')}".strip(), "textposition": "top left",
+                                "font": {"size": 10}}})
+    return bands
 
 
 def summary_charts(results: list[dict]) -> list[dict]:

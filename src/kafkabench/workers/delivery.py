@@ -6,6 +6,9 @@ so a process that exits at once loses nothing it had been told: an acknowledgeme
 failure (its error), or a timeout, which says nothing of the outcome and stays unknown with its error; a
 message never answered stays unknown.
 
+With `rate_per_s`, the bulk follows an open-loop schedule (message i due at the bulk's start + i / rate), so a run
+lasts long enough for faults to land in it.
+
 The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
 answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
 async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
@@ -66,8 +69,10 @@ class DeliveryRun:
                 self._wait_answered(sequence)
             self.timings[f"single_{sequence + 1}_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
-        every = 1 if synchronous else PROGRESS_EVERY
+        every = 1 if synchronous or params.rate_per_s > 0 else PROGRESS_EVERY
         for sequence in range(singles, params.count):
+            if params.rate_per_s > 0:
+                self._await_turn(begun + (sequence - singles) / params.rate_per_s)
             self._send(sequence)
             if synchronous:
                 self._wait_answered(sequence)
@@ -133,6 +138,12 @@ class DeliveryRun:
         history = self.history
         while history.status[sequence] == 0 and history.error[sequence] == 0 and time.monotonic() < deadline:
             self.client.poll(0.001)
+
+    def _await_turn(self, due: float) -> None:
+        """The open-loop schedule: message i is due at the bulk's start + i / rate, whatever happened before; the
+        client's callbacks are served while waiting."""
+        while (left := due - time.perf_counter()) > 0:
+            self.client.poll(min(left, 0.005))
 
     def _flush(self) -> None:
         """flush in slices, so progress keeps coming while the last answers arrive; bounded by the task's timeout."""

@@ -155,7 +155,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                         producer_config=producer.config, timeout_s=scenario.timeout,
                         params=task_params(DeliveryParams(
                             mode=cell.worker_mode, count=scenario.count, producer=PRODUCER_ID, size=scenario.size,
-                            singles=scenario.singles, sleep_ms=cell.sleep_ms,
+                            singles=scenario.singles, sleep_ms=cell.sleep_ms, rate_per_s=float(scenario.rate),
                             history_dir=target.launcher.share(history_dir))))
             faults = fault_run(scenario, target, topic)
             seen = drive_producer(task, cell, scenario, target, faults)
@@ -235,7 +235,7 @@ def cell_params(cell: DeliveryCell, scenario: DeliveryScenario) -> dict:
     return {"cell": cell.label, "settings": cell.describe(scenario.faults, scenario.bounces), "mode": cell.mode,
             "partitions": s.partitions, "replication_factor": s.replication_factor, "min_insync_replicas": s.min_isr,
             "effective_min_isr": s.effective_min_isr, "acks": s.acks, "idempotence": "on" if s.idempotence else "off",
-            "count": scenario.count, "size_bytes": scenario.size}
+            "count": scenario.count, "size_bytes": scenario.size, "rate": scenario.rate}
 
 
 def fill_producer(run: Run, seen: ProducerRun, cell: DeliveryCell) -> None:

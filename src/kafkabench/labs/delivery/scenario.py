@@ -59,6 +59,8 @@ class DeliveryScenario(Scenario):
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(10_000, le=2**32, description="Messages per cell (the seed's 10,000).")
     size: int = Field(64, ge=14, description="Bytes per message (the id takes 14).")
     singles: int = Field(8, ge=0, description="The first sends, each timed alone (the seed's stopwatch: 8).")
+    rate: float = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "
+                                        "as its faults need; -1: as fast as the client takes them.")
     faults: Annotated[list[Fault], Cli("--fault", repeat=True)] = Field(
         [], description="A broker fault during each run (repeatable; several take turns): kill-leader[:S], "
                         "pause-leader[:S], restart-leader, kill-follower[:S], kill-controller[:S]; S: seconds down or "
@@ -81,6 +83,8 @@ class DeliveryScenario(Scenario):
 
     @model_validator(mode="after")
     def _one_trigger(self) -> DeliveryScenario:
+        if self.rate != -1 and self.rate <= 0:
+            raise ValueError("rate must be > 0 (or -1: as fast as possible)")
         if self.fault_after is not None and "fault_at" in self.model_fields_set:
             raise ValueError("give --fault-at or --fault-after, not both")
         return self

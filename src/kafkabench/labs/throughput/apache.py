@@ -78,7 +78,7 @@ def parse_consumer_performance(output: str) -> dict[str, float]:
     raise ApacheToolFailed(f"ConsumerPerformance printed no result row: {output.strip()[-300:]!r}")
 
 
-def _java_command(main_class: str) -> list[str]:
+def java_command(main_class: str) -> list[str]:
     java = find_java()
     return [str(java.executable), "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN",
             "-cp", os.pathsep.join(str(jar) for jar in JarCache().ensure()), main_class]
@@ -98,7 +98,7 @@ def _run(command: list[str], timeout_s: float, tool: str) -> str:
 def producer_performance(bootstrap: str, topic: str, records: int, size: int, rate: float,
                          producer_config: dict[str, str], timeout_s: float = 900) -> ApacheReport:
     props = [f"{key}={value}" for key, value in {"bootstrap.servers": bootstrap, **producer_config}.items()]
-    command = [*_java_command("org.apache.kafka.tools.ProducerPerformance"), "--topic", topic, "--num-records", str(records),
+    command = [*java_command("org.apache.kafka.tools.ProducerPerformance"), "--topic", topic, "--num-records", str(records),
                "--record-size", str(size), "--throughput", str(int(rate) if rate > 0 else -1), "--producer-props", *props]
     figures = parse_producer_performance(_run(command, timeout_s, "ProducerPerformance"))
     return ApacheReport("ProducerPerformance", figures["records_per_s"], figures["mb_per_s"], figures, command)
@@ -109,7 +109,7 @@ def consumer_performance(bootstrap: str, topic: str, records: int, group: str, c
     with tempfile.NamedTemporaryFile("w", suffix=".properties", prefix="kafkabench-consumer-") as props:
         props.write("".join(f"{key}={value}\n" for key, value in consumer_config.items()))
         props.flush()
-        command = [*_java_command("org.apache.kafka.tools.ConsumerPerformance"), "--bootstrap-server", bootstrap,
+        command = [*java_command("org.apache.kafka.tools.ConsumerPerformance"), "--bootstrap-server", bootstrap,
                    "--topic", topic, "--messages", str(records), "--group", group, "--consumer.config", props.name,
                    "--timeout", str(int(timeout_s * 1000))]
         figures = parse_consumer_performance(_run(command, timeout_s + 30, "ConsumerPerformance"))

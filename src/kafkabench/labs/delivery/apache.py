@@ -1,0 +1,174 @@
+"""Apache's VerifiableProducer beside kafkabench's own clients (`--compare-apache`): the producer Kafka's own system
+tests judge with `validate_delivery`, run under a cell's topic and producer settings and the same faults, on a topic
+of its own; its `producer_send_success` / `producer_send_error` lines become a history that the same checker judges.
+
+VerifiableProducer sends the numbers 0..n-1 as text values, asynchronously, and closes the producer at the end
+(one mode: async-close). Its lines say which sends were acknowledged (partition, offset) and which failed; a
+TimeoutException says nothing of the outcome and stays unknown, as it does for kafkabench's workers; a number it
+never reported stays unknown. Its own summary (`tool_data`) is kept in `reported` as it printed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.target import Target
+from kafkabench.config.redact import redact
+from kafkabench.config.translate import translate
+from kafkabench.core.results import Run
+from kafkabench.errors import KafkabenchError
+from kafkabench.labs.delivery.cells import DeliveryCell
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.run import ClusterUnhealed, cell_params, cell_settings, fault_run, judge
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.labs.throughput.apache import java_command
+from kafkabench.labs.topic_check import verified_topic
+from kafkabench.processes import die_with_parent_hook
+
+TOOL = "VerifiableProducer"
+PRODUCER_ID = 1  # its numbers carry no producer: the read-back gives them this one
+MODE = "async-close"
+TIMEOUTS = ("TimeoutException",)
+START_S = 60  # its JVM start and first metadata on a loaded 2-core machine
+
+
+def decode_numbers(values: list[bytes | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """VerifiableProducer's values: the message number as decimal text. Anything else is foreign."""
+    ours = np.array([value is not None and 0 < len(value) <= 19 and value.isdigit() for value in values], bool)
+    sequence = np.array([int(value) if is_ours else -1 for value, is_ours in zip(values, ours)], np.int64)
+    return np.full(len(values), PRODUCER_ID, np.uint16), sequence, ours
+
+
+def verifiable_producer_run(cell: DeliveryCell, scenario: DeliveryScenario, target: Target, topic: str, out_dir: Path,
+                            index: int) -> Run:
+    cell = dataclasses.replace(cell, mode=MODE)
+    settings = cell_settings(cell, scenario)
+    producer = translate("java", "producer", settings.values("producer")).config
+    run = Run(client="apache", client_version=target.kafka_version or "", scenario="delivery",
+              params={**cell_params(cell, scenario), "tool": TOOL},
+              config={"producer": redact(producer), "topic": settings.values("topic")})
+    history = History(PRODUCER_ID, scenario.count)
+    try:
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+            admin.create_topic(topic, cell.settings.partitions, cell.settings.replication_factor, settings.values("topic"))
+            try:
+                run.params["topic_description"] = verified_topic(admin, topic, cell.settings.replication_factor,
+                                                                 cell.settings.min_isr)
+                _produce(run, history, producer, scenario, target, topic, cell.settings.acks)
+                judge(run, target, topic, [history], scenario, cell.settings.idempotence, out_dir, None, index,
+                      decode=decode_numbers)
+            finally:
+                admin.delete_topic(topic)
+    except ClusterUnhealed:
+        raise
+    except KafkabenchError as exc:
+        run.error = run.error or str(exc)
+    return run
+
+
+def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScenario, target: Target, topic: str,
+             acks: str) -> None:
+    with tempfile.NamedTemporaryFile("w", suffix=".properties", prefix="kafkabench-verifiable-") as props:
+        props.write("".join(f"{key}={value}\n" for key, value in producer.items() if key != "acks"))
+        props.flush()
+        command = [*java_command(f"org.apache.kafka.tools.{TOOL}"), "--topic", topic, "--max-messages",
+                   str(scenario.count), "--acks", "-1" if acks == "all" else acks, "--producer.config", props.name,
+                   "--throughput", str(int(scenario.rate) if scenario.rate > 0 else -1),
+                   "--bootstrap-server", target.bootstrap_servers]
+        reader = _Lines(history)
+        faults = fault_run(scenario, target, topic, sent=lambda: reader.answered)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, preexec_fn=die_with_parent_hook())
+        try:
+            reader.follow(process, faults, scenario.timeout)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait(10)
+            run.params["faults"] = [event.to_dict() for event in faults.stop()]
+    run.reported = reader.summary
+    run.duration_s = reader.duration_s
+    run.timeline = reader.timeline
+    if reader.problem:
+        run.error = reader.problem
+    elif process.returncode != 0:
+        run.error = f"{TOOL} exited with {process.returncode}"
+
+
+class _Lines:
+    """Its stdout, line by line, into the history; faults start with its `startup_complete`."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self.answered = 0
+        self.summary: dict = {}
+        self.timeline: list[dict] = []
+        self.duration_s = 0.0
+        self.problem = ""
+
+    def follow(self, process: subprocess.Popen, faults, silence_s: float) -> None:
+        lines: list[str | None] = []
+        ready = threading.Event()
+
+        def pump() -> None:
+            for line in process.stdout:
+                lines.append(line)
+                ready.set()
+            lines.append(None)
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True, name="kafkabench-verifiable").start()
+        start = last = time.monotonic()
+        started, taken, acked_before, t_before = None, 0, 0, 0.0
+        sample_every = 0.2
+        while True:
+            ready.wait(0.2)
+            ready.clear()
+            now = time.monotonic()
+            while taken < len(lines):
+                line, taken, last = lines[taken], taken + 1, now
+                if line is None:
+                    self.duration_s = now - (started or start)
+                    return
+                if self._take(line) == "startup_complete" and started is None:
+                    started = now
+                    faults.start()
+            if started is not None and (t := now - started) - t_before >= sample_every:
+                acked = self.history.acked
+                self.timeline.append({"t_s": round(t, 3), "records": acked - acked_before,
+                                      "records_per_s": (acked - acked_before) / (t - t_before) if t > t_before else 0.0})
+                acked_before, t_before = acked, t
+            limit = START_S if started is None else silence_s
+            if now - last > limit:
+                self.problem = f"{TOOL} printed nothing for {limit:g} s: stopped"
+                return
+
+    def _take(self, line: str) -> str:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            return ""  # a log line that reached stdout
+        name = event.get("name", "")
+        if name in ("producer_send_success", "producer_send_error"):
+            self.answered += 1
+            sequence = int(event["value"])
+            if not 0 <= sequence < self.history.sent:
+                return name
+            if name == "producer_send_success":
+                self.history.record_ack(sequence, int(event["partition"]), int(event["offset"]))
+            else:
+                error = str(event.get("exception", "")).rsplit(".", 1)[-1] or "error"
+                record = self.history.record_unknown if error in TIMEOUTS else self.history.record_failure
+                record(sequence, error)
+        elif name == "tool_data":
+            self.summary = {key: value for key, value in event.items() if key not in ("name", "timestamp")}
+        return name
