@@ -1,0 +1,109 @@
+"""The delivery lab on 3 brokers beside a dedicated controller, with real faults: kill -9 and SIGSTOP of the
+partition leader while the producer sends, the cluster healed, every message read back and checked."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster.faults import EmbeddedFaults
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.report import verdict_of
+from kafkabench.labs.delivery.run import run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+from tests.conftest import three_brokers
+
+pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with three_brokers(tmp_path_factory.mktemp("delivery"), controllers=1) as c:
+        yield c
+
+
+@pytest.fixture
+def target(cluster):
+    yield Target.embedded(cluster)
+    EmbeddedFaults(cluster).bring_back()  # a failed test leaves no broker down for the next
+
+
+def deliver(target, out: Path, **fields):
+    return run_delivery(DeliveryScenario(**fields), target, out, SILENT)
+
+
+def test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_two_leader_kills(target, tmp_path):
+    document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2],
+                       count=30_000, rate=3000, faults=["kill-leader:1"], fault_at=1, bounces=2, bounce_every=3)
+    run = document.runs[0]
+    fired = [event for event in run.params["faults"] if event["fired_s"] is not None]
+    assert len(fired) == 2 and all(event["healed_s"] and not event["error"] for event in fired), run.params["faults"]
+    assert fired[0]["fired_s"] < run.timeline[-1]["t_s"]  # the producer was still sending
+    verdict = verdict_of(run)
+    assert (verdict.sent, verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered,
+            verdict.offset_mismatch) == (30_000, 30_000, 0, 0, 0, 0), run.counters
+    assert verdict.failures == [] and not run.error
+    assert History.load(tmp_path / run.params["history"]).acked == 30_000  # the history is kept, compressed
+
+
+def test_an_async_exit_during_a_paused_leader_leaves_its_tail_unknown_and_absent_never_lost(target, tmp_path):
+    document = deliver(target, tmp_path, modes=["async-exit"], acks=["1"], count=20_000,
+                       faults=["pause-leader:2"], fault_at=0, overrides={"linger.ms": "500"})
+    run = document.runs[0]
+    verdict = verdict_of(run)
+    assert verdict.unknown > 0 and verdict.unknown_not_found > 0
+    assert verdict.acknowledged + verdict.unknown + verdict.failed == 20_000
+    assert verdict.lost == 0 and verdict.failures == []
+    assert run.params["process_end"].startswith("exited at once (0)")
+    first = document_lines(document)[0]
+    assert ("0 lost: all" in first) if verdict.acknowledged else ("nothing to lose" in first), first
+
+
+def test_a_paused_leader_is_resumed_and_the_run_ends_within_its_bound(target, tmp_path):
+    begun = time.monotonic()
+    document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], count=20_000, rate=4000,
+                       faults=["pause-leader:3"], fault_at=1, timeout=60)
+    run = document.runs[0]
+    (event,) = run.params["faults"]
+    assert event["error"] is None and 2.9 <= event["healed_s"] - event["fired_s"] < 6
+    assert time.monotonic() - begun < 120
+    verdict = verdict_of(run)
+    assert verdict.lost == 0 and verdict.acknowledged + verdict.failed + verdict.unknown == 20_000
+    assert all(status.state == "running" for status in target.faults.cluster.status().brokers)
+
+
+class NeverBack(EmbeddedFaults):
+    """A broker that, once down, cannot be brought back (a lost disk, a host that does not come back)."""
+
+    def restart(self, *broker_ids: int) -> None:
+        pass
+
+    def bring_back(self) -> list[str]:
+        return []
+
+
+def test_a_cluster_that_cannot_heal_ends_with_the_partition_under_its_isr_and_keeps_the_history(cluster, tmp_path):
+    target = Target(cluster.bootstrap_servers, "embedded", cluster.kafka_version, NeverBack(cluster))
+    try:
+        with pytest.raises(LabFailed) as failed:
+            deliver(target, tmp_path, modes=["async-close"], acks=["1"], count=5_000, rate=2500,
+                    faults=["kill-follower:1"], fault_at=0.5, heal_timeout=5)
+    finally:
+        EmbeddedFaults(cluster).bring_back()
+    message = str(failed.value)
+    assert "\n" not in message and "did not heal" in message
+    assert "under-replicated" in message and "[0]" in message, message
+    run = failed.value.document.runs[0]
+    assert run.error == failed.value.document.error
+    history = History.load(tmp_path / run.params["history"])
+    assert history.sent == 5_000 and history.acked > 0
+
+
+def document_lines(document):
+    from kafkabench.labs import registry
+
+    return registry.get("delivery").lines(document)
