@@ -1,19 +1,20 @@
 """The delivery scenario (seed 004): a producer whose end is part of the experiment.
 
 params: core.protocol.DeliveryParams. Message i carries the id (producer, i) in its value (labs.delivery.ids).
-Every answer the client gives goes into a History mapped to files as it is stored (labs.delivery.history),
-so a process that exits at once loses nothing it had been told: an acknowledgement (partition, offset), a
-failure (its error), or a timeout, which says nothing of the outcome and stays unknown with its error; a
-message never answered stays unknown.
+Every answer the client gives goes into a History mapped to files (labs.delivery.history): an acknowledgement
+(partition, offset), a failure (its error), or a timeout, which says nothing of the outcome and stays unknown
+with its error; a message never answered stays unknown. Sends go through the adapters' tracked path: the
+client's answers are kept as it hands them out (one list append each) and read into the history in bulk after
+each batch of sends, while waiting, and before the result and any exit, so a process that exits at once has
+recorded everything it had been told.
 
 With `rate_per_s`, the bulk follows an open-loop schedule (message i due at the bulk's start + i / rate), so a run
-lasts long enough for faults to land in it.
+lasts long enough for faults to land in it. While it runs, a `progress` (sent and acknowledged so far) every
+PROGRESS_S, so the orchestrator can fire faults after a message count and draw the run's timeline.
 
 The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
 answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
 async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
-While it runs, a `progress` (sent and acknowledged so far) every PROGRESS_S, so the orchestrator can fire
-faults after a message count and draw the run's timeline; the clock is read once per PROGRESS_EVERY sends.
 Then the mode decides how the process ends: async-exit and async-sleep send their result and `os._exit`
 at once; async-return returns without closing the client, and the orchestrator records whether and when
 the process ended by itself.
@@ -25,10 +26,12 @@ import os
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task
 from kafkabench.labs.delivery import ids
 from kafkabench.labs.delivery.history import History
-from kafkabench.workers.adapters.base import Ack, AdapterError, KafkaClient, QueueFull
+from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused
 from kafkabench.workers.throughput_run import RunFailed
 
 # answers that say nothing of the outcome: the record may have been written (librdkafka, Java, kafka-python)
@@ -36,7 +39,7 @@ TIMEOUTS = frozenset({"_MSG_TIMED_OUT", "_TIMED_OUT", "REQUEST_TIMED_OUT", "Time
                       "RequestTimedOutError"})
 QUEUE_FULL_WAIT_S = 0.005
 PROGRESS_S = 0.2
-PROGRESS_EVERY = 256  # async sends between two looks at the clock
+BATCH = 256  # async sends handed over at once, between two looks at the answers and the clock
 EXITING = ("async-exit", "async-sleep")
 
 
@@ -47,11 +50,12 @@ class DeliveryRun:
         self.history: History | None = None
         self.timings: dict[str, float] = {}
         self.sent = 0
+        self._answers: list = []
         self._next_progress = 0.0
 
     def open(self) -> None:
         try:
-            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config)
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, answers=self._answers)
         except AdapterError as exc:
             raise RunFailed("config", str(exc)) from exc
         self.history = History.mapped(self.params.history_dir, self.params.producer, self.params.count)
@@ -64,20 +68,22 @@ class DeliveryRun:
         singles = min(params.singles, params.count)
         for sequence in range(singles):
             begun = time.perf_counter()
-            self._send(sequence)
+            self._send(sequence, sequence + 1)
             if synchronous:
                 self._wait_answered(sequence)
             self.timings[f"single_{sequence + 1}_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
-        every = 1 if synchronous or params.rate_per_s > 0 else PROGRESS_EVERY
-        for sequence in range(singles, params.count):
-            if params.rate_per_s > 0:
-                self._await_turn(begun + (sequence - singles) / params.rate_per_s)
-            self._send(sequence)
-            if synchronous:
+        if synchronous:
+            for sequence in range(singles, params.count):
+                self._await_turn(begun, sequence - singles)
+                self._send(sequence, sequence + 1)
                 self._wait_answered(sequence)
-            if sequence % every == 0:
-                self._progress()
+        else:
+            step = 1 if params.rate_per_s > 0 else BATCH
+            for first in range(singles, params.count, step):
+                self._await_turn(begun, first - singles)
+                self._send(first, min(first + step, params.count))
+                self._take_answers()
         self.timings["bulk_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
         if params.mode in ("sync", "async-close"):
@@ -90,13 +96,56 @@ class DeliveryRun:
 
     def exit_now(self) -> None:
         """async-exit / async-sleep: end the process with no close and no flush, as the seed's System.exit."""
+        self._take_answers()
         os._exit(0)
 
     def outcome(self, version: str) -> Outcome:
         history = self.history
-        counters = {} if history is None else {"sent": history.sent, "acked": history.acked, "failed": history.failed,
-                                               "unknown": history.unknown}
+        if history is None:
+            return Outcome(client_version=version, timings=dict(self.timings))
+        self._take_answers()
+        counters = {"sent": history.sent, "acked": history.acked, "failed": history.failed, "unknown": history.unknown}
         return Outcome(client_version=version, counters=counters, timings=dict(self.timings))
+
+    def _send(self, first: int, end: int) -> None:
+        """Hand messages first..end-1 over; a full queue is served and tried again, a refusal is the message's
+        answer (the client told the producer at once)."""
+        producer, size = self.params.producer, self.params.size
+        values = [ids.encode(producer, sequence, size) for sequence in range(first, end)]
+        while values:
+            try:
+                taken = self.client.send_tracked(self.task.topic, values)
+            except SendRefused as refused:
+                self.history.record_failure(first + refused.taken, "SendRefused")
+                taken = refused.taken + 1
+            first += taken
+            self.sent = first
+            values = values[taken:]
+            if values:
+                self.client.poll(QUEUE_FULL_WAIT_S)
+                self._take_answers()
+
+    def _take_answers(self) -> None:
+        """The answers arrived since the last look, into the history in bulk; then a progress if one is due."""
+        answers = self._answers
+        count = len(answers)  # callbacks may append meanwhile (another thread): only this prefix is taken
+        if count:
+            taken = answers[:count]
+            del answers[:count]
+            self._record(self.client.read_answers(taken))
+        self._progress()
+
+    def _record(self, answers) -> None:
+        _, sequence, _ = ids.decode(answers.values)  # the values are the ones this run sent
+        partitions, offsets, errors = np.asarray(answers.partitions), np.asarray(answers.offsets), answers.errors
+        history = self.history
+        if errors.count(None) == len(errors):
+            history.record_acks(sequence, partitions, offsets)
+            return
+        acked = np.fromiter((error is None for error in errors), bool, len(errors))
+        history.record_acks(sequence[acked], partitions[acked], offsets[acked])
+        for at in np.flatnonzero(~acked).tolist():
+            (history.record_unknown if errors[at] in TIMEOUTS else history.record_failure)(int(sequence[at]), errors[at])
 
     def _progress(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -104,33 +153,15 @@ class DeliveryRun:
             self._next_progress = now + PROGRESS_S
             self.report(Progress(done=self.sent, acked=self.history.acked))
 
-    def _send(self, sequence: int) -> None:
-        value = ids.encode(self.params.producer, sequence, self.params.size)
-        answered = self._recorder(sequence)
-        self.sent = sequence + 1
-        while True:
-            try:
-                self.client.send(self.task.topic, None, value, answered)
-                return
-            except QueueFull:
-                self.client.poll(QUEUE_FULL_WAIT_S)
-            except AdapterError as exc:  # refused before it left: the client told the producer at once
-                answered(Ack(f"SendRefused: {exc}"))
-                return
-
-    def _recorder(self, sequence: int) -> Callable[[Ack], None]:
-        history = self.history
-
-        def answered(ack: Ack) -> None:
-            name = ack.error_name
-            if name is None:
-                history.record_ack(sequence, ack.partition, ack.offset)
-            elif name in TIMEOUTS:
-                history.record_unknown(sequence, name)
-            else:
-                history.record_failure(sequence, name)
-
-        return answered
+    def _await_turn(self, begun: float, index: int) -> None:
+        """The open-loop schedule: the bulk's message i is due at its start + i / rate, whatever happened before;
+        the client's answers are served while waiting."""
+        if self.params.rate_per_s <= 0:
+            return
+        due = begun + index / self.params.rate_per_s
+        while (left := due - time.perf_counter()) > 0:
+            self.client.poll(min(left, 0.005))
+            self._take_answers()
 
     def _wait_answered(self, sequence: int) -> None:
         """sync: serve callbacks until this message has its answer, or the task's timeout passed."""
@@ -138,22 +169,18 @@ class DeliveryRun:
         history = self.history
         while history.status[sequence] == 0 and history.error[sequence] == 0 and time.monotonic() < deadline:
             self.client.poll(0.001)
-
-    def _await_turn(self, due: float) -> None:
-        """The open-loop schedule: message i is due at the bulk's start + i / rate, whatever happened before; the
-        client's callbacks are served while waiting."""
-        while (left := due - time.perf_counter()) > 0:
-            self.client.poll(min(left, 0.005))
+            self._take_answers()
 
     def _flush(self) -> None:
         """flush in slices, so progress keeps coming while the last answers arrive; bounded by the task's timeout."""
         deadline = time.monotonic() + self.task.timeout_s
         while self.client.flush(min(PROGRESS_S, max(deadline - time.monotonic(), 0))) and time.monotonic() < deadline:
-            self._progress()
+            self._take_answers()
+        self._take_answers()
 
     def _serve_for(self, seconds: float) -> None:
         """Sleep, serving the client's callbacks meanwhile: an answer arriving while asleep is still heard."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             self.client.poll(min(left, 0.05))
-            self._progress()
+            self._take_answers()

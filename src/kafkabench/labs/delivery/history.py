@@ -148,6 +148,14 @@ class History:
         self.offset[sequences] = -1
         self.error[sequences] = self.error_code(error) if isinstance(error, str) else error
 
+    def record_unknowns(self, sequences: np.ndarray, error: str | np.ndarray) -> None:
+        """Answers in bulk that say nothing of the outcome (timeouts), with one error name or each its code."""
+        sequences = np.asarray(sequences)
+        self.status[sequences] = UNKNOWN
+        self.partition[sequences] = -1
+        self.offset[sequences] = -1
+        self.error[sequences] = self.error_code(error) if isinstance(error, str) else error
+
     @property
     def sent(self) -> int:
         return len(self.status)

@@ -15,7 +15,8 @@ from aiokafka.errors import KafkaError
 
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
-from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
+                                              SendRefused, printable, stamp_headers)
 
 
 class Adapter:
@@ -30,14 +31,16 @@ class Adapter:
         self._config: dict[str, dict[str, Any]] = {}
         self._held = False
         self._acks: AckLog | None = None
+        self._answers: list | None = None
 
     def version(self) -> str:
         return aiokafka.__version__
 
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
-                      acks: AckLog | None = None) -> None:
+                      acks: AckLog | None = None, answers: list | None = None) -> None:
         self._config["producer"] = _with_defaults(AIOKafkaProducer, config)
         self._acks = acks
+        self._answers = answers
         if acks is not None:
             self._acked = _ack_callback(acks)
 
@@ -92,6 +95,33 @@ class Adapter:
             taken += 1
         return taken
 
+    def send_tracked(self, topic, values) -> int:
+        """One loop entry per batch; each future, once done, is kept with its value and read later in bulk."""
+        return self._loop.run_until_complete(self._send_tracked(topic, values))
+
+    async def _send_tracked(self, topic, values) -> int:
+        send, append, partial, taken = self._producer.send, self._answers.append, functools.partial, 0
+        for value in values:
+            try:
+                future = await send(topic, value=value)
+            except KafkaError as exc:
+                raise SendRefused(type(exc).__name__, taken) from exc
+            future.add_done_callback(partial(_keep_answer, append, value))
+            taken += 1
+        return taken
+
+    @staticmethod
+    def read_answers(entries: list) -> Answers:
+        values, partitions, offsets, errors = [], [], [], []
+        for value, future in entries:
+            error = asyncio.CancelledError() if future.cancelled() else future.exception()
+            metadata = future.result() if error is None else None
+            values.append(value)
+            partitions.append(-1 if metadata is None else metadata.partition)
+            offsets.append(-1 if metadata is None else metadata.offset)
+            errors.append(None if error is None else type(error).__name__)
+        return Answers(values, partitions, offsets, errors)
+
     def poll(self, timeout_s: float) -> None:
         self._loop.run_until_complete(asyncio.sleep(timeout_s))
 
@@ -100,7 +130,7 @@ class Adapter:
         if self._pending:
             self._loop.run_until_complete(asyncio.wait(set(self._pending), timeout=timeout_s))
         outstanding = len(self._pending)
-        if self._acked is not None:
+        if self._acked is not None or self._answers is not None:
             try:
                 self._loop.run_until_complete(asyncio.wait_for(self._producer.flush(), timeout_s))
             except asyncio.TimeoutError:
@@ -179,6 +209,10 @@ class Adapter:
             return self._loop.run_until_complete(awaitable)
         except (KafkaError, asyncio.TimeoutError, ValueError, TypeError) as exc:
             raise AdapterError(f"{what}: {exc or type(exc).__name__}") from exc
+
+
+def _keep_answer(append, value: bytes, future: asyncio.Future) -> None:
+    append((value, future))
 
 
 def _ack_callback(acks: AckLog):

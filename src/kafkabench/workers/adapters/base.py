@@ -39,6 +39,25 @@ class AdapterError(Exception):
     """A client library call failed; the message is one line."""
 
 
+class SendRefused(AdapterError):
+    """A tracked send the library refused outright (it never left); the `taken` records before it were handed over."""
+
+    def __init__(self, message: str, taken: int) -> None:
+        super().__init__(message)
+        self.taken = taken
+
+
+class Answers(NamedTuple):
+    """Answers to tracked sends, read in bulk, in the order they arrived: each message's value (it carries the
+    message's id), partition and offset (-1 unless acknowledged; offset -1 also when acks=0 gives none) and error
+    name (None: acknowledged)."""
+
+    values: list[bytes]
+    partitions: list[int]
+    offsets: list[int]
+    errors: list[str | None]
+
+
 class QueueFull(AdapterError):
     """The producer's local queue is full: serve callbacks (`poll`) and send again."""
 
@@ -105,9 +124,10 @@ class KafkaClient(Protocol):
     def version(self) -> str: ...
 
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
-                      acks: AckLog | None = None) -> None:
+                      acks: AckLog | None = None, answers: list | None = None) -> None:
         """`wire_stats`: count the bytes sent to brokers where that costs something (see wire_bytes).
-        `acks`: where send_many's acknowledgements go; the adapter sets its `to_us` to its latencies' unit."""
+        `acks`: where send_many's acknowledgements go; the adapter sets its `to_us` to its latencies' unit.
+        `answers`: where send_tracked's answers go, as the library hands them out, one list append each."""
 
     def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None: ...
 
@@ -120,6 +140,14 @@ class KafkaClient(Protocol):
         """Hand records to the producer, each acknowledged into the AckLog with its send call -> ack latency;
         return how many were taken: all, or fewer when the local queue filled (serve callbacks, send the rest
         again). A record the library refuses outright is logged as an error and counts as taken."""
+
+    def send_tracked(self, topic: str, values: Sequence[bytes]) -> int:
+        """Hand records to the producer, each one's answer appended to `answers` when it arrives (on any thread);
+        return how many were taken: all, or fewer when the local queue filled (serve callbacks, send the rest
+        again). Raises SendRefused for a record the library refused outright."""
+
+    def read_answers(self, entries: list) -> Answers:
+        """What a prefix taken from `answers` says, in bulk."""
 
     def poll(self, timeout_s: float) -> None:
         """Serve producer callbacks for up to `timeout_s`."""

@@ -10,7 +10,8 @@ import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from kafkabench.workers.acks import AckLog, seconds_to_us
-from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
+                                              SendRefused, printable, stamp_headers)
 
 STATS_INTERVAL_MS = 500  # librdkafka reports tx_bytes (wire bytes) only in its statistics
 
@@ -31,9 +32,11 @@ class Adapter:
         return f"{confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
 
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
-                      acks: AckLog | None = None) -> None:
+                      acks: AckLog | None = None, answers: list | None = None) -> None:
         settings = {"bootstrap.servers": bootstrap_servers, **config}
         self._config["producer"] = printable(settings)
+        if answers is not None:
+            settings["on_delivery"] = _keep_report(answers.append)
         if acks is not None:
             acks.to_us = seconds_to_us
             settings["on_delivery"] = _delivery_report(acks)
@@ -84,6 +87,27 @@ class Adapter:
             self._acks.errors.append(f"{error.name()}: {error.str()}")
             return taken + 1
         return taken
+
+    def send_tracked(self, topic, values) -> int:
+        produce, taken = self._producer.produce, 0
+        try:
+            for value in values:
+                produce(topic, value)
+                taken += 1
+        except BufferError:
+            return taken
+        except KafkaException as exc:
+            raise SendRefused(exc.args[0].name(), taken) from exc
+        return taken
+
+    @staticmethod
+    def read_answers(entries: list[Message]) -> Answers:
+        """Delivery reports (Messages), read through librdkafka's own accessors with C-level `map`."""
+        errors = list(map(Message.error, entries))
+        if errors.count(None) != len(errors):
+            errors = [None if error is None else error.name() for error in errors]
+        return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)),
+                       list(map(Message.offset, entries)), errors)
 
     def poll(self, timeout_s: float) -> None:
         self._producer.poll(timeout_s)
@@ -177,6 +201,13 @@ def _checked(messages: list[Message]) -> list[Message]:
         error = next(msg.error() for msg in messages if msg.error())
         raise AdapterError(f"consume failed: {error.str()}")
     return messages
+
+
+def _keep_report(append):
+    """The producer's one delivery callback for tracked sends: the report itself is kept, read later in bulk."""
+    def delivered(err, msg) -> None:
+        append(msg)
+    return delivered
 
 
 def _delivery_report(acks: AckLog):

@@ -12,7 +12,8 @@ from kafka.errors import KafkaError, KafkaTimeoutError
 
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
-from kafkabench.workers.adapters.base import Ack, AckCallback, AdapterError, Batch, QueueFull, Record, printable, stamp_headers
+from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
+                                              SendRefused, printable, stamp_headers)
 
 
 class Adapter:
@@ -25,6 +26,7 @@ class Adapter:
         self._held = False
         self._acks: AckLog | None = None
         self._callbacks = None
+        self._answered = None
 
     def version(self) -> str:
         # CRC-32C of every record batch is pure Python unless the optional crc32c package is installed:
@@ -34,10 +36,12 @@ class Adapter:
         return f"{kafka.__version__} (crc32c: {'pure Python' if util.crc32c_c is None else 'C'})"
 
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
-                      acks: AckLog | None = None) -> None:
+                      acks: AckLog | None = None, answers: list | None = None) -> None:
         self._acks = acks
         if acks is not None:
             self._callbacks = _ack_callbacks(acks)
+        if answers is not None:
+            self._answered = _keep_answer(answers.append)
         try:
             self._producer = KafkaProducer(bootstrap_servers=bootstrap_servers.split(","), **config)
         except (KafkaError, ValueError, TypeError) as exc:
@@ -77,6 +81,31 @@ class Adapter:
                 future.add_errback(refused)
             taken += 1
         return taken
+
+    def send_tracked(self, topic, values) -> int:
+        """A future's callback and errback both keep (value, its metadata or exception), on the I/O thread."""
+        send, answered, taken = self._producer.send, self._answered, 0
+        for value in values:
+            try:
+                future = send(topic, value=value)
+            except KafkaTimeoutError:  # buffer_memory full for max_block_ms
+                return taken
+            except KafkaError as exc:
+                raise SendRefused(type(exc).__name__, taken) from exc
+            future.add_both(answered, value)
+            taken += 1
+        return taken
+
+    @staticmethod
+    def read_answers(entries: list) -> Answers:
+        values, partitions, offsets, errors = [], [], [], []
+        for value, outcome in entries:
+            failed = isinstance(outcome, BaseException)
+            values.append(value)
+            partitions.append(-1 if failed else outcome.partition)
+            offsets.append(-1 if failed else outcome.offset)
+            errors.append(type(outcome).__name__ if failed else None)
+        return Answers(values, partitions, offsets, errors)
 
     def poll(self, timeout_s: float) -> None:
         time.sleep(timeout_s)  # callbacks run in kafka-python's own I/O thread
@@ -154,6 +183,12 @@ class Adapter:
 
 def _flat(batches: dict) -> list:
     return list(itertools.chain.from_iterable(batches.values()))
+
+
+def _keep_answer(append):
+    def answered(value: bytes, outcome) -> None:
+        append((value, outcome))
+    return answered
 
 
 def _ack_callbacks(acks: AckLog):
