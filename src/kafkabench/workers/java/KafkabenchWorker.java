@@ -6,14 +6,15 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.OptionalInt;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.utils.AppInfoParser;
 
 /**
  * The official Java client's worker: speaks kafkabench's JSON-lines protocol (kafkabench/core/protocol.py)
- * on stdin/stdout and runs one scenario natively (PingPong, Produce, Consume). Stdout carries protocol
- * messages only.
+ * on stdin/stdout and runs one scenario natively (PingPong, Produce, Consume, Delivery). Stdout carries
+ * protocol messages only.
  */
 public final class KafkabenchWorker {
     // First in the class: logging defaults to stdout and starts with the first Kafka class loaded (VERSION
@@ -37,6 +38,12 @@ public final class KafkabenchWorker {
 
         /** After the result: nothing may follow it on stdout, so a failure here is only logged. */
         void close();
+
+        /** After close(): whether the worker then exits, ending every thread the scenario left (false: main
+         *  returns, and the JVM ends when the last non-daemon thread does, or never). */
+        default boolean exitsWhenDone() {
+            return true;
+        }
     }
 
     /** A failure worth one `error` message; kind is failure | integrity | config | timeout. */
@@ -59,28 +66,31 @@ public final class KafkabenchWorker {
         } else if (Arrays.asList(args).contains("--encode-fixture")) {
             PROTOCOL_OUT.println(JSON.writeValueAsString(LatencyMetric.encodeFixture(System.in)));
         } else {
-            // exit() also ends the clients' non-daemon threads when a failure left a client open.
-            System.exit(serve(new Inbox(System.in)));
+            // exit() also ends the clients' non-daemon threads when a failure left a client open; a scenario
+            // that leaves its client open on purpose (delivery async-return) has no exit code, and main returns.
+            OptionalInt code = serve(new Inbox(System.in));
+            if (code.isPresent()) System.exit(code.getAsInt());
         }
     }
 
-    /** Reads the task, runs its scenario and reports; returns the exit code. */
-    static int serve(Inbox inbox) {
+    /** Reads the task, runs its scenario and reports; returns the exit code, none when the scenario does not
+     *  want the worker to exit. */
+    static OptionalInt serve(Inbox inbox) {
         Scenario scenario = null;
         try {
             JsonNode task = inbox.take();
-            if (task == Inbox.END) return 0;
+            if (task == Inbox.END) return OptionalInt.of(0);
             scenario = scenarioFor(task);
             if (!scenario.run(inbox)) {
                 System.err.println("stdin closed before finish; exiting");
-                return 0;
+                return OptionalInt.of(0);
             }
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("type", "result");
             result.putAll(scenario.outcome());
             send(result);
             scenario.close();
-            return 0;
+            return scenario.exitsWhenDone() ? OptionalInt.of(0) : OptionalInt.empty();
         } catch (Exception e) {
             WorkerFailure failure = asFailure(e);
             Map<String, Object> error = new LinkedHashMap<>();
@@ -89,7 +99,7 @@ public final class KafkabenchWorker {
             error.put("kind", failure.kind);
             error.put("partial", scenario == null ? null : scenario.outcome());
             send(error);
-            return 1;
+            return OptionalInt.of(1);
         }
     }
 
@@ -100,12 +110,13 @@ public final class KafkabenchWorker {
                 case "ping_pong": return new PingPong(task);
                 case "produce": return new Produce(task);
                 case "consume": return new Consume(task);
+                case "delivery": return new Delivery(task);
                 default: break;
             }
         }
-        throw new WorkerFailure("config", String.format("the java worker runs protocol 1 ping_pong, produce and consume "
-                + "tasks, got %s (protocol %d, scenario %s)", task.path("type").asText(), task.path("protocol").asInt(1),
-                scenario));
+        throw new WorkerFailure("config", String.format("the java worker runs protocol 1 ping_pong, produce, consume "
+                + "and delivery tasks, got %s (protocol %d, scenario %s)", task.path("type").asText(),
+                task.path("protocol").asInt(1), scenario));
     }
 
     static WorkerFailure asFailure(Exception e) {
