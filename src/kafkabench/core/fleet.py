@@ -1,16 +1,14 @@
 """The workers of one streaming run (producers and consumers, of any lab): launched, followed while they stream
 windows, finished.
 
-Following is one loop on an injected clock, so that a per-tick hook (a `Schedule` of faults, a sampler)
-runs at known times and tests can drive the loop without processes or waiting. Consumers asked to finish
+Following is one loop on an injected clock, so that a per-tick hook (a sampler) runs at known times and tests can drive the loop without processes or waiting. Consumers asked to finish
 are followed by that same loop: their last windows still reach the timeline and the hook keeps ticking.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
 from pydantic import BaseModel
 
@@ -20,7 +18,6 @@ from kafkabench.core.launcher import Worker, WorkerLauncher
 from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task
 from kafkabench.core.timeline import Timeline, TimelineEntry
 from kafkabench.core.worker_process import WorkerFailed
-from kafkabench.errors import KafkabenchError
 
 
 class FleetWorker:
@@ -131,39 +128,6 @@ def _relay(worker: FleetWorker, message: BaseModel, timeline: Timeline, events: 
 def _emit(role: str, entries: list[TimelineEntry], events: Listener) -> None:
     for entry in entries:
         events.window(role, entry)
-
-
-@dataclass(frozen=True)
-class Fired:
-    name: str
-    planned_s: float
-    at_s: float  # elapsed time of the tick that ran it: how late it came is at_s - planned_s
-    error: str | None = None
-
-
-class Schedule:
-    """Actions at planned times of a run (a broker stopped at 30 s, restarted at 60 s), as an `on_tick` hook.
-    Each runs once, in time order, on the first tick at or past its time; what happened and when is kept in
-    `fired` for the result. An action failing with a KafkabenchError is recorded and the run goes on: a
-    fault that could not be injected is a finding, not a reason to lose the measurement."""
-
-    def __init__(self, actions: Iterable[tuple[float, str, Callable[[], object]]]) -> None:
-        self._due = sorted(actions, key=lambda action: action[0])  # stable: equal times keep the given order
-        self.fired: list[Fired] = []
-
-    def __call__(self, elapsed_s: float) -> None:
-        while self._due and elapsed_s >= self._due[0][0]:
-            planned_s, name, action = self._due.pop(0)
-            try:
-                action()
-            except KafkabenchError as failed:
-                self.fired.append(Fired(name, planned_s, elapsed_s, str(failed)))
-            else:
-                self.fired.append(Fired(name, planned_s, elapsed_s))
-
-    @property
-    def pending(self) -> list[str]:
-        return [name for _, name, _ in self._due]
 
 
 def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:

@@ -137,7 +137,8 @@ class DeliveryRun:
 
     def _record(self, answers) -> None:
         _, sequence, _ = ids.decode(answers.values)  # the values are the ones this run sent
-        partitions, offsets, errors = np.asarray(answers.partitions), np.asarray(answers.offsets), answers.errors
+        partitions, errors = np.asarray(answers.partitions), answers.errors
+        offsets = np.maximum(np.asarray(answers.offsets, np.int64), -1)  # any "no offset" a library gives is -1
         history = self.history
         if errors.count(None) == len(errors):
             history.record_acks(sequence, partitions, offsets)

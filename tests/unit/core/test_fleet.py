@@ -3,12 +3,11 @@ import pytest
 from kafkabench.core import fleet
 from kafkabench.core.clock import FakeClock
 from kafkabench.core.events import Events, Listener
-from kafkabench.core.fleet import FleetWorker, Fired, Schedule
+from kafkabench.core.fleet import FleetWorker
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task, Window
 from kafkabench.core.timeline import Timeline
 from kafkabench.core.worker_process import WorkerFailed
-from kafkabench.errors import KafkabenchError
 
 MS = 1_000_000
 TICK_S = 0.02
@@ -81,7 +80,7 @@ def timelines(workers: list[FleetWorker]) -> dict[str, Timeline]:
     return {role: Timeline([w.name for w in workers if w.role == role], metric[role]) for role in roles}
 
 
-def test_a_schedule_fires_on_the_first_tick_past_its_time_while_windows_are_relayed_in_order():
+def test_the_tick_hook_runs_on_every_tick_while_windows_are_relayed_in_order():
     clock, sleep = driven()
     producers = [ScriptedWorker(f"producer {n}", clock, [
         (100, progress(10, window(0, 10))), (200, progress(20, window(1, 10))),
@@ -90,26 +89,11 @@ def test_a_schedule_fires_on_the_first_tick_past_its_time_while_windows_are_rela
         (100, progress(15, window(0, 15))), (200, progress(40, window(1, 25))), (300, progress(60, window(2, 20)))],
         on_finish=Result(counters={"received": 60}))
     workers = [FleetWorker("produce", p) for p in producers] + [FleetWorker("consume", consumer)]
-    calls, ticks = [], []
-
-    def broken() -> None:
-        calls.append("restart")
-        raise KafkabenchError("broker 2 did not come back")
-
-    schedule = Schedule([(0.25, "restart broker 2", broken), (0.1, "stop broker 2", lambda: calls.append("stop"))])
-    assert schedule.pending == ["stop broker 2", "restart broker 2"]
+    ticks = []
     recorder = Recorder()
-
-    def on_tick(elapsed_s: float) -> None:
-        ticks.append(elapsed_s)
-        schedule(elapsed_s)
-
-    fleet.follow(workers, timelines(workers), Events(recorder), drain_s=5, finish_timeout_s=1, on_tick=on_tick,
+    fleet.follow(workers, timelines(workers), Events(recorder), drain_s=5, finish_timeout_s=1, on_tick=ticks.append,
                  clock=clock, sleep=sleep, tick_s=TICK_S)
 
-    assert schedule.fired == [Fired("stop broker 2", 0.1, 0.1, None),
-                              Fired("restart broker 2", 0.25, 0.26, "broker 2 did not come back")]
-    assert calls == ["stop", "restart"] and schedule.pending == []
     assert ticks == pytest.approx([i * TICK_S for i in range(17)])  # the consumer's result came on the tick at 0.32 s
     assert recorder.windows == [("produce", 20, 0.1), ("consume", 15, 0.1), ("produce", 20, 0.2), ("consume", 25, 0.2),
                                 ("produce", 20, 0.3), ("consume", 20, 0.3)]
@@ -157,21 +141,6 @@ def test_a_worker_failing_before_it_is_asked_to_finish_fails_the_run_and_after_i
     fleet.follow(workers, timelines(workers), Events(), drain_s=0, finish_timeout_s=1, consume_total=3, clock=clock,
                  sleep=sleep)
     assert (workers[0].outcome, workers[0].error) == (partial, "decode failed")
-
-
-def test_a_schedule_fires_each_action_once_and_lets_other_errors_through():
-    calls = []
-    schedule = Schedule([(1.0, "a", lambda: calls.append("a")), (1.0, "b", lambda: calls.append("b")),
-                         (2.0, "boom", lambda: 1 / 0)])
-    schedule(0.5)
-    assert schedule.fired == [] and schedule.pending == ["a", "b", "boom"]
-    schedule(1.5)
-    schedule(1.6)
-    assert calls == ["a", "b"] and [f.name for f in schedule.fired] == ["a", "b"]
-    with pytest.raises(ZeroDivisionError):
-        schedule(2.0)
-    schedule(3.0)
-    assert schedule.pending == [] and len(schedule.fired) == 2
 
 
 class Launcher:

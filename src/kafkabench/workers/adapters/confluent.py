@@ -106,8 +106,10 @@ class Adapter:
         errors = list(map(Message.error, entries))
         if errors.count(None) != len(errors):
             errors = [None if error is None else error.name() for error in errors]
-        return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)),
-                       list(map(Message.offset, entries)), errors)
+        offsets = list(map(Message.offset, entries))
+        if None in offsets:  # acks=0: the broker never says where a record went
+            offsets = [-1 if offset is None else offset for offset in offsets]
+        return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)), offsets, errors)
 
     def poll(self, timeout_s: float) -> None:
         self._producer.poll(timeout_s)
