@@ -1,0 +1,168 @@
+"""The delivery lab's parts without a cluster: its cells, its faults' schedule (against fake faults), its tables
+and verdicts from a result document."""
+
+import time
+
+import pytest
+
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.delivery.cells import expand, fault_words
+from kafkabench.labs.delivery.faults import FaultRun, FaultSpec
+from kafkabench.labs.delivery.report import headline, lines, stopwatch_table, verdict_table
+from kafkabench.labs.delivery.run import check_request
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+
+def test_cells_cross_every_axis_and_take_an_unset_axis_from_the_settings():
+    cells = expand(DeliveryScenario(clients=["confluent", "java"], modes=["sync", "async-sleep:4000"], acks=["1", "all"]))
+    assert len(cells) == 8
+    assert {cell.settings.idempotence for cell in cells} == {False} and {c.settings.min_isr for c in cells} == {1}
+    assert [cell.sleep_ms for cell in cells if cell.mode.startswith("async-sleep")] == [4000] * 4
+    from_settings = expand(DeliveryScenario(producer={"acks": "-1", "enable.idempotence": "true"},
+                                            topic_config={"min.insync.replicas": "2"}))
+    assert {(c.settings.acks, c.settings.idempotence, c.settings.min_isr) for c in from_settings} == {("all", True, 2)}
+
+
+def test_an_axis_and_a_setting_for_the_same_knob_are_refused_and_bad_values_named():
+    with pytest.raises(ConfigError, match="sets acks, which this lab sets per cell from --acks"):
+        expand(DeliveryScenario(acks=["1"], overrides={"acks": "all"}))
+    with pytest.raises(ConfigError, match="enable.idempotence=maybe: must be true or false"):
+        expand(DeliveryScenario(producer={"enable.idempotence": "maybe"}))
+    with pytest.raises(ConfigError, match="the delivery lab runs Kafka clients"):
+        expand(DeliveryScenario(clients=["http"]))
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
+    ({"faults": ["kill-broker"]}, "must be one of kill-leader"), ({"faults": ["restart-leader:3"]}, "takes no duration"),
+    ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate must be > 0"),
+])
+def test_bad_scenarios_say_what_is_wrong(fields, message):
+    with pytest.raises(ValueError, match=message):
+        DeliveryScenario(**fields)
+
+
+def test_faults_are_said_in_words_by_their_turns():
+    assert fault_words(["kill-leader:2", "pause-leader"], 3) == ["leader killed 2x", "leader paused 1x"]
+    assert fault_words(["kill-controller"], 1) == ["controller killed 1x"] and fault_words([], 5) == []
+    assert FaultSpec.parse("pause-leader:1.5") == FaultSpec("pause-leader", 1.5)
+    assert FaultSpec.parse("restart-leader").down_s is None and FaultSpec.parse("kill-follower").down_s == 3.0
+    check_request(DeliveryScenario(faults=["kill-follower:0.5"]))
+
+
+class FakeFaults:
+    """Brokers 1..3, broker 1 leads; every call recorded with the time it came."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, float]] = []
+        self.start = time.monotonic()
+
+    def _note(self, what: str, broker: int) -> None:
+        self.calls.append((what, broker, time.monotonic() - self.start))
+
+    def leader_of(self, topic, partition=0):
+        return 1
+
+    def kill(self, broker_id):
+        self._note("kill", broker_id)
+
+    def pause(self, broker_id):
+        self._note("pause", broker_id)
+
+    def resume(self, broker_id):
+        self._note("resume", broker_id)
+
+    def restart(self, *broker_ids):
+        if broker_ids == (3,):
+            raise KafkabenchError("broker 3 did not come back")
+        self._note("restart", broker_ids[0])
+
+    def controllers(self):
+        return [101]
+
+
+def test_faults_take_turns_heal_after_their_duration_and_are_recorded():
+    faults = FakeFaults()
+    run = FaultRun([FaultSpec("kill-leader", 0.05), FaultSpec("pause-leader", 0.05)], faults, "", "t", bounces=3,
+                   every_s=0.1, at_s=0.02)
+    run.start()
+    deadline = time.monotonic() + 5
+    while len(run.events) < 3 or run.events[-1].healed_s is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    events = run.stop()
+    assert [(e.fault, e.broker, e.planned_s) for e in events] == [("kill-leader", 1, 0.02), ("pause-leader", 1, 0.12),
+                                                                  ("kill-leader", 1, 0.22)]
+    assert [call[0] for call in faults.calls] == ["kill", "restart", "pause", "resume", "kill", "restart"]
+    for event in events:
+        assert event.planned_s <= event.fired_s < event.healed_s and event.healed_s - event.fired_s >= 0.05
+        assert event.error is None
+
+
+def test_stopping_heals_at_once_and_marks_what_never_fired_and_a_failed_heal_is_an_error_not_a_crash():
+    faults = FakeFaults()
+    faults.leader_of = lambda topic, partition=0: 3  # whose restart fails
+    run = FaultRun([FaultSpec("kill-leader", 30)], faults, "", "t", bounces=3, every_s=60, at_s=0)
+    run.start()
+    deadline = time.monotonic() + 5
+    while not faults.calls:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    begun = time.monotonic()
+    events = run.stop()
+    assert time.monotonic() - begun < 2  # the 30 s down time was cut short
+    assert events[0].broker == 3 and events[0].error == "broker 3 did not come back" and events[0].healed_s is None
+    assert [(e.fired_s, e.error) for e in events[1:]] == [(None, "not fired: the producer finished first")] * 2
+
+
+def test_a_count_trigger_waits_for_the_producer():
+    faults, sent = FakeFaults(), [0]
+    run = FaultRun([FaultSpec("kill-controller", 0.01)], faults, "", "t", bounces=1, every_s=1, after=100,
+                   sent=lambda: sent[0])
+    run.start()
+    time.sleep(0.1)
+    assert faults.calls == []
+    sent[0] = 100
+    deadline = time.monotonic() + 5
+    while not run.events or run.events[0].healed_s is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    (event,) = run.stop()
+    assert event.broker == 101 and event.planned_s >= 0.1 and event.healed_s is not None
+
+
+def run_of(mode: str, counters: dict, **params) -> Run:
+    verdict = {"sent": 100, "acknowledged": 100, "failed": 0, "unknown": 0, "read": 100, "foreign": 0, "strays": 0,
+               "distinct_read": 100, "lost": 0, "unconfirmed_misses": 0, "duplicated": 0, "duplicated_ids": 0,
+               "reordered": 0, "delivered_despite_error": 0, "unknown_found": 0, "unknown_not_found": 0,
+               "offset_mismatch": 0, **counters}
+    return Run(client="confluent", scenario="delivery", counters=verdict,
+               params={"settings": f"{mode}, acks=1, RF 3, min.insync 1", "mode": mode, "loss_confirmed": True,
+                       "idempotent": False, **params},
+               timings={"single_1_ms": 1.5, "single_2_ms": 0.5, "bulk_ms": 20.0, "ending_ms": 4.0, "ms_per_event": 0.26})
+
+
+def test_tables_and_verdicts_come_from_the_counts():
+    document = ResultDocument(lab="delivery", created_at="2026-11-24T00:00:00+00:00", params={"count": 100}, runs=[
+        run_of("sync", {}, process_end="closed and exited (0) 0.1 s after its result"),
+        run_of("async-close", {"lost": 12, "read": 88, "distinct_read": 88},
+               faults=[{"fault": "kill-leader", "broker": 2, "planned_s": 1.0, "fired_s": 1.01, "healed_s": 9.5,
+                        "error": None}]),
+        Run(client="confluent", scenario="delivery", params={"settings": "async-close, acks=1, idempotent", "refused": True},
+            error="confluent (librdkafka) rejects the producer settings: ..."),
+    ])
+    table = verdict_table(document)
+    assert [row.cells[6] for row in table.rows] == ["0", "12", "-"]  # lost
+    assert [row.kind for row in table.rows] == ["", "error", "dominated"]
+    assert table.rows[1].cells[-1] == "88.00"
+    said = lines(document)
+    assert said[0] == "sync, acks=1, RF 3, min.insync 1 (confluent): 0 lost: all 100 acknowledged messages read back"
+    assert "async-close, acks=1, RF 3, min.insync 1 (confluent): 12 acknowledged messages lost (12.00 %)" in said
+    assert "async-close, acks=1, RF 3, min.insync 1 (confluent): kill-leader (broker 2) at 1.0 s, healed at 9.5 s" in said
+    assert any("rejects the producer settings" in line for line in said)
+    assert headline(document) == ("acknowledged messages lost in 1 of 2 cell(s); most: async-close, acks=1, RF 3, "
+                                  "min.insync 1 (confluent): 12 of 100")
+    stopwatch = stopwatch_table(document)
+    assert [column.name for column in stopwatch.columns][2:4] == ["send 0", "send 1"]
+    assert stopwatch.rows[0].cells[2:7] == ["1.500", "0.500", "20.0", "4.0", "0.2600"]
