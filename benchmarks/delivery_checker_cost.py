@@ -216,7 +216,8 @@ def main() -> None:
 
 
 def report(args, figures: dict) -> None:
-    from kafkabench.labs.delivery.checker import Verdict, verdict_lines
+    from kafkabench.labs.delivery.checker import Verdict
+    from kafkabench.labs.delivery.verdicts import verdict_lines
 
     verdict, truth = figures["verdict"], expected(args, figures["chunks"])
     wrong = {name: (verdict[name], value) for name, value in truth.items() if verdict[name] != value}

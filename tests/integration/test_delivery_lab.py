@@ -43,6 +43,7 @@ def test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_tw
     fired = [event for event in run.params["faults"] if event["fired_s"] is not None]
     assert len(fired) == 2 and all(event["healed_s"] and not event["error"] for event in fired), run.params["faults"]
     assert fired[0]["fired_s"] < run.timeline[-1]["t_s"]  # the producer was still sending
+    assert run.params["healed"] == []  # the brokers the faults restarted stayed up after the fault thread ended
     verdict = verdict_of(run)
     assert (verdict.sent, verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered,
             verdict.offset_mismatch) == (30_000, 30_000, 0, 0, 0, 0), run.counters

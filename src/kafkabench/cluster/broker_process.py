@@ -12,7 +12,7 @@ import psutil
 from kafkabench.cluster.broker_config import BROKER_LOG
 from kafkabench.cluster.state import NodeState
 from kafkabench.errors import ClusterError
-from kafkabench.processes import die_with_parent_hook
+from kafkabench.processes import popen
 from kafkabench.waiting import wait_until
 
 
@@ -35,13 +35,13 @@ class BrokerProcess:
         if self.process() is not None:
             raise ClusterError(f"broker {self.node.node_id} is already running (pid {self.node.pid})")
         with self.log_file.open("ab") as log:
-            self._popen = subprocess.Popen(
+            self._popen = popen(
                 self.node.command,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C in the terminal goes to us; we stop the brokers in order
-                preexec_fn=None if detach else die_with_parent_hook(),
+                die_with_parent=not detach,
             )
         self.node.pid = self._popen.pid
         self.node.create_time = psutil.Process(self._popen.pid).create_time()

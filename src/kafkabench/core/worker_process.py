@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from kafkabench.core import protocol
 from kafkabench.core.protocol import Error, Outcome
 from kafkabench.errors import KafkabenchError
-from kafkabench.processes import die_with_parent_hook
+from kafkabench.processes import popen
 
 M = TypeVar("M", bound=BaseModel)
 STDERR_LINES_KEPT = 40
@@ -33,9 +33,8 @@ class WorkerFailed(KafkabenchError):
 class WorkerProcess:
     def __init__(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
         self.name = name
-        self._popen = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            bufsize=1, preexec_fn=die_with_parent_hook(),
+        self._popen = popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the orchestrator, which then collects what each worker has
         )
         self._lines: queue.Queue[str | None] = queue.Queue()

@@ -3,6 +3,9 @@ admin API, not trusted from the request (a broker default or a cap could change 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from kafkabench.admin import KafkaAdmin
 from kafkabench.errors import KafkaAdminError, KafkabenchError
 from kafkabench.waiting import wait_until
@@ -21,6 +24,21 @@ def verified_topic(admin: KafkaAdmin, topic: str, replication_factor: int, min_i
                               f"{configs.get('min.insync.replicas')}, asked {replication_factor} and {min_isr}")
     return [{"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isr)}
             for p in info.partitions]
+
+
+@contextlib.contextmanager
+def fresh_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int, min_isr: int,
+                configs: dict[str, str], timeout_s: float) -> Iterator[list[dict]]:
+    """A new topic, verified (its partitions' description is yielded), deleted on the way out whatever happened."""
+    with KafkaAdmin(bootstrap, timeout_s=timeout_s) as admin:
+        admin.create_topic(topic, partitions, replication_factor, configs)
+        try:
+            yield verified_topic(admin, topic, replication_factor, min_isr)
+        finally:
+            try:
+                admin.delete_topic(topic)
+            except KafkabenchError:
+                pass
 
 
 def _configs_if_known(admin: KafkaAdmin, topic: str) -> dict[str, str] | None:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Callable
 
-from kafkabench.processes import die_with_parent_hook
+from kafkabench.processes import popen
 from kafkabench.workers.ping_pong import ExchangeFailed
 
 START_TIMEOUT_S = 30
@@ -18,9 +18,9 @@ class ServerProcess:
     """`python -m <module> serve --size N --sha256 H`; the server prints its port on its first line."""
 
     def __init__(self, module: str, size: int, sha256: str) -> None:
-        self._popen = subprocess.Popen(
+        self._popen = popen(
             [sys.executable, "-m", module, "serve", "--size", str(size), "--sha256", sha256],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=None, text=True, preexec_fn=die_with_parent_hook(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=None, text=True,
         )
         ready, _, _ = select.select([self._popen.stdout], [], [], START_TIMEOUT_S)
         line = self._popen.stdout.readline() if ready else ""

@@ -20,19 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
 from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.delivery.cells import DeliveryCell
+from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings
+from kafkabench.labs.delivery.faults import FaultRun
 from kafkabench.labs.delivery.history import History
-from kafkabench.labs.delivery.run import ClusterUnhealed, cell_params, cell_settings, fault_run, judge
+from kafkabench.labs.delivery.judge import ClusterUnhealed, judge
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.throughput.apache import java_command
-from kafkabench.labs.topic_check import verified_topic
-from kafkabench.processes import die_with_parent_hook
+from kafkabench.labs.topic_check import fresh_topic
+from kafkabench.processes import popen
 
 TOOL = "VerifiableProducer"
 PRODUCER_ID = 1  # its numbers carry no producer: the read-back gives them this one
@@ -57,17 +57,14 @@ def verifiable_producer_run(cell: DeliveryCell, scenario: DeliveryScenario, targ
               params={**cell_params(cell, scenario), "tool": TOOL},
               config={"producer": redact(producer), "topic": settings.values("topic")})
     history = History(PRODUCER_ID, scenario.count)
+    s = cell.settings
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
-            admin.create_topic(topic, cell.settings.partitions, cell.settings.replication_factor, settings.values("topic"))
-            try:
-                run.params["topic_description"] = verified_topic(admin, topic, cell.settings.replication_factor,
-                                                                 cell.settings.min_isr)
-                _produce(run, history, producer, scenario, target, topic, cell.settings.acks)
-                judge(run, target, topic, [history], scenario, cell.settings.idempotence, out_dir, None, index,
-                      decode=decode_numbers)
-            finally:
-                admin.delete_topic(topic)
+        with fresh_topic(target.bootstrap_servers, topic, s.partitions, s.replication_factor, s.min_isr,
+                         settings.values("topic"), scenario.timeout) as description:
+            run.params["topic_description"] = description
+            _produce(run, history, producer, scenario, target, topic, s.acks)
+            judge(run, target, topic, history, scenario.heal_timeout, s.idempotence, out_dir, None, index,
+                  decode=decode_numbers)
     except ClusterUnhealed:
         raise
     except KafkabenchError as exc:
@@ -85,9 +82,9 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
                    "--throughput", str(int(scenario.rate) if scenario.rate > 0 else -1),
                    "--bootstrap-server", target.bootstrap_servers]
         reader = _Lines(history)
-        faults = fault_run(scenario, target, topic, sent=lambda: reader.answered)
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True, preexec_fn=die_with_parent_hook())
+        faults = FaultRun.of(scenario, target.faults, target.bootstrap_servers, topic)
+        faults.sent = lambda: reader.answered
+        process = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             reader.follow(process, faults, scenario.timeout)
         finally:

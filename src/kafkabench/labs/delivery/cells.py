@@ -62,6 +62,19 @@ def fault_words(faults: list[str], bounces: int) -> list[str]:
     return words
 
 
+def cell_settings(cell: DeliveryCell, scenario: DeliveryScenario):
+    """The scenario's client and topic settings with the cell's acks, idempotence and min.insync.replicas."""
+    return scenario.settings({"producer": cell.settings.producer_settings(), "topic": cell.settings.topic_settings()})
+
+
+def cell_params(cell: DeliveryCell, scenario: DeliveryScenario) -> dict:
+    s = cell.settings
+    return {"cell": cell.label, "settings": cell.describe(scenario.faults, scenario.bounces), "mode": cell.mode,
+            "partitions": s.partitions, "replication_factor": s.replication_factor, "min_insync_replicas": s.min_isr,
+            "effective_min_isr": s.effective_min_isr, "acks": s.acks, "idempotence": "on" if s.idempotence else "off",
+            "count": scenario.count, "size_bytes": scenario.size, "rate": scenario.rate}
+
+
 def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
     for client in scenario.clients:
         if client not in client_registry.KAFKA_CLIENTS:

@@ -21,6 +21,7 @@ from typing import Callable
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults
 from kafkabench.errors import KafkabenchError
+from kafkabench.labs.delivery.scenario import DeliveryScenario
 
 DOWN_S = 3.0
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
@@ -70,6 +71,13 @@ class FaultRun:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start = 0.0
+
+    @classmethod
+    def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str, topic: str) -> FaultRun:
+        """The scenario's faults (none: a run that fires nothing) on `topic`."""
+        return cls([FaultSpec.parse(text) for text in scenario.faults], faults, bootstrap, topic,
+                   bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,
+                   after=scenario.fault_after)
 
     def start(self) -> None:
         if not self.specs:
@@ -132,6 +140,8 @@ class FaultRun:
             event.healed_s = round(self._elapsed(), 3)
         except KafkabenchError as exc:  # a fault that could not be injected or healed is a finding, not a crash
             event.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the thread must go on: what broke is in the result
+            event.error = f"{type(exc).__name__}: {exc}"
 
     def _victim(self, spec: FaultSpec) -> int:
         if spec.role == "controller":

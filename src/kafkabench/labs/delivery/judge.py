@@ -1,0 +1,57 @@
+"""After a delivery run: heal the cluster, read the topic back, and judge the producers' histories with the exact
+checker. The history is saved compressed into the result first, so it is kept whatever happens next."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.results import Run
+from kafkabench.errors import KafkabenchError
+from kafkabench.labs.delivery import ids
+from kafkabench.labs.delivery.checker import Checker, Verdict
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.readback import Decode, read_spans, read_topic
+
+HISTORY_DIR = "histories"
+
+
+class ClusterUnhealed(KafkabenchError):
+    """After a cell, the cluster did not come back whole within the bound: nothing after it would be judged fairly."""
+
+
+def judge(run: Run, target: Target, topic: str, history: History, heal_timeout_s: float, idempotent: bool,
+          out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = ids.decode) -> Verdict:
+    """Heal, read back, check; the history is saved compressed into the result (and its mapped files, if any,
+    removed) first, whatever happens next."""
+    run.params["history"] = f"{HISTORY_DIR}/{index:03d}-{run.client}.npz"
+    (out_dir / HISTORY_DIR).mkdir(parents=True, exist_ok=True)
+    history.save(out_dir / run.params["history"])
+    if mapped_dir is not None:
+        shutil.rmtree(mapped_dir, ignore_errors=True)
+    run.params["healed"] = heal(target, topic, heal_timeout_s)
+    checker = Checker([history], idempotent)
+    for chunk in read_topic(target.bootstrap_servers, topic, decode=decode):
+        checker.feed(chunk)
+    misses = checker.missing()
+    checker.confirm(read_spans(target.bootstrap_servers, topic, misses.spans(), decode=decode) if misses.count else ())
+    verdict = checker.result()
+    counts = verdict.to_dict()
+    run.counters.update({name: int(value) for name, value in counts.items() if type(value) is int})
+    run.counters.update({f"errors.{name}": count for name, count in history.error_counts().items()})
+    run.params.update(idempotent=idempotent, loss_confirmed=verdict.loss_confirmed, failures=verdict.failures)
+    return verdict
+
+
+def heal(target: Target, topic: str, timeout_s: float) -> list[str]:
+    """Every broker running and every partition of the topic back to its full ISR, or ClusterUnhealed; what had to
+    be done for it ("restarted broker 2": a broker the faults left down)."""
+    if not target.started_here:
+        return []  # kafkabench did not break it and cannot mend it: the read-back says what is there
+    try:
+        done = target.faults.bring_back()
+        target.faults.wait_healthy(timeout_s, [topic])
+        return done
+    except KafkabenchError as exc:
+        raise ClusterUnhealed(f"the cluster did not heal after the cell: {exc}") from exc
