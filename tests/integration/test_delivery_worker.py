@@ -16,12 +16,12 @@ COUNT = 20_000
 
 
 def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config: dict, count: int = COUNT,
-            sleep_ms: int = 0) -> tuple[Result, int | None]:
-    task = Task(scenario="delivery", client="confluent", bootstrap_servers=bootstrap, topic=topic,
+            sleep_ms: int = 0, client: str = "confluent") -> tuple[Result, int | None]:
+    task = Task(scenario="delivery", client=client, bootstrap_servers=bootstrap, topic=topic,
                 producer_config=producer_config, timeout_s=30,
                 params=task_params(DeliveryParams(mode=mode, count=count, producer=3, size=100,
                                                   history_dir=str(history_dir), sleep_ms=sleep_ms)))
-    worker = LOCAL_WORKERS.start(f"delivery {mode}", "confluent")
+    worker = LOCAL_WORKERS.start(f"delivery {mode}", client)
     try:
         worker.send(task)
         worker.receive(Ready, timeout_s=60)
@@ -76,3 +76,17 @@ def test_async_sleep_hears_the_answers_that_come_while_it_sleeps(kafka_cluster, 
     assert code == 0 and result.timings["ending_ms"] >= 3000
     found = verdict(bootstrap, topic_name, History.open_mapped(tmp_path / "sleep"))
     assert (found.acknowledged, found.lost, found.delivered_pct) == (COUNT, 0, 100.0)
+
+
+@pytest.mark.parametrize("client", ["kafka-python", "aiokafka"])
+@pytest.mark.parametrize("mode, count", [("sync", 50), ("async-close", 3000)])
+def test_the_pure_python_clients_record_every_answer_through_their_tracked_sends(client, mode, count, kafka_cluster,
+                                                                                admin, topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=3)
+    result, code = deliver(bootstrap, topic_name, tmp_path, mode, {"acks": "all"}, count=count, client=client)
+    assert code == 0 and result.counters == {"sent": count, "acked": count, "failed": 0, "unknown": 0}
+    history = History.open_mapped(tmp_path)
+    assert (history.partition >= 0).all() and (history.offset >= 0).all()
+    found = verdict(bootstrap, topic_name, history)
+    assert (found.acknowledged, found.lost, found.duplicated, found.offset_mismatch) == (count, 0, 0, 0)
