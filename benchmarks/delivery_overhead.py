@@ -1,16 +1,17 @@
 """Does kafkabench's delivery worker send at the client's own speed while it records every answer?
 kafkabench / a minimal loop, per Python client.
 
-    .venv/bin/python benchmarks/delivery_overhead.py [--clients confluent,kafka-python,aiokafka]
+    .venv/bin/python benchmarks/delivery_overhead.py [--clients confluent,kafka-python,aiokafka,java]
         [--count 1000000] [--size 64] [--repeats 3] [--bootstrap-servers HOST:PORT]
 
 One embedded broker (or --bootstrap-servers). For each client, kafkabench's delivery lab (async-close, acks=1,
 client defaults otherwise, in process through the lab API: the worker keeps each message's answer in its mapped
 history) and the client's minimal hand-written loop (benchmarks/minimal_<client>_delivery.py, no kafkabench
-code: each message an id, and what became of it kept per message) take turns on fresh 4-partition topics: one
+code: each message an id, and what became of it kept per message; Java's, MinimalJavaDelivery.java, compiled
+here against the cached Kafka jars and run with the worker's JVM flags) take turns on fresh 4-partition topics: one
 discarded pass of each, then --repeats in ABBA order. messages/s: kafkabench = count / its stopwatch (first send
 -> flush returned, the seed's ms per event); the loop = count / (first send -> flush returned). --count is
-confluent's; the pure-Python clients send a tenth of it (a few seconds each). Prints each repeat, the medians
+confluent's and java's; the pure-Python clients send a tenth of it (a few seconds each). Prints each repeat, the medians
 and the ratio kafkabench / minimal (median of the per-repeat ratios); target >= 0.90.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,10 +30,13 @@ from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.artifacts import JarCache
+from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.workers.java_build import JVM_FLAGS
 
 HERE = Path(__file__).parent
 TARGET = 0.90
@@ -46,17 +51,27 @@ def kafkabench_rate(target: Target, client: str, count: int, size: int, work: Pa
     return 1000 / run.timings["ms_per_event"]
 
 
-def minimal_rate(bootstrap: str, client: str, count: int, size: int) -> float:
+def minimal_command(client: str, work: Path) -> list[str]:
+    if client != "java":
+        return [sys.executable, str(HERE / f"minimal_{client.replace('-', '_')}_delivery.py")]
+    java, jars = find_java(), os.pathsep.join(str(jar) for jar in JarCache().ensure())
+    classes = work / "minimal-java"
+    if not (classes / "MinimalJavaDelivery.class").exists():
+        subprocess.run([str(java.javac), "-cp", jars, "-d", str(classes), str(HERE / "MinimalJavaDelivery.java")],
+                       check=True, timeout=300)
+    return [str(java.executable), *JVM_FLAGS, "-cp", f"{jars}{os.pathsep}{classes}", "MinimalJavaDelivery"]
+
+
+def minimal_rate(bootstrap: str, client: str, count: int, size: int, work: Path) -> float:
     topic = f"minimal-delivery-{uuid.uuid4().hex[:8]}"
     with KafkaAdmin(bootstrap) as admin:
         admin.create_topic(topic, PARTITIONS, 1)
         try:
-            loop = HERE / f"minimal_{client.replace('-', '_')}_delivery.py"
-            done = subprocess.run([sys.executable, str(loop), bootstrap, topic,
-                                   str(size), str(count)], capture_output=True, text=True, check=True, timeout=600)
+            done = subprocess.run([*minimal_command(client, work), bootstrap, topic, str(size), str(count)],
+                                  capture_output=True, text=True, check=True, timeout=600)
         finally:
             admin.delete_topic(topic)
-    report = json.loads(done.stdout)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["records"] == count, report
     return count / report["seconds"]
 
@@ -76,12 +91,12 @@ def main() -> None:
         else:
             target = Target.embedded(stack.enter_context(EmbeddedCluster(brokers=1, directory=work / "cluster")))
         for client in args.clients.split(","):
-            compare(client, target, args.count if client == "confluent" else args.count // 10, args, work)
+            compare(client, target, args.count if client in ("confluent", "java") else args.count // 10, args, work)
 
 
 def compare(client: str, target: Target, count: int, args, work: Path) -> None:
     sides = {"kafkabench": lambda: kafkabench_rate(target, client, count, args.size, work),
-             "minimal": lambda: minimal_rate(target.bootstrap_servers, client, count, args.size)}
+             "minimal": lambda: minimal_rate(target.bootstrap_servers, client, count, args.size, work)}
     for run in sides.values():  # discarded: broker JIT, page cache
         run()
     rates: dict[str, list[float]] = {name: [] for name in sides}
