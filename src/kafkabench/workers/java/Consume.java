@@ -86,11 +86,11 @@ final class Consume implements KafkabenchWorker.Scenario {
         setUp();
         KafkabenchWorker.sendReady();
         inbox.onArrival(consumer::wakeup); // a start or finish ends the poll() under way
-        JsonNode message = awaitMessage(inbox);
-        if (message == Inbox.END) return false;
-        String type = message.path("type").asText();
-        if (type.equals("finish")) return true; // stopped before it started: an empty result
-        if (!type.equals("start")) throw new WorkerFailure("config", "expected 'start', got '" + type + "'");
+        switch (Startup.Signal.of(awaitMessage(inbox))) {
+            case GONE: return false;
+            case FINISH: return true;
+            case START: break;
+        }
         startNs = System.nanoTime();
         cpuStartNs = Resources.processCpuNanos();
         started = true;

@@ -7,10 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +17,6 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.errors.TimeoutException;
 import kafkabench.KafkabenchWorker.WorkerFailure;
 
@@ -94,11 +91,11 @@ final class Delivery implements KafkabenchWorker.Scenario {
     public boolean run(Inbox inbox) throws Exception {
         setUp();
         KafkabenchWorker.sendReady();
-        JsonNode message = inbox.take();
-        if (message == Inbox.END) return false;
-        String type = message.path("type").asText();
-        if (type.equals("finish")) return true; // stopped before it started: an empty result
-        if (!type.equals("start")) throw new WorkerFailure("config", "expected 'start', got '" + type + "'");
+        switch (Startup.Signal.of(inbox.take())) {
+            case GONE: return false;
+            case FINISH: return true;
+            case START: break;
+        }
         sendAll(); // a finish from now on changes nothing: the run is its count and its ending
         return true;
     }
@@ -107,28 +104,11 @@ final class Delivery implements KafkabenchWorker.Scenario {
         Properties props = ClientConfigs.producer(task);
         effectiveConfig = Map.of("producer", ClientConfigs.effectiveProducer(props));
         producer = new KafkaProducer<>(props);
-        awaitMetadata();
+        Startup.awaitMetadata(producer, topic, timeoutNs);
         try {
             history = History.mapped(historyDir, producerId, count);
         } catch (IOException | RuntimeException e) {
             throw new WorkerFailure("failure", "cannot map the history in " + historyDir + ": " + e);
-        }
-    }
-
-    /** partitionsFor waits up to max.block.ms; the task's timeout_s bounds it here. */
-    private void awaitMetadata() throws WorkerFailure, InterruptedException {
-        CompletableFuture<List<PartitionInfo>> lookup =
-                CompletableFuture.supplyAsync(() -> producer.partitionsFor(topic));
-        try {
-            if (lookup.get(timeoutNs, TimeUnit.NANOSECONDS).isEmpty()) {
-                throw new WorkerFailure("failure", "topic " + topic + " has no partitions (does it exist?)");
-            }
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new WorkerFailure("timeout", "no metadata for topic " + topic + " within " + KafkabenchWorker.seconds(
-                    timeoutNs / 1e9) + " s; does the topic exist and is the cluster reachable?");
-        } catch (ExecutionException e) {
-            WorkerFailure cause = KafkabenchWorker.asFailure(e.getCause() instanceof Exception ex ? ex : e);
-            throw new WorkerFailure(cause.kind, "metadata for topic " + topic + ": " + cause.getMessage());
         }
     }
 

@@ -6,9 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -18,7 +16,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import kafkabench.KafkabenchWorker.WorkerFailure;
@@ -75,11 +72,11 @@ final class Produce implements KafkabenchWorker.Scenario {
     public boolean run(Inbox inbox) throws Exception {
         setUp();
         KafkabenchWorker.sendReady();
-        JsonNode message = inbox.take();
-        if (message == Inbox.END) return false;
-        String type = message.path("type").asText();
-        if (type.equals("finish")) return true; // stopped before it started: an empty result
-        if (!type.equals("start")) throw new WorkerFailure("config", "expected 'start', got '" + type + "'");
+        switch (Startup.Signal.of(inbox.take())) {
+            case GONE: return false;
+            case FINISH: return true;
+            case START: break;
+        }
         inbox.onArrival(() -> LockSupport.unpark(mainThread)); // a finish ends a wait for the next due time
         startNs = System.nanoTime();
         cpuStartNs = Resources.processCpuNanos();
@@ -99,7 +96,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         // Every record expires by delivery.timeout.ms, so a flush that takes longer has hung.
         flushBoundNs = config.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) * 1_000_000L + timeoutNs;
         producer = new KafkaProducer<>(props);
-        awaitMetadata();
+        Startup.awaitMetadata(producer, topic, timeoutNs);
         warmUp();
         warmupWireBytes = wireBytes();
     }
@@ -127,22 +124,6 @@ final class Produce implements KafkabenchWorker.Scenario {
         if (failure.get() != null) {
             WorkerFailure cause = KafkabenchWorker.asFailure(failure.get());
             throw new WorkerFailure(cause.kind, "warm-up: " + cause.getMessage());
-        }
-    }
-
-    /** partitionsFor waits up to max.block.ms; the task's timeout_s bounds it here. */
-    private void awaitMetadata() throws WorkerFailure {
-        CompletableFuture<List<PartitionInfo>> lookup = CompletableFuture.supplyAsync(() -> producer.partitionsFor(topic));
-        try {
-            if (lookup.get(timeoutNs, TimeUnit.NANOSECONDS).isEmpty()) {
-                throw new WorkerFailure("failure", "topic " + topic + " has no partitions (does it exist?)");
-            }
-        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
-            throw new WorkerFailure("timeout", "no metadata for topic " + topic + " within "
-                    + KafkabenchWorker.seconds(timeoutNs / 1e9) + " s; does the topic exist and is the cluster reachable?");
-        } catch (ExecutionException e) {
-            WorkerFailure cause = KafkabenchWorker.asFailure(e.getCause() instanceof Exception ex ? ex : e);
-            throw new WorkerFailure(cause.kind, "metadata for topic " + topic + ": " + cause.getMessage());
         }
     }
 
