@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 PROTOCOL_VERSION = 1
@@ -58,6 +58,15 @@ class ScenarioParams(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
 
 
+def _open_loop_rate(rate: float) -> float:
+    if rate <= 0 and rate != -1:
+        raise ValueError("must be > 0 or -1")
+    return rate
+
+
+RatePerS = Annotated[float, AfterValidator(_open_loop_rate)]  # an open-loop schedule, per s; -1: as fast as possible
+
+
 class PingPongParams(ScenarioParams):
     """ping_pong takes none: its counts come in `task.warmup` and each `round`."""
 
@@ -65,20 +74,13 @@ class PingPongParams(ScenarioParams):
 class ProduceParams(ScenarioParams):
     count: int | None = Field(None, ge=0, description="records to send; with duration_s, the first reached ends it")
     duration_s: float | None = Field(None, gt=0, description="seconds to send for, from `start`")
-    rate_per_s: float = Field(-1.0, description="open-loop schedule of this worker, records/s; -1: as fast as possible")
+    rate_per_s: RatePerS = Field(-1.0, description="open-loop schedule of this worker, records/s; -1: as fast as possible")
     interval_s: float = Field(1.0, gt=0, description="seconds per progress window")
     stamp: bool = Field(False, description="put the intended send time in header kb-sent-ns, for consumers' e2e")
     warmup: int = Field(0, ge=0, description="records sent and acknowledged before `ready`, not measured "
                                              "(Java worker only: it warms the JIT)")
     records_file: str | None = Field(None, min_length=1, description="replay these values once, in order, instead "
                                      "of cycling through the payload files (Python worker only)")
-
-    @field_validator("rate_per_s")
-    @classmethod
-    def _rate(cls, rate: float) -> float:
-        if rate <= 0 and rate != -1:
-            raise ValueError("must be > 0 or -1")
-        return rate
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceParams:
@@ -128,14 +130,7 @@ class DeliveryParams(ScenarioParams):
     size: int = Field(14, ge=14, description="bytes per value (the id takes 14)")
     singles: int = Field(8, ge=0, description="the first sends, each timed alone (the seed's stopwatch)")
     sleep_ms: int = Field(0, ge=0, description="async-sleep: how long before the exit")
-    rate_per_s: float = Field(-1.0, description="the bulk's open-loop schedule, messages/s; -1: as fast as possible")
-
-    @field_validator("rate_per_s")
-    @classmethod
-    def _rate(cls, rate: float) -> float:
-        if rate <= 0 and rate != -1:
-            raise ValueError("must be > 0 or -1")
-        return rate
+    rate_per_s: RatePerS = Field(-1.0, description="the bulk's open-loop schedule, messages/s; -1: as fast as possible")
 
     @model_validator(mode="after")
     def _sleep(self) -> DeliveryParams:
