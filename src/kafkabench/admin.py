@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
+from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec
 
 from kafkabench.errors import KafkaAdminError
 from kafkabench.waiting import wait_until
@@ -104,6 +104,19 @@ class KafkaAdmin:
             if missing_ok and exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 return
             raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
+
+    def add_partitions(self, name: str, assignment: list[list[int]]) -> None:
+        """New partitions at the end of the topic, each on these brokers (its preferred leader first)."""
+        total = len(self.describe_topic(name).partitions) + len(assignment)
+        future = self._admin.create_partitions([NewPartitions(name, total, replica_assignment=assignment)],
+                                               request_timeout=self.timeout_s)[name]
+        self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))
+
+    def elect_preferred_leaders(self, name: str, partitions: list[int]) -> None:
+        """Give each partition back to its preferred leader (the first of its replicas), where that broker is alive."""
+        future = self._admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(name, p) for p in partitions],
+                                           request_timeout=self.timeout_s)
+        self._call(f"elect the preferred leaders of {name}", lambda: future.result(timeout=self.timeout_s + 5))
 
     def delete_records(self, name: str, partition: int, before: int) -> None:
         """Delete the partition's records below offset `before` (DeleteRecords): what a test plants as loss."""

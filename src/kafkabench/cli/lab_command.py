@@ -67,6 +67,11 @@ def scenario_from_options(model: type[Scenario], values: dict[str, Any]) -> Scen
 
 def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir: Path | None, as_json: bool) -> None:
     lab.check(scenario)  # every setting checked before a cluster is touched
+    offline = lab.without_cluster(scenario)
+    if offline is not None:
+        for line in offline:
+            note(line)
+        return
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
     with open_target(bootstrap, on_start=note, brokers=lab.brokers, controllers=lab.controllers) as target, Live() as live:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kafkabench.cli.output import err
+from kafkabench.cli.output import err, out
 from kafkabench.core.events import Listener
-from kafkabench.report.terminal import window_line
+from kafkabench.report.table import Table
+from kafkabench.report.terminal import render, window_line
 
 
 class Live(Listener):
@@ -33,7 +34,12 @@ class Live(Listener):
         self._bar.console.print(f"[dim]{escape(message)}[/]", highlight=False)
 
     def window(self, role: str, entry) -> None:
-        self._bar.console.print(escape(window_line(role, entry)), highlight=False)
+        if isinstance(entry, Table):
+            self._bar.console.print(render(entry))
+        elif isinstance(entry, str):  # a line for logs (the monitor's --json-lines): stdout, as it is
+            out.print(entry, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self._bar.console.print(escape(window_line(role, entry)), highlight=False)
 
     def progress(self, done: float, total: float | None, label: str = "") -> None:
         if label not in self._tasks:

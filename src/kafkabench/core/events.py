@@ -21,7 +21,8 @@ class Listener:
         """How far one part of the run is (`label`: a client, a role, "cells"); total None when unknown."""
 
     def window(self, role: str, entry: Any) -> None:
-        """One merged progress window of a streaming run (a core.timeline.TimelineEntry)."""
+        """One window of a streaming run: a core.timeline.TimelineEntry, or what a watch shows per interval (a
+        report.table.Table, or a ready line such as the monitor's JSON)."""
 
     def cell_started(self, cell: Any) -> None:
         """A plan cell starts."""

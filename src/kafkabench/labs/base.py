@@ -47,6 +47,11 @@ class Lab:
     def check(self, scenario: Scenario) -> None:
         """Raise ConfigError for anything that can be refused before a cluster is started."""
 
+    def without_cluster(self, scenario: Scenario) -> list[str] | None:
+        """What the scenario asks that needs no cluster (the monitor's --write-config): done here, its lines printed,
+        and nothing else runs. None: run as usual."""
+        return None
+
     def run(self, scenario: Scenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
         raise NotImplementedError(f"lab {self.name} cannot run")
 

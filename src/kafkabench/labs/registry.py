@@ -10,7 +10,8 @@ from kafkabench.labs.base import Lab
 
 # each module has LABS, a tuple of Lab instances; a new lab adds its module here
 BUILTIN = ("kafkabench.labs.latency", "kafkabench.labs.throughput", "kafkabench.labs.compression",
-           "kafkabench.labs.durability", "kafkabench.labs.delivery.lab")
+           "kafkabench.labs.durability", "kafkabench.labs.delivery.lab",
+           "kafkabench.labs.monitor.lab")
 
 _labs: dict[str, Lab] = {}
 

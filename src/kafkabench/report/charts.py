@@ -154,10 +154,11 @@ def timeline_chart(result: dict) -> dict | None:
 
 
 def fault_bands(run: dict, shade: str, end_s: float) -> list[dict]:
-    """A run's faults (`params.faults`: fired_s, healed_s, as a lab that injects them records them) as shaded bands;
-    one that never healed is shaded to the run's end."""
+    """A run's faults (`params.faults`: fired_s, healed_s, as a lab that injects them records them) and outages
+    (`params.outages`, as the monitor saw them) as shaded bands; one that never healed is shaded to the run's end."""
     bands = []
-    for event in run.get("params", {}).get("faults") or []:
+    params = run.get("params", {})
+    for event in [*(params.get("faults") or []), *(params.get("outages") or [])]:
         if event.get("fired_s") is None:
             continue
         healed = event.get("healed_s")

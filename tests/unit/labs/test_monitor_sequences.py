@@ -26,8 +26,8 @@ def test_planted_anomalies_are_each_counted_in_their_own_counter():
     for sequence in (0, 1, 3, 2, 4, 4, 5, 7):  # 2 after 3: out of order; 4 twice: a duplicate
         tracker.read(3, sequence, probes[sequence] + 0.01, probes[sequence])
     assert tracker.expire(25.9) == []  # 6, 8 and 9 were never read; 6 was sent at 6 s, its SLA runs out after 26 s
-    assert tracker.expire(26.1) == [(3, 6)]
-    assert tracker.expire(30) == [(3, 8), (3, 9)]
+    assert tracker.expire(26.1) == [(3, 6, -1)]
+    assert tracker.expire(30) == [(3, 8, -1), (3, 9, -1)]
     counts = tracker.counts(3)
     assert (counts.read, counts.duplicated, counts.out_of_order, counts.lost, counts.late) == (7, 1, 1, 3, 0)
 
@@ -35,7 +35,7 @@ def test_planted_anomalies_are_each_counted_in_their_own_counter():
 def test_a_probe_lost_at_its_sla_and_read_later_is_late_and_a_second_copy_a_duplicate():
     tracker = SequenceTracker(sla_s=5, span=100)
     (sequence, sent), = send(tracker, 1, 1)
-    assert tracker.expire(4.9) == [] and tracker.expire(5.1) == [(1, 0)]
+    assert tracker.expire(4.9) == [] and tracker.expire(5.1) == [(1, 0, -1)]
     assert tracker.read(1, sequence, 7.0, sent) is None
     assert tracker.read(1, sequence, 7.5, sent) is None
     counts = tracker.counts(1)

@@ -42,7 +42,7 @@ def test_errors_say_where(tmp_path):
     message = error_of(tmp_path, plan)
     assert message == f"{tmp_path / 'plan.yaml'}: scenarios -> 2 (produce) -> rate: must be > 0 (or -1: as fast as possible)"
     assert "scenarios -> 1 (fast) -> count: must be > 0" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce, name: fast, count: -5}]\n")
-    assert "scenarios -> 1 (monitor): unknown lab 'monitor'; expected one of 'latency'" in error_of(tmp_path, "name: p\nscenarios: [{lab: monitor}]\n")
+    assert "scenarios -> 1 (tuner): unknown lab 'tuner'; expected one of 'latency'" in error_of(tmp_path, "name: p\nscenarios: [{lab: tuner}]\n")
     assert "scenarios -> 1 (latency) -> sizes: not a known key here" in error_of(tmp_path, "name: p\nscenarios: [{lab: latency, sizes: 3}]\n")
     assert "scenarios -> 1 (produce): needs count or duration" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce}]\n")
     message = error_of(tmp_path, "name: p\nscenarios: [{lab: produce, count: 5, producer: {lingr.ms: 1}}]\n")

@@ -105,20 +105,20 @@ def test_failed_runs_partial_cells_and_labs_the_report_does_not_know_still_rende
     compression.runs.append(Run(client="confluent", scenario="compression", params={"format": "avro", "codec": "zstd"},
                                 error="timed out"))
     write_result(compression, tmp_path / "comp")
-    write_result(ResultDocument(lab="monitor", created_at="2026-01-02T00:00:00+00:00",
+    write_result(ResultDocument(lab="tuner", created_at="2026-01-02T00:00:00+00:00",
                                 runs=[Run(client="confluent", scenario="acks-all", duration_s=2.0)]), tmp_path / "dur")
     data = collect([tmp_path])
     html = render_html(data)
     assert "java: no JDK: javac not found" in html and "1 of 3 clients failed" in html
     assert "avro zstd: timed out" in html
-    assert "monitor: latencies in ms" in html  # the generic table of a lab without its own
+    assert "tuner: latencies in ms" in html  # the generic table of a lab without its own
     assert data["results"][1]["runs"][-1]["pareto"] is None
 
 
 def test_without_a_chart_the_chart_library_is_left_out(tmp_path):
     from kafkabench.core.results import ResultDocument, Run
 
-    write_result(ResultDocument(lab="monitor", created_at="2026-01-02T00:00:00+00:00",
+    write_result(ResultDocument(lab="tuner", created_at="2026-01-02T00:00:00+00:00",
                                 runs=[Run(client="confluent", scenario="acks-all", duration_s=2.0)]), tmp_path / "dur")
     html = render_html(collect([tmp_path]))
     assert 'data-chart="' not in html and len(html) < 100_000

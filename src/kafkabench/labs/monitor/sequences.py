@@ -41,7 +41,7 @@ class Roundtrip:
 
 @dataclass
 class _Partition:
-    pending: deque = field(default_factory=deque)  # (sequence, sent_s), in sequence order, still within the SLA
+    pending: deque = field(default_factory=deque)  # (sequence, sent_s, tag), in sequence order, within the SLA
     seen: deque = field(default_factory=deque)  # read bits of sequences seen_base, seen_base + 1, ...
     seen_base: int = 0
     highest_read: int = -1
@@ -63,13 +63,14 @@ class SequenceTracker:
     def next_sequence(self, partition: int) -> int:
         return self._partition(partition).next_sequence
 
-    def sent(self, partition: int, sent_s: float) -> int:
-        """A new probe of `partition`; its sequence."""
+    def sent(self, partition: int, sent_s: float, tag: int = -1) -> int:
+        """A new probe of `partition`; its sequence. `tag` (the partition's leader then) comes back with it from
+        `expire` if it is lost."""
         state = self._partition(partition)
         sequence = state.next_sequence
         state.next_sequence += 1
         state.counts.sent += 1
-        state.pending.append((sequence, sent_s))
+        state.pending.append((sequence, sent_s, tag))
         state.seen.append(False)
         while len(state.seen) > self.span:
             state.seen.popleft()
@@ -99,14 +100,14 @@ class SequenceTracker:
             return None
         return Roundtrip(partition, sequence, read_s - sent_s)
 
-    def expire(self, now_s: float) -> list[tuple[int, int]]:
-        """(partition, sequence) of each probe whose SLA ran out unread, now counted lost."""
+    def expire(self, now_s: float) -> list[tuple[int, int, int]]:
+        """(partition, sequence, tag) of each probe whose SLA ran out unread, now counted lost."""
         gone = []
         for partition, state in self._partitions.items():
             while state.pending and now_s - state.pending[0][1] > self.sla_s:
-                sequence, _ = state.pending.popleft()
+                sequence, _, tag = state.pending.popleft()
                 state.counts.lost += 1
-                gone.append((partition, sequence))
+                gone.append((partition, sequence, tag))
         return gone
 
     def counts(self, partition: int) -> PartitionCounts:
@@ -132,7 +133,7 @@ class SequenceTracker:
         if index < len(pending) and pending[index][0] == sequence:
             del pending[index]
             return True
-        for position, (waiting, _) in enumerate(pending):  # gaps from earlier reads: a short scan
+        for position, (waiting, _, _) in enumerate(pending):  # gaps from earlier reads: a short scan
             if waiting == sequence:
                 del pending[position]
                 return True

@@ -1,0 +1,57 @@
+"""`kafkabench monitor` as a lab: a watch instead of an experiment, on the same measurement core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.labs.base import Lab
+from kafkabench.labs.monitor import report
+from kafkabench.labs.monitor.scenario import MonitorScenario
+
+
+class MonitorLab(Lab):
+    name = "monitor"
+    scenario = MonitorScenario
+    summary = "Is my cluster delivering right now? An end-to-end probe per partition and consumer lag, for Prometheus."
+
+    def check(self, scenario: MonitorScenario) -> None:
+        import re
+
+        from kafkabench.errors import ConfigError
+
+        for pattern in scenario.groups:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"--groups {pattern!r}: not a regular expression ({exc})") from None
+
+    def without_cluster(self, scenario: MonitorScenario) -> list[str] | None:
+        if scenario.write_config is None:
+            return None
+        from kafkabench.labs.monitor.config_files import write_config
+
+        target = f"{'127.0.0.1' if scenario.metrics_host == '0.0.0.0' else scenario.metrics_host}:{scenario.metrics_port}"
+        return [f"wrote {path}" for path in write_config(scenario.write_config, target)]
+
+    def run(self, scenario: MonitorScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.monitor.run import run_monitor
+
+        return run_monitor(scenario, target, out_dir, events)
+
+    def tables(self, document):
+        return report.tables(document)
+
+    def lines(self, document):
+        return report.lines(document)
+
+    def headline(self, document):
+        return report.headline(document)
+
+    def run_label(self, run: Run) -> str:
+        return f"probes through {run.params.get('probe_topic', '')}"
+
+
+LABS = (MonitorLab(),)

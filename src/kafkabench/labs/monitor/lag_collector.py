@@ -1,0 +1,142 @@
+"""Consumer lag of every consumer group (or those matching `--groups`), polled every interval through the admin API:
+committed offsets, members, and each partition's end offset, turned into lag in offsets, lag in seconds and a
+status (labs.monitor.lag). State is kept per (group, topic, partition) in fixed-size rings, and dropped with its
+metrics when a group or partition goes away, so memory stays flat over days.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.labs.monitor.lag import EndOffsets, Poll, group_status, partition_status
+from kafkabench.labs.monitor.metrics import MonitorMetrics
+
+HISTORY = 3600  # end-offset samples per partition (an idle stretch keeps two): an hour at a 1 s interval
+TIMEOUT_S = 10.0
+
+
+@dataclass
+class GroupLag:
+    lag: int
+    lag_seconds: float | None
+    at_least: bool  # lag_seconds is a lower bound
+    status: str
+    members: int
+
+    def to_dict(self) -> dict:
+        return {"lag": self.lag, "lag_seconds": self.lag_seconds, "lag_seconds_at_least": self.at_least,
+                "status": self.status, "members": self.members}
+
+
+class LagCollector:
+    def __init__(self, bootstrap: str, patterns: list[str], exclude: re.Pattern, window: int,
+                 metrics: MonitorMetrics) -> None:
+        self._admin = AdminClient(quiet_client_config(bootstrap))
+        self._patterns = [re.compile(pattern) for pattern in patterns]
+        self._exclude, self._window, self._metrics = exclude, window, metrics
+        self._ends: dict[tuple[str, int], EndOffsets] = {}
+        self._polls: dict[tuple[str, str, int], deque] = {}
+
+    def collect(self, now_s: float) -> dict[str, GroupLag]:
+        groups = self._groups()
+        committed = {group: self._committed(group) for group in groups}
+        members = self._members(groups)
+        ends = self._end_offsets({key for offsets in committed.values() for key in offsets})
+        for key, end in ends.items():
+            self._ends.setdefault(key, EndOffsets(HISTORY)).add(now_s, end)
+            self._metrics.topic_offset.labels(key[0], str(key[1])).set(end)
+        found = {group: self._group(group, offsets, ends, members.get(group, 0), now_s)
+                 for group, offsets in committed.items()}
+        self._forget({(g, *key) for g, offsets in committed.items() for key in offsets}, set(ends))
+        return found
+
+    def _group(self, group: str, offsets: dict, ends: dict, members: int, now_s: float) -> GroupLag:
+        statuses, total, ages = [], 0, []
+        per_topic: dict[str, int] = {}
+        for (topic, partition), offset in sorted(offsets.items()):
+            end = ends.get((topic, partition))
+            if end is None:
+                continue
+            lag = max(0, end - offset)
+            polls = self._polls.setdefault((group, topic, partition), deque(maxlen=self._window))
+            polls.append(Poll(now_s, offset, lag))
+            statuses.append(partition_status(list(polls), members))
+            age = self._ends[(topic, partition)].lag_seconds(offset, now_s)
+            labels = (group, topic, str(partition))
+            self._metrics.lag.labels(*labels).set(lag)
+            self._metrics.current_offset.labels(*labels).set(offset)
+            if age is not None:
+                self._metrics.lag_seconds.labels(*labels).set(age.seconds)
+                ages.append(age)
+            total += lag
+            per_topic[topic] = per_topic.get(topic, 0) + lag
+        for topic, lag in per_topic.items():
+            self._metrics.lag_sum.labels(group, topic).set(lag)
+        status = group_status(statuses)
+        self._metrics.members.labels(group).set(members)
+        self._metrics.set_status(group, status)
+        oldest = max(ages, key=lambda age: age.seconds, default=None)
+        return GroupLag(total, oldest.seconds if oldest else None, bool(oldest and oldest.at_least), status, members)
+
+    def _groups(self) -> list[str]:
+        try:
+            listed = self._admin.list_consumer_groups(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S + 5).valid
+        except KafkaException:
+            return []
+        names = sorted(listing.group_id for listing in listed if not self._exclude.match(listing.group_id))
+        return [name for name in names if not self._patterns or any(p.search(name) for p in self._patterns)]
+
+    def _committed(self, group: str) -> dict[tuple[str, int], int]:
+        try:
+            future = self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                             request_timeout=TIMEOUT_S)[group]
+            found = future.result(timeout=TIMEOUT_S + 5).topic_partitions
+        except KafkaException:
+            return {}
+        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+
+    def _members(self, groups: list[str]) -> dict[str, int]:
+        if not groups:
+            return {}
+        members = {}
+        for group, future in self._admin.describe_consumer_groups(groups, request_timeout=TIMEOUT_S).items():
+            try:
+                members[group] = len(future.result(timeout=TIMEOUT_S + 5).members)
+            except KafkaException:
+                continue
+        return members
+
+    def _end_offsets(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        if not keys:
+            return {}
+        futures = self._admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in keys},
+                                           request_timeout=TIMEOUT_S)
+        ends = {}
+        for tp, future in futures.items():
+            try:
+                ends[(tp.topic, tp.partition)] = future.result(timeout=TIMEOUT_S + 5).offset
+            except KafkaException:
+                continue  # its leader is down: no end offset this time, no figure rather than a wrong one
+        return ends
+
+    def _forget(self, polled: set[tuple[str, str, int]], ends: set[tuple[str, int]]) -> None:
+        """What is no longer there: its state and its metrics' label sets go."""
+        for key in [key for key in self._polls if key not in polled]:
+            del self._polls[key]
+            for gauge in (self._metrics.lag, self._metrics.current_offset, self._metrics.lag_seconds):
+                _remove(gauge, key[0], key[1], str(key[2]))
+        for key in [key for key in self._ends if key not in ends and not any(k[1:] == key for k in polled)]:
+            del self._ends[key]
+
+
+def _remove(gauge, *labels: str) -> None:
+    try:
+        gauge.remove(*labels)
+    except KeyError:
+        pass

@@ -1,0 +1,204 @@
+"""The end-to-end probe: every interval one probe per partition of the probe topic, read back by a consumer in the
+same process, so send and read are timed on one monotonic clock.
+
+A probe's value is (instance id, partition, sequence, send time in ns, the partition's leader when it was sent): the
+instance id tells this monitor's probes from another's on the same topic; the leader labels every figure of the
+probe (`broker_id`), even when leadership moves before it is read. The producer writes with acks=all and no
+linger, each probe giving up after the SLA (`message.timeout.ms`); the consumer reads every partition from its end
+at the start, in a group of this instance's own, and commits its position every interval (the commit is timed,
+labelled with the group's coordinator); the group is deleted when the watch ends.
+
+Per window (one interval) `take_window` hands out what the terminal, `--json-lines` and the result show: per broker
+the probes sent, acknowledged, read back within the SLA, lost, duplicated and out of order, roundtrip p50/p99, and
+availability (probes decided in the last AVAILABILITY_S: read back within the SLA / read back or lost).
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.labs.monitor.metrics import MonitorMetrics
+from kafkabench.labs.monitor.sequences import SequenceTracker
+
+PROBE = struct.Struct(">8sIQqi")  # instance, partition, sequence, send time (monotonic ns), leader then
+AVAILABILITY_S = 60.0
+
+
+@dataclass
+class BrokerWindow:
+    sent: int = 0
+    acked: int = 0
+    received: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    out_of_order: int = 0
+    failed: int = 0
+    availability: float | None = None
+    roundtrip: LatencyHistogram = field(default_factory=LatencyHistogram)
+
+    COUNTS = ("sent", "acked", "received", "lost", "failed", "duplicated", "out_of_order")
+
+    def to_dict(self) -> dict:
+        stat = self.roundtrip.summary()
+        return {**{name: getattr(self, name) for name in self.COUNTS}, "availability": self.availability,
+                "roundtrip_p50_ms": stat.p50_ms if stat else None, "roundtrip_p99_ms": stat.p99_ms if stat else None}
+
+
+class Prober:
+    def __init__(self, bootstrap: str, topic: str, sla_s: float, interval_s: float, metrics: MonitorMetrics,
+                 clock=time.monotonic_ns) -> None:
+        self.topic, self.sla_s, self.metrics, self.clock = topic, sla_s, metrics, clock
+        self.instance = uuid.uuid4().bytes[:8]
+        self.group = f"kafkabench-monitor-{self.instance.hex()}"
+        self.tracker = SequenceTracker(sla_s, span=int(sla_s / interval_s) + 16)
+        self.leaders: dict[int, int] = {}
+        self._windows: dict[int, BrokerWindow] = {}
+        self._decided: dict[int, deque] = {}  # broker -> (time_s, read in time) of the last AVAILABILITY_S
+        self._producer = Producer(quiet_client_config(bootstrap, **{
+            "acks": "all", "linger.ms": 0, "message.timeout.ms": int(sla_s * 1000)}))
+        self._consumer = Consumer(quiet_client_config(bootstrap, **{
+            "group.id": self.group, "enable.auto.commit": False, "enable.partition.eof": False}))
+        self._admin = AdminClient(quiet_client_config(bootstrap))
+        self.coordinator = -1
+
+    def watch(self, leaders: dict[int, int], timeout_s: float = 10) -> None:
+        """The probe topic's partitions and their leaders now; a new partition is read from the end offset it has
+        now, looked up before any probe is sent to it, so none is missed."""
+        new = sorted(set(leaders) - set(self.leaders))
+        starts = [TopicPartition(self.topic, p, self._consumer.get_watermark_offsets(
+            TopicPartition(self.topic, p), timeout=timeout_s)[1]) for p in new]
+        if starts:
+            self._consumer.incremental_assign(starts)
+        self.leaders = dict(leaders)
+
+    def probe(self) -> None:
+        """One probe per partition, sent now."""
+        for partition, leader in sorted(self.leaders.items()):
+            sent_ns = self.clock()
+            sequence = self.tracker.sent(partition, sent_ns / 1e9, leader)
+            value = PROBE.pack(self.instance, partition, sequence, sent_ns, leader)
+            labels = (str(partition), str(leader))
+            self.metrics.produced.labels(*labels).inc()
+            self._window(leader).sent += 1
+            try:
+                self._producer.produce(self.topic, value, partition=partition,
+                                       on_delivery=lambda err, msg, at=sent_ns, labels=labels: self._answered(err, at, labels))
+            except (BufferError, KafkaException) as exc:
+                self._failed(labels, type(exc).__name__)
+        self._producer.poll(0)
+
+    def serve(self, until_ns: int) -> None:
+        """Read probes back and serve the producer's answers until `until_ns`."""
+        while (left := until_ns - self.clock()) > 0:
+            self._producer.poll(0)
+            message = self._consumer.poll(min(left / 1e9, 0.01))  # returns with the first record: consume() would
+            if message is not None and message.error() is None:  # wait for a whole batch or its timeout
+                self._read(message.value(), self.clock())
+        self._expire()
+
+    def commit(self) -> None:
+        """Commit the consumer's position, timed: the offset-commit latency of the group's coordinator."""
+        begun = self.clock()
+        try:
+            self._consumer.commit(asynchronous=False)
+        except KafkaException:
+            return  # nothing consumed yet, or the coordinator is moving: the next interval tries again
+        self.metrics.commit_latency.labels(str(self.coordinator)).observe((self.clock() - begun) / 1e9)
+
+    def find_coordinator(self) -> None:
+        """Which broker coordinates this instance's group now (the commit latency's label); -1 until known."""
+        try:
+            future = self._admin.describe_consumer_groups([self.group], request_timeout=5)[self.group]
+            self.coordinator = future.result(timeout=10).coordinator.id
+        except (KafkaException, AttributeError):
+            pass
+
+    def take_window(self) -> dict[int, BrokerWindow]:
+        """broker -> its figures since the last take, availability set."""
+        now_s = self.clock() / 1e9
+        windows, self._windows = self._windows, {}
+        for broker in sorted(set(windows) | set(self._decided)):
+            window = windows.setdefault(broker, BrokerWindow())
+            window.availability = self._availability(broker, now_s)
+            if window.availability is not None:
+                self.metrics.availability.labels(str(broker)).set(window.availability)
+        return dict(sorted(windows.items()))
+
+    def close(self) -> None:
+        """Close both clients and delete this instance's group: a watch leaves no lagging group behind."""
+        self._producer.flush(1)
+        self._consumer.close()
+        try:
+            self._admin.delete_consumer_groups([self.group], request_timeout=5)[self.group].result(timeout=10)
+        except KafkaException:
+            pass  # never committed (no group), or the coordinator is down: nothing more to do
+
+    def _answered(self, error, sent_ns: int, labels: tuple[str, str]) -> None:
+        if error is not None:
+            self._failed(labels, error.name())
+            return
+        self.metrics.acked.labels(*labels).inc()
+        self.metrics.produce_latency.labels(*labels).observe((self.clock() - sent_ns) / 1e9)
+        self._window(int(labels[1])).acked += 1
+
+    def _failed(self, labels: tuple[str, str], error: str) -> None:
+        self.metrics.produce_failed.labels(*labels, error).inc()
+        self._window(int(labels[1])).failed += 1
+
+    def _read(self, value: bytes | None, read_ns: int) -> None:
+        if value is None or len(value) != PROBE.size:
+            return
+        instance, partition, sequence, sent_ns, leader = PROBE.unpack(value)
+        if instance != self.instance:
+            return  # another monitor's probe
+        counts = self.tracker.counts(partition)
+        before = (counts.duplicated, counts.out_of_order, counts.late)
+        trip = self.tracker.read(partition, sequence, read_ns / 1e9, sent_ns / 1e9)
+        labels, window = (str(partition), str(leader)), self._window(leader)
+        duplicated, out_of_order, late = (now - then for now, then in
+                                          zip((counts.duplicated, counts.out_of_order, counts.late), before))
+        for metric, count in ((self.metrics.duplicated, duplicated), (self.metrics.out_of_order, out_of_order),
+                              (self.metrics.late, late)):
+            if count:
+                metric.labels(*labels).inc(count)
+        window.duplicated += duplicated
+        window.out_of_order += out_of_order
+        if trip is not None:
+            self.metrics.received.labels(*labels).inc()
+            self.metrics.roundtrip_latency.labels(*labels).observe(trip.seconds)
+            window.received += 1
+            window.roundtrip.record_ns(int(trip.seconds * 1e9))
+            self._decide(leader, read_ns / 1e9, True)
+
+    def _expire(self) -> None:
+        now_s = self.clock() / 1e9
+        for partition, _, leader in self.tracker.expire(now_s):
+            self.metrics.lost.labels(str(partition), str(leader)).inc()
+            self._window(leader).lost += 1
+            self._decide(leader, now_s, False)
+
+    def _decide(self, broker: int, at_s: float, in_time: bool) -> None:
+        self._decided.setdefault(broker, deque()).append((at_s, in_time))
+
+    def _availability(self, broker: int, now_s: float) -> float | None:
+        decided = self._decided.get(broker)
+        if not decided:
+            return None
+        while decided and now_s - decided[0][0] > AVAILABILITY_S:
+            decided.popleft()
+        return sum(ok for _, ok in decided) / len(decided) if decided else None
+
+    def _window(self, broker: int) -> BrokerWindow:
+        window = self._windows.get(broker)
+        if window is None:
+            window = self._windows[broker] = BrokerWindow()
+        return window

@@ -1,0 +1,140 @@
+"""`kafkabench monitor`: every interval, one probe per partition of the probe topic, read back in this process, and
+the consumer lag of the watched groups; the figures go to the Prometheus endpoint as they happen, and one window
+per interval to the terminal (a table, or a JSON line with `--json-lines`) and to the result's timeline.
+
+It runs until `--duration` or Ctrl-C, which is its normal end: the result document is written either way. The probe
+topic is brought back in shape (a partition led by each broker) every SHAPE_EVERY_S.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from prometheus_client import start_http_server
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.errors import ConfigError, KafkaAdminError
+from kafkabench.labs.document import new_document
+from kafkabench.labs.monitor.lag_collector import LagCollector
+from kafkabench.labs.monitor.metrics import MonitorMetrics
+from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
+from kafkabench.labs.monitor.prober import BrokerWindow, Prober
+from kafkabench.labs.monitor.report import window_table
+from kafkabench.labs.monitor.scenario import MonitorScenario
+
+SHAPE_EVERY_S = 30.0
+MONITOR_GROUPS = re.compile(r"^kafkabench-monitor-[0-9a-f]{16}$")  # monitors' own groups are probes, not consumers
+ADMIN_TIMEOUT_S = 10.0
+
+
+def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    document = new_document("monitor", target, scenario.model_dump(mode="json", exclude_none=True))
+    run = Run(client="confluent", scenario="monitor", params={"probe_topic": scenario.probe_topic})
+    document.runs.append(run)
+    metrics = MonitorMetrics()
+    server = _serve(metrics, scenario, listener)
+    prober = Prober(target.bootstrap_servers, scenario.probe_topic, scenario.sla, scenario.interval, metrics)
+    lag = LagCollector(target.bootstrap_servers, scenario.groups, MONITOR_GROUPS, scenario.lag_window, metrics)
+    watch = _Watch(run, scenario.interval)
+    try:
+        _reshape(target, scenario, prober)
+        start = time.monotonic()
+        next_shape = start + SHAPE_EVERY_S
+        deadline = start + scenario.duration if scenario.duration else float("inf")
+        tick = start
+        while tick < deadline:
+            prober.probe()
+            tick += scenario.interval
+            prober.serve(int(min(tick, deadline) * 1e9))
+            prober.commit()
+            now = time.monotonic()
+            window = watch.add(now - start, prober.take_window(), lag.collect(now))
+            listener.window("monitor", json.dumps(window) if scenario.json_lines else window_table(window))
+            if now >= next_shape:
+                _reshape(target, scenario, prober)
+                next_shape = now + SHAPE_EVERY_S
+    except KeyboardInterrupt:
+        pass  # a watch ends when it is told to: what it saw is the result
+    finally:
+        prober.close()
+        if server is not None:
+            server.shutdown()
+        watch.finish()
+        write_result(document, out_dir)
+    return document
+
+
+def _serve(metrics: MonitorMetrics, scenario: MonitorScenario, listener: Listener):
+    if not scenario.metrics_port:
+        return None
+    try:
+        server, _ = start_http_server(scenario.metrics_port, scenario.metrics_host, registry=metrics.registry)
+    except OSError as exc:
+        raise ConfigError(f"--metrics-port {scenario.metrics_port} on {scenario.metrics_host}: {exc.strerror}; choose "
+                          "another port, or 0 for no endpoint") from exc
+    listener.note(f"metrics: http://{scenario.metrics_host}:{scenario.metrics_port}/metrics")
+    return server
+
+
+def _reshape(target: Target, scenario: MonitorScenario, prober: Prober) -> None:
+    try:
+        with KafkaAdmin(target.bootstrap_servers, timeout_s=ADMIN_TIMEOUT_S) as admin:
+            info = ensure_probe_topic(admin, scenario.probe_topic)
+    except KafkaAdminError:
+        if not prober.leaders:
+            raise
+        return  # a broker is down: the topic keeps its shape until the next look
+    prober.watch({p.partition: p.leader if p.leader is not None else p.replicas[0] for p in info.partitions})
+    prober.find_coordinator()
+
+
+class _Watch:
+    """The windows as the result keeps them: the run's timeline, totals in counters, the roundtrip of every probe in
+    one histogram, outages (a broker's probes lost or failed, until a window without) as bands."""
+
+    def __init__(self, run: Run, interval_s: float) -> None:
+        self.run, self.interval_s = run, interval_s
+        self.totals = dict.fromkeys(BrokerWindow.COUNTS, 0)
+        self.roundtrip = LatencyHistogram()
+        self.outages: dict[int, dict] = {}  # broker -> the outage under way
+        run.params["outages"] = []
+
+    def add(self, t_s: float, brokers: dict[int, BrokerWindow], groups: dict) -> dict:
+        merged = LatencyHistogram()
+        for broker, figures in brokers.items():
+            for name in BrokerWindow.COUNTS:
+                self.totals[name] += getattr(figures, name)
+            merged.merge(figures.roundtrip)
+            self._outage(broker, t_s, bool(figures.lost or figures.failed))
+        self.roundtrip.merge(merged)
+        window = {"t_s": round(t_s, 3), "brokers": {str(b): f.to_dict() for b, f in brokers.items()},
+                  "groups": {group: lag.to_dict() for group, lag in groups.items()}}
+        stat = merged.summary()
+        received = sum(figures.received for figures in brokers.values())
+        self.run.timeline.append({"t_s": round(t_s, 3), "records": received, "records_per_s": received / self.interval_s,
+                                  "metric": "roundtrip", "p50_ms": stat.p50_ms if stat else None,
+                                  "p99_ms": stat.p99_ms if stat else None, **window})
+        return window
+
+    def _outage(self, broker: int, t_s: float, failing: bool) -> None:
+        under_way = self.outages.get(broker)
+        if failing and under_way is None:
+            self.outages[broker] = under_way = {"fault": "probes lost", "broker": broker, "fired_s": round(t_s, 3),
+                                                "healed_s": None}
+            self.run.params["outages"].append(under_way)
+        elif not failing and under_way is not None:
+            under_way["healed_s"] = round(t_s, 3)
+            del self.outages[broker]
+
+    def finish(self) -> None:
+        self.run.counters = dict(self.totals)
+        self.run.stats = stats_from({"roundtrip": self.roundtrip})
+        self.run.duration_s = self.run.timeline[-1]["t_s"] if self.run.timeline else 0.0

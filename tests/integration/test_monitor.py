@@ -1,0 +1,158 @@
+"""`kafkabench monitor` on a real broker: a real Prometheus server scrapes it and finds probe series for the broker,
+promtool accepts the written configuration and rules, and a group that stopped consuming while a producer goes on
+shows growing lag, lag in seconds and a status other than OK."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kafkabench.admin import quiet_client_config
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.labs.monitor.run import run_monitor
+from kafkabench.labs.monitor.scenario import MonitorScenario
+
+pytestmark = pytest.mark.integration
+
+PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
+INSTALL_TIMEOUT_S = 600
+
+
+def _install_prometheus() -> str | None:
+    """Debian's prometheus (server and promtool) when missing and we may; the reason it cannot be had, else None."""
+    if PROMETHEUS.exists() and PROMTOOL.exists():
+        return None
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return "prometheus is missing and installing it needs root and apt-get"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "--no-install-recommends", "prometheus"]
+    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    if done.returncode != 0:
+        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=INSTALL_TIMEOUT_S)
+        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    if done.returncode != 0:
+        return f"apt-get install prometheus failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def prometheus_installed():
+    reason = _install_prometheus()
+    if reason:
+        pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Windows(Listener):
+    def __init__(self) -> None:
+        self.lines: list[dict] = []
+
+    def window(self, role, entry) -> None:
+        self.lines.append(json.loads(entry))
+
+
+def monitor_in_background(cluster, tmp_path, **fields):
+    windows, done = Windows(), {}
+    scenario = MonitorScenario(json_lines=True, **fields)
+    thread = threading.Thread(target=lambda: done.update(document=run_monitor(
+        scenario, Target.external(cluster.bootstrap_servers), tmp_path / "result", windows)), daemon=True)
+    thread.start()
+    return thread, windows, done
+
+
+def test_promtool_accepts_the_written_configuration_and_rules(prometheus_installed, tmp_path):
+    written = subprocess.run([sys.executable, "-m", "kafkabench", "monitor", "--write-config", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert written.returncode == 0, written.stderr
+    for check in (["check", "config", str(tmp_path / "prometheus.yml")], ["check", "rules", str(tmp_path / "alerts.yml")]):
+        done = subprocess.run([str(PROMTOOL), *check], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_real_prometheus_scrapes_probe_series_for_every_broker(prometheus_installed, kafka_cluster, admin, tmp_path):
+    metrics_port, web_port = free_port(), free_port()
+    topic = f"kafkabench-probe-{tmp_path.name[-8:]}"
+    thread, windows, done = monitor_in_background(kafka_cluster, tmp_path, probe_topic=topic, interval=0.5,
+                                                  duration=12, metrics_port=metrics_port)
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [
+        {"job_name": "kafkabench", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}]}))
+    server = subprocess.Popen([str(PROMETHEUS), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                               f"--web.listen-address=127.0.0.1:{web_port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        query = "sum by (broker_id) (kafkabench_end_to_end_messages_received_total)"
+        url = f"http://127.0.0.1:{web_port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+        deadline, series = time.monotonic() + 11, []
+        while time.monotonic() < deadline and not series:
+            time.sleep(1)
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    series = json.load(answer)["data"]["result"]
+            except OSError:
+                continue  # the server is still starting
+        brokers = {str(broker) for broker in admin.brokers()}
+        assert {s["metric"]["broker_id"] for s in series} == brokers, series
+        assert all(float(s["value"][1]) > 0 for s in series)
+    finally:
+        server.terminate()
+        server.wait(10)
+        thread.join(30)
+    assert not thread.is_alive() and done["document"].runs[0].counters["lost"] == 0
+    assert windows.lines and all(w["brokers"] for w in windows.lines)
+
+
+def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is_not_ok(kafka_cluster, admin,
+                                                                                       topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=1)
+    producer = Producer(quiet_client_config(bootstrap))
+    for i in range(50):
+        producer.produce(topic_name, f"v{i}".encode())
+    producer.flush(10)
+    group = f"stopped-{topic_name}"
+    consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "auto.offset.reset": "earliest",
+                                                           "enable.auto.commit": False}))
+    consumer.subscribe([topic_name])
+    read, deadline = 0, time.monotonic() + 30
+    while read < 20 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        read += message is not None and message.error() is None
+    consumer.commit(asynchronous=False)
+    consumer.close()  # the group stops: nobody consumes, and a producer goes on
+
+    stop = threading.Event()
+
+    def go_on() -> None:
+        while not stop.wait(0.1):
+            producer.produce(topic_name, b"more")
+            producer.poll(0)
+
+    feeder = threading.Thread(target=go_on, daemon=True)
+    feeder.start()
+    thread, windows, _ = monitor_in_background(kafka_cluster, tmp_path, probe_topic=f"probe-{topic_name}",
+                                               interval=0.5, duration=5, metrics_port=0, groups=[f"^{group}$"])
+    thread.join(60)
+    stop.set()
+    feeder.join(5)
+    seen = [w["groups"][group] for w in windows.lines if group in w["groups"]]
+    assert len(seen) >= 5 and all(set(w["groups"]) == {group} for w in windows.lines)
+    assert seen[-1]["lag"] > seen[0]["lag"] >= 30
+    assert seen[-1]["lag_seconds"] > 0 and seen[-1]["members"] == 0
+    assert seen[-1]["status"] != "OK" and seen[-1]["status"] == "STOP"
