@@ -114,8 +114,8 @@ class KafkaAdmin:
 
     def elect_preferred_leaders(self, name: str, partitions: list[int]) -> None:
         """Give each partition back to its preferred leader (the first of its replicas), where that broker is alive."""
-        future = self._admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(name, p) for p in partitions],
-                                           request_timeout=self.timeout_s)
+        # no request_timeout keyword: confluent-kafka 2.16's elect_leaders fails on any keyword argument
+        future = self._admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(name, p) for p in partitions])
         self._call(f"elect the preferred leaders of {name}", lambda: future.result(timeout=self.timeout_s + 5))
 
     def delete_records(self, name: str, partition: int, before: int) -> None:

@@ -19,9 +19,8 @@ from confluent_kafka import Consumer, Producer
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.cluster.target import Target
-from kafkabench.core.events import Listener
-from kafkabench.labs.monitor.run import run_monitor
-from kafkabench.labs.monitor.scenario import MonitorScenario
+
+from tests.integration.monitoring import monitor_in_background
 
 pytestmark = pytest.mark.integration
 
@@ -59,23 +58,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class Windows(Listener):
-    def __init__(self) -> None:
-        self.lines: list[dict] = []
-
-    def window(self, role, entry) -> None:
-        self.lines.append(json.loads(entry))
-
-
-def monitor_in_background(cluster, tmp_path, **fields):
-    windows, done = Windows(), {}
-    scenario = MonitorScenario(json_lines=True, **fields)
-    thread = threading.Thread(target=lambda: done.update(document=run_monitor(
-        scenario, Target.external(cluster.bootstrap_servers), tmp_path / "result", windows)), daemon=True)
-    thread.start()
-    return thread, windows, done
-
-
 def test_promtool_accepts_the_written_configuration_and_rules(prometheus_installed, tmp_path):
     written = subprocess.run([sys.executable, "-m", "kafkabench", "monitor", "--write-config", str(tmp_path)],
                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -88,7 +70,8 @@ def test_promtool_accepts_the_written_configuration_and_rules(prometheus_install
 def test_a_real_prometheus_scrapes_probe_series_for_every_broker(prometheus_installed, kafka_cluster, admin, tmp_path):
     metrics_port, web_port = free_port(), free_port()
     topic = f"kafkabench-probe-{tmp_path.name[-8:]}"
-    thread, windows, done = monitor_in_background(kafka_cluster, tmp_path, probe_topic=topic, interval=0.5,
+    thread, windows, done = monitor_in_background(Target.external(kafka_cluster.bootstrap_servers), tmp_path / "result",
+                                                  probe_topic=topic, interval=0.5,
                                                   duration=12, metrics_port=metrics_port)
     config = tmp_path / "prometheus.yml"
     config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [
@@ -146,7 +129,7 @@ def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is
 
     feeder = threading.Thread(target=go_on, daemon=True)
     feeder.start()
-    thread, windows, _ = monitor_in_background(kafka_cluster, tmp_path, probe_topic=f"probe-{topic_name}",
+    thread, windows, _ = monitor_in_background(Target.external(bootstrap), tmp_path / "result", probe_topic=f"probe-{topic_name}",
                                                interval=0.5, duration=5, metrics_port=0, groups=[f"^{group}$"])
     thread.join(60)
     stop.set()

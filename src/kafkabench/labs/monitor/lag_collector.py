@@ -7,6 +7,8 @@ metrics when a group or partition goes away, so memory stays flat over days.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -35,6 +37,9 @@ class GroupLag:
 
 
 class LagCollector:
+    """Polls in a thread of its own (`start`): an admin call to a broker that is down waits out its timeout there,
+    never in the probe loop, which takes the `latest` figures as they are."""
+
     def __init__(self, bootstrap: str, patterns: list[str], exclude: re.Pattern, window: int,
                  metrics: MonitorMetrics) -> None:
         self._admin = AdminClient(quiet_client_config(bootstrap))
@@ -42,6 +47,24 @@ class LagCollector:
         self._exclude, self._window, self._metrics = exclude, window, metrics
         self._ends: dict[tuple[str, int], EndOffsets] = {}
         self._polls: dict[tuple[str, str, int], deque] = {}
+        self.latest: dict[str, GroupLag] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, interval_s: float) -> None:
+        def loop() -> None:
+            while not self._stop.is_set():
+                begun = time.monotonic()
+                self.latest = self.collect(begun)
+                self._stop.wait(max(0.0, interval_s - (time.monotonic() - begun)))
+
+        self._thread = threading.Thread(target=loop, name="kafkabench-lag", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(TIMEOUT_S * 3)
 
     def collect(self, now_s: float) -> dict[str, GroupLag]:
         groups = self._groups()

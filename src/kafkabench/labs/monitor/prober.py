@@ -26,11 +26,13 @@ from confluent_kafka.admin import AdminClient
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.waiting import wait_until
 from kafkabench.labs.monitor.metrics import MonitorMetrics
 from kafkabench.labs.monitor.sequences import SequenceTracker
 
 PROBE = struct.Struct(">8sIQqi")  # instance, partition, sequence, send time (monotonic ns), leader then
 AVAILABILITY_S = 60.0
+LEADERS_TIMEOUT_S = 0.5
 
 
 @dataclass
@@ -65,8 +67,10 @@ class Prober:
         self._decided: dict[int, deque] = {}  # broker -> (time_s, read in time) of the last AVAILABILITY_S
         self._producer = Producer(quiet_client_config(bootstrap, **{
             "acks": "all", "linger.ms": 0, "message.timeout.ms": int(sla_s * 1000)}))
+        self._commit_sent_ns: int | None = None
         self._consumer = Consumer(quiet_client_config(bootstrap, **{
-            "group.id": self.group, "enable.auto.commit": False, "enable.partition.eof": False}))
+            "group.id": self.group, "enable.auto.commit": False, "enable.partition.eof": False,
+            "on_commit": self._committed}))
         self._admin = AdminClient(quiet_client_config(bootstrap))
         self.coordinator = -1
 
@@ -74,14 +78,25 @@ class Prober:
         """The probe topic's partitions and their leaders now; a new partition is read from the end offset it has
         now, looked up before any probe is sent to it, so none is missed."""
         new = sorted(set(leaders) - set(self.leaders))
-        starts = [TopicPartition(self.topic, p, self._consumer.get_watermark_offsets(
-            TopicPartition(self.topic, p), timeout=timeout_s)[1]) for p in new]
+        starts = [TopicPartition(self.topic, p, self._end_offset(p, timeout_s)) for p in new]
         if starts:
             self._consumer.incremental_assign(starts)
         self.leaders = dict(leaders)
 
+    def _end_offset(self, partition: int, timeout_s: float) -> int:
+        """Asked again while the partition's leader does not know it yet (a topic just created)."""
+        def ask() -> tuple[int] | None:  # a tuple: offset 0 is an answer too
+            try:
+                return (self._consumer.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=1)[1],)
+            except KafkaException:
+                return None
+
+        return wait_until(ask, timeout_s=timeout_s, what=f"the end offset of {self.topic}[{partition}]",
+                          interval_s=0.1)[0]
+
     def probe(self) -> None:
-        """One probe per partition, sent now."""
+        """One probe per partition, sent now, labelled with the partition's leader as the producer's metadata has it."""
+        self._refresh_leaders()
         for partition, leader in sorted(self.leaders.items()):
             sent_ns = self.clock()
             sequence = self.tracker.sent(partition, sent_ns / 1e9, leader)
@@ -96,6 +111,16 @@ class Prober:
                 self._failed(labels, type(exc).__name__)
         self._producer.poll(0)
 
+    def _refresh_leaders(self) -> None:
+        try:
+            topic = self._producer.list_topics(self.topic, timeout=LEADERS_TIMEOUT_S).topics.get(self.topic)
+        except KafkaException:
+            return  # no answer in time: the last known leaders label this round
+        if topic is not None and topic.error is None:
+            for partition, info in topic.partitions.items():
+                if partition in self.leaders and info.leader >= 0:
+                    self.leaders[partition] = info.leader
+
     def serve(self, until_ns: int) -> None:
         """Read probes back and serve the producer's answers until `until_ns`."""
         while (left := until_ns - self.clock()) > 0:
@@ -106,13 +131,20 @@ class Prober:
         self._expire()
 
     def commit(self) -> None:
-        """Commit the consumer's position, timed: the offset-commit latency of the group's coordinator."""
-        begun = self.clock()
+        """Commit the consumer's position asynchronously; its answer, served while reading, times the offset-commit
+        latency of the group's coordinator. One commit at a time: a coordinator that does not answer holds none up."""
+        if self._commit_sent_ns is not None:
+            return
         try:
-            self._consumer.commit(asynchronous=False)
+            self._consumer.commit(asynchronous=True)
         except KafkaException:
-            return  # nothing consumed yet, or the coordinator is moving: the next interval tries again
-        self.metrics.commit_latency.labels(str(self.coordinator)).observe((self.clock() - begun) / 1e9)
+            return  # nothing consumed yet: nothing to commit
+        self._commit_sent_ns = self.clock()
+
+    def _committed(self, error, _partitions) -> None:
+        if self._commit_sent_ns is not None and error is None:
+            self.metrics.commit_latency.labels(str(self.coordinator)).observe((self.clock() - self._commit_sent_ns) / 1e9)
+        self._commit_sent_ns = None
 
     def find_coordinator(self) -> None:
         """Which broker coordinates this instance's group now (the commit latency's label); -1 until known."""

@@ -46,6 +46,7 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
     watch = _Watch(run, scenario.interval)
     try:
         _reshape(target, scenario, prober)
+        lag.start(scenario.interval)
         start = time.monotonic()
         next_shape = start + SHAPE_EVERY_S
         deadline = start + scenario.duration if scenario.duration else float("inf")
@@ -56,7 +57,7 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
             prober.serve(int(min(tick, deadline) * 1e9))
             prober.commit()
             now = time.monotonic()
-            window = watch.add(now - start, prober.take_window(), lag.collect(now))
+            window = watch.add(now - start, prober.take_window(), lag.latest)
             listener.window("monitor", json.dumps(window) if scenario.json_lines else window_table(window))
             if now >= next_shape:
                 _reshape(target, scenario, prober)
@@ -64,6 +65,7 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
     except KeyboardInterrupt:
         pass  # a watch ends when it is told to: what it saw is the result
     finally:
+        lag.stop()
         prober.close()
         if server is not None:
             server.shutdown()
