@@ -15,6 +15,7 @@ availability (probes decided in the last AVAILABILITY_S: read back within the SL
 
 from __future__ import annotations
 
+import math
 import struct
 import time
 import uuid
@@ -25,7 +26,6 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from kafkabench.admin import quiet_client_config
-from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.waiting import wait_until
 from kafkabench.labs.monitor.metrics import MonitorMetrics
 from kafkabench.labs.monitor.sequences import SequenceTracker
@@ -33,6 +33,7 @@ from kafkabench.labs.monitor.sequences import SequenceTracker
 PROBE = struct.Struct(">8sIQqi")  # instance, partition, sequence, send time (monotonic ns), leader then
 AVAILABILITY_S = 60.0
 LEADERS_TIMEOUT_S = 0.5
+LEADERS_EVERY_S = 1.0
 
 
 @dataclass
@@ -45,14 +46,21 @@ class BrokerWindow:
     out_of_order: int = 0
     failed: int = 0
     availability: float | None = None
-    roundtrip: LatencyHistogram = field(default_factory=LatencyHistogram)
+    roundtrip_us: list[int] = field(default_factory=list)  # a few per window: kept whole, percentiles exact
 
     COUNTS = ("sent", "acked", "received", "lost", "failed", "duplicated", "out_of_order")
 
     def to_dict(self) -> dict:
-        stat = self.roundtrip.summary()
+        ordered = sorted(self.roundtrip_us)
         return {**{name: getattr(self, name) for name in self.COUNTS}, "availability": self.availability,
-                "roundtrip_p50_ms": stat.p50_ms if stat else None, "roundtrip_p99_ms": stat.p99_ms if stat else None}
+                "roundtrip_p50_ms": nearest_rank_ms(ordered, 0.50), "roundtrip_p99_ms": nearest_rank_ms(ordered, 0.99)}
+
+
+def nearest_rank_ms(ordered_us: list[int], quantile: float) -> float | None:
+    """The least value with at least `quantile` of all at or below it (as HdrHistogram reads a percentile)."""
+    if not ordered_us:
+        return None
+    return ordered_us[max(0, math.ceil(quantile * len(ordered_us)) - 1)] / 1000
 
 
 class Prober:
@@ -65,9 +73,11 @@ class Prober:
         self.leaders: dict[int, int] = {}
         self._windows: dict[int, BrokerWindow] = {}
         self._decided: dict[int, deque] = {}  # broker -> (time_s, read in time) of the last AVAILABILITY_S
+        self._in_time: dict[int, int] = {}  # broker -> how many of those were read in time
         self._producer = Producer(quiet_client_config(bootstrap, **{
             "acks": "all", "linger.ms": 0, "message.timeout.ms": int(sla_s * 1000)}))
         self._commit_sent_ns: int | None = None
+        self._leaders_due_ns = 0
         self._consumer = Consumer(quiet_client_config(bootstrap, **{
             "group.id": self.group, "enable.auto.commit": False, "enable.partition.eof": False,
             "on_commit": self._committed}))
@@ -95,8 +105,11 @@ class Prober:
                           interval_s=0.1)[0]
 
     def probe(self) -> None:
-        """One probe per partition, sent now, labelled with the partition's leader as the producer's metadata has it."""
-        self._refresh_leaders()
+        """One probe per partition, sent now, labelled with the partition's leader as the producer's metadata has it
+        (looked up at most every LEADERS_EVERY_S)."""
+        if self.clock() >= self._leaders_due_ns:
+            self._leaders_due_ns = self.clock() + int(LEADERS_EVERY_S * 1e9)
+            self._refresh_leaders()
         for partition, leader in sorted(self.leaders.items()):
             sent_ns = self.clock()
             sequence = self.tracker.sent(partition, sent_ns / 1e9, leader)
@@ -208,7 +221,7 @@ class Prober:
             self.metrics.received.labels(*labels).inc()
             self.metrics.roundtrip_latency.labels(*labels).observe(trip.seconds)
             window.received += 1
-            window.roundtrip.record_ns(int(trip.seconds * 1e9))
+            window.roundtrip_us.append(round(trip.seconds * 1e6))
             self._decide(leader, read_ns / 1e9, True)
 
     def _expire(self) -> None:
@@ -220,14 +233,13 @@ class Prober:
 
     def _decide(self, broker: int, at_s: float, in_time: bool) -> None:
         self._decided.setdefault(broker, deque()).append((at_s, in_time))
+        self._in_time[broker] = self._in_time.get(broker, 0) + in_time
 
     def _availability(self, broker: int, now_s: float) -> float | None:
         decided = self._decided.get(broker)
-        if not decided:
-            return None
         while decided and now_s - decided[0][0] > AVAILABILITY_S:
-            decided.popleft()
-        return sum(ok for _, ok in decided) / len(decided) if decided else None
+            self._in_time[broker] -= decided.popleft()[1]
+        return self._in_time[broker] / len(decided) if decided else None
 
     def _window(self, broker: int) -> BrokerWindow:
         window = self._windows.get(broker)

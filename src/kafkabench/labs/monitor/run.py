@@ -25,11 +25,12 @@ from kafkabench.labs.document import new_document
 from kafkabench.labs.monitor.lag_collector import LagCollector
 from kafkabench.labs.monitor.metrics import MonitorMetrics
 from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
-from kafkabench.labs.monitor.prober import BrokerWindow, Prober
+from kafkabench.labs.monitor.prober import BrokerWindow, Prober, nearest_rank_ms
 from kafkabench.labs.monitor.report import window_table
 from kafkabench.labs.monitor.scenario import MonitorScenario
 
 SHAPE_EVERY_S = 30.0
+LAG_MIN_INTERVAL_S = 1.0  # lag is polled at most once a second: a dozen admin requests per poll
 MONITOR_GROUPS = re.compile(r"^kafkabench-monitor-[0-9a-f]{16}$")  # monitors' own groups are probes, not consumers
 ADMIN_TIMEOUT_S = 10.0
 
@@ -46,7 +47,7 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
     watch = _Watch(run, scenario.interval)
     try:
         _reshape(target, scenario, prober)
-        lag.start(scenario.interval)
+        lag.start(max(scenario.interval, LAG_MIN_INTERVAL_S))
         start = time.monotonic()
         next_shape = start + SHAPE_EVERY_S
         deadline = start + scenario.duration if scenario.duration else float("inf")
@@ -110,20 +111,19 @@ class _Watch:
         run.params["outages"] = []
 
     def add(self, t_s: float, brokers: dict[int, BrokerWindow], groups: dict) -> dict:
-        merged = LatencyHistogram()
+        every = sorted(value for figures in brokers.values() for value in figures.roundtrip_us)
         for broker, figures in brokers.items():
             for name in BrokerWindow.COUNTS:
                 self.totals[name] += getattr(figures, name)
-            merged.merge(figures.roundtrip)
+            for value in figures.roundtrip_us:
+                self.roundtrip.record_ns(value * 1000)
             self._outage(broker, t_s, bool(figures.lost or figures.failed))
-        self.roundtrip.merge(merged)
         window = {"t_s": round(t_s, 3), "brokers": {str(b): f.to_dict() for b, f in brokers.items()},
                   "groups": {group: lag.to_dict() for group, lag in groups.items()}}
-        stat = merged.summary()
         received = sum(figures.received for figures in brokers.values())
         self.run.timeline.append({"t_s": round(t_s, 3), "records": received, "records_per_s": received / self.interval_s,
-                                  "metric": "roundtrip", "p50_ms": stat.p50_ms if stat else None,
-                                  "p99_ms": stat.p99_ms if stat else None, **window})
+                                  "metric": "roundtrip", "p50_ms": nearest_rank_ms(every, 0.50),
+                                  "p99_ms": nearest_rank_ms(every, 0.99), **window})
         return window
 
     def _outage(self, broker: int, t_s: float, failing: bool) -> None:
