@@ -75,3 +75,18 @@ def test_the_window_table_has_a_row_per_broker_and_per_group():
     assert [row.cells[:4] for row in table.rows] == [["1", "0.500", "1.25", "2.50"],
                                                      ["group g1", "lag 1,200", ">= 12.5 s", "STOP"]]
     assert [row.kind for row in table.rows] == ["error", "error"]
+
+
+def test_the_timeline_stays_bounded_and_its_counts_exact_however_long_the_watch():
+    from kafkabench.labs.monitor.run import Timeline
+
+    timeline = Timeline(interval_s=0.1)
+    for i in range(Timeline.CAPACITY * 5 + 3):
+        timeline.add({"t_s": i / 10, "sent": 3, "acked": 3, "received": 3 - (i == 77), "lost": int(i == 77), "failed": 0,
+                      "duplicated": 0, "out_of_order": 0, "p50_ms": 1.0, "p99_ms": 2.0, "max_ms": 50.0 if i == 9000 else 2.0})
+    entries = timeline.entries()
+    assert len(entries) <= Timeline.CAPACITY + 1
+    assert sum(e["sent"] for e in entries) == 3 * (Timeline.CAPACITY * 5 + 3) and sum(e["lost"] for e in entries) == 1
+    assert max(e["max_ms"] for e in entries) == 50.0
+    assert all(e["p99_ms"] is None for e in entries if e["windows"] > 1)
+    assert entries[-1]["t_s"] == (Timeline.CAPACITY * 5 + 2) / 10

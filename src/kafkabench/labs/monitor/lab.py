@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
+from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab
 from kafkabench.labs.monitor import report
 from kafkabench.labs.monitor.scenario import MonitorScenario
@@ -18,10 +20,6 @@ class MonitorLab(Lab):
     summary = "Is my cluster delivering right now? An end-to-end probe per partition and consumer lag, for Prometheus."
 
     def check(self, scenario: MonitorScenario) -> None:
-        import re
-
-        from kafkabench.errors import ConfigError
-
         for pattern in scenario.groups:
             try:
                 re.compile(pattern)
@@ -31,7 +29,7 @@ class MonitorLab(Lab):
     def without_cluster(self, scenario: MonitorScenario) -> list[str] | None:
         if scenario.write_config is None:
             return None
-        from kafkabench.labs.monitor.config_files import write_config
+        from kafkabench.labs.monitor.config_files import write_config  # yaml and the dashboard: only for this
 
         target = f"{'127.0.0.1' if scenario.metrics_host == '0.0.0.0' else scenario.metrics_host}:{scenario.metrics_port}"
         return [f"wrote {path}" for path in write_config(scenario.write_config, target)]

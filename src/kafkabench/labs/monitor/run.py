@@ -100,11 +100,12 @@ def _reshape(target: Target, scenario: MonitorScenario, prober: Prober) -> None:
 
 
 class _Watch:
-    """The windows as the result keeps them: the run's timeline, totals in counters, the roundtrip of every probe in
+    """The windows as the result keeps them: a bounded timeline, totals in counters, the roundtrip of every probe in
     one histogram, outages (a broker's probes lost or failed, until a window without) as bands."""
 
     def __init__(self, run: Run, interval_s: float) -> None:
-        self.run, self.interval_s = run, interval_s
+        self.run = run
+        self.timeline = Timeline(interval_s)
         self.totals = dict.fromkeys(BrokerWindow.COUNTS, 0)
         self.roundtrip = LatencyHistogram()
         self.outages: dict[int, dict] = {}  # broker -> the outage under way
@@ -112,19 +113,19 @@ class _Watch:
 
     def add(self, t_s: float, brokers: dict[int, BrokerWindow], groups: dict) -> dict:
         every = sorted(value for figures in brokers.values() for value in figures.roundtrip_us)
+        counts = dict.fromkeys(BrokerWindow.COUNTS, 0)
         for broker, figures in brokers.items():
             for name in BrokerWindow.COUNTS:
-                self.totals[name] += getattr(figures, name)
+                counts[name] += getattr(figures, name)
             for value in figures.roundtrip_us:
                 self.roundtrip.record_ns(value * 1000)
             self._outage(broker, t_s, bool(figures.lost or figures.failed))
-        window = {"t_s": round(t_s, 3), "brokers": {str(b): f.to_dict() for b, f in brokers.items()},
-                  "groups": {group: lag.to_dict() for group, lag in groups.items()}}
-        received = sum(figures.received for figures in brokers.values())
-        self.run.timeline.append({"t_s": round(t_s, 3), "records": received, "records_per_s": received / self.interval_s,
-                                  "metric": "roundtrip", "p50_ms": nearest_rank_ms(every, 0.50),
-                                  "p99_ms": nearest_rank_ms(every, 0.99), **window})
-        return window
+        for name, count in counts.items():
+            self.totals[name] += count
+        self.timeline.add({"t_s": round(t_s, 3), **counts, "p50_ms": nearest_rank_ms(every, 0.50),
+                           "p99_ms": nearest_rank_ms(every, 0.99), "max_ms": every[-1] / 1000 if every else None})
+        return {"t_s": round(t_s, 3), "brokers": {str(b): f.to_dict() for b, f in brokers.items()},
+                "groups": {group: lag.to_dict() for group, lag in groups.items()}}
 
     def _outage(self, broker: int, t_s: float, failing: bool) -> None:
         under_way = self.outages.get(broker)
@@ -139,4 +140,41 @@ class _Watch:
     def finish(self) -> None:
         self.run.counters = dict(self.totals)
         self.run.stats = stats_from({"roundtrip": self.roundtrip})
+        self.run.timeline = self.timeline.entries()
         self.run.duration_s = self.run.timeline[-1]["t_s"] if self.run.timeline else 0.0
+
+
+class Timeline:
+    """At most CAPACITY entries however long the watch: when full, neighbouring entries are merged in pairs, and later
+    windows are gathered two (four, ...) to an entry. Counts add up exactly and the max roundtrip is kept; an entry of
+    several windows has no p50 / p99 (percentiles are never averaged: the run's stats hold them for every probe)."""
+
+    CAPACITY = 2000
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._entries: list[dict] = []
+        self._pending: dict | None = None
+        self._per_entry = 1
+
+    def add(self, window: dict) -> None:
+        window = {**window, "windows": 1}
+        self._pending = window if self._pending is None else _merged(self._pending, window)
+        if self._pending["windows"] >= self._per_entry:
+            self._entries.append(self._pending)
+            self._pending = None
+        if len(self._entries) > self.CAPACITY:
+            pairs = zip(self._entries[0::2], self._entries[1::2])
+            self._entries = [_merged(a, b) for a, b in pairs] + self._entries[len(self._entries) // 2 * 2:]
+            self._per_entry *= 2
+
+    def entries(self) -> list[dict]:
+        return [{**entry, "metric": "roundtrip", "records": entry["received"],
+                 "records_per_s": entry["received"] / (entry["windows"] * self.interval_s)}
+                for entry in self._entries + ([self._pending] if self._pending else [])]
+
+
+def _merged(a: dict, b: dict) -> dict:
+    merged = {"t_s": b["t_s"], "windows": a["windows"] + b["windows"], "p50_ms": None, "p99_ms": None,
+              "max_ms": max((x for x in (a["max_ms"], b["max_ms"]) if x is not None), default=None)}
+    return {**merged, **{name: a[name] + b[name] for name in BrokerWindow.COUNTS}}
