@@ -17,3 +17,15 @@ def new_document(lab: str, target: Target, params: dict, notes: list[str] | None
     return ResultDocument(lab=lab, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
                           tool=environment.tool(), machine=environment.machine(), cluster=cluster, params=params,
                           notes=list(notes or []))
+
+
+def count_brokers(document: ResultDocument, target: Target, timeout_s: float) -> int:
+    """The cluster's live broker count (and, for an embedded one, its layout) into the document; the count."""
+    from kafkabench.admin import KafkaAdmin
+
+    with KafkaAdmin(target.bootstrap_servers, timeout_s=timeout_s) as admin:
+        document.cluster["brokers"] = len(admin.brokers())
+    layout = getattr(getattr(target.faults, "cluster", None), "layout", None)
+    if layout:
+        document.cluster["layout"] = layout
+    return document.cluster["brokers"]

@@ -13,7 +13,6 @@ import dataclasses
 import uuid
 from pathlib import Path
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
@@ -23,21 +22,19 @@ from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
-from kafkabench.labs.delivery.faults import FaultRun, FaultSpec
+from kafkabench.labs.delivery.faults import FaultRun
 from kafkabench.labs.delivery.history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
 from kafkabench.labs.delivery.producer import drive_producer, fill_producer
 from kafkabench.labs.delivery.scenario import DeliveryScenario
-from kafkabench.labs.document import new_document
+from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.topic_check import fresh_topic
 
 PRODUCER_ID = 0
 
 
 def check_request(scenario: DeliveryScenario) -> None:
-    for fault in scenario.faults:
-        FaultSpec.parse(fault)
-    expand(scenario)
+    expand(scenario)  # the faults' and modes' spelling is the scenario model's to check
 
 
 def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
@@ -47,12 +44,7 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("delivery", target, scenario.model_dump(mode="json", exclude_none=True))
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
-        document.cluster["brokers"] = len(admin.brokers())
-    layout = getattr(getattr(target.faults, "cluster", None), "layout", None)
-    if layout:
-        document.cluster["layout"] = layout
-    check_fits(cells, document.cluster["brokers"])
+    check_fits(cells, count_brokers(document, target, scenario.timeout))
     document.params["cells"] = [cell.label for cell in cells]
     run_id = uuid.uuid4().hex[:8]
     try:

@@ -23,7 +23,7 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.document import new_document
+from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.durability import availability
 from kafkabench.labs.durability.cells import Cell, check_fits, expand, run_order
 from kafkabench.labs.durability.scenario import DurabilityScenario
@@ -59,13 +59,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(2**32)
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("durability", target, {**scenario.model_dump(mode="json", exclude_none=True), "seed": seed})
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
-        brokers = len(admin.brokers())
-    document.cluster["brokers"] = brokers
-    layout = getattr(getattr(target.faults, "cluster", None), "layout", None)
-    if layout:
-        document.cluster["layout"] = layout
-    check_fits(cells, brokers)
+    check_fits(cells, count_brokers(document, target, scenario.timeout))
     document.params["cells"] = [cell.label for cell in cells]
     refused: dict[Cell, str] = {}
     failed: list[str] = []
