@@ -18,7 +18,10 @@ DELETED_BELOW = 200  # partition 0's first records
 COPIES = 50
 
 
-def produce(bootstrap: str, topic: str, sequences, history: History | None, partition: int | None = None) -> None:
+def produce(bootstrap: str, topic: str, sequences, history: History | None, partition: int | None = None,
+            spread_over: int | None = None) -> None:
+    """To `partition`, or round robin over `spread_over` partitions (a null key's sticky partitioner may leave one
+    nearly empty), or wherever the partitioner puts them."""
     producer = Producer(quiet_client_config(bootstrap, acks="all"))
 
     def answered(error, message, sequence):
@@ -30,7 +33,8 @@ def produce(bootstrap: str, topic: str, sequences, history: History | None, part
             history.record_failure(sequence, error.name())
 
     for sequence in sequences:
-        extra = {} if partition is None else {"partition": partition}
+        chosen = sequence % spread_over if spread_over else partition
+        extra = {} if chosen is None else {"partition": chosen}
         producer.produce(topic, ids.encode(0, sequence, 64), on_delivery=lambda e, m, s=sequence: answered(e, m, s), **extra)
         producer.poll(0)
     assert producer.flush(30) == 0
@@ -40,7 +44,7 @@ def test_deleted_records_are_exactly_the_losses_and_copies_exactly_the_duplicate
     bootstrap = kafka_cluster.bootstrap_servers
     admin.create_topic(topic_name, partitions=3)
     history = History(producer=0, sent=SENT)
-    produce(bootstrap, topic_name, range(SENT), history)
+    produce(bootstrap, topic_name, range(SENT), history, spread_over=3)
     assert history.acked == SENT
     on_zero = history.partition == 0
     assert on_zero.sum() > DELETED_BELOW

@@ -68,7 +68,10 @@ RatePerS = Annotated[float, AfterValidator(_open_loop_rate)]  # an open-loop sch
 
 
 class PingPongParams(ScenarioParams):
-    """ping_pong takes none: its counts come in `task.warmup` and each `round`."""
+    """Its counts come in `task.warmup` and each `round`."""
+
+    pause_s: float = Field(0.0, ge=0, description="seconds of quiet before each exchange after the cold one; 0: back "
+                                                  "to back")
 
 
 class ProduceParams(ScenarioParams):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.histogram import LatencyHistogram
@@ -47,9 +47,15 @@ class Transport(Protocol):
 
 
 class PingPong:
-    def __init__(self, transport: Transport, clock: Clock = monotonic_ns) -> None:
+    """`pause_s` of quiet before each exchange after the cold one (a camera's frame gap): what a message costs when
+    the client, the network and the brokers have gone idle since the last one. The pause is outside every clock."""
+
+    def __init__(self, transport: Transport, clock: Clock = monotonic_ns, pause_s: float = 0.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.transport = transport
         self.clock = clock
+        self.pause_s = pause_s
+        self._sleep = sleep
         self.histograms = {metric: LatencyHistogram() for metric in METRICS}
         self.counters = {"sent": 0, "acked": 0, "received": 0, "errors": 0}
         self.measured = 0
@@ -62,12 +68,14 @@ class PingPong:
         cold = self._exchange()
         self.histograms["cold"].record_ns(cold.received_ns - cold.sent_ns)
         for _ in range(warmup):
+            self._pause()
             self._exchange()
 
     def run_round(self, count: int) -> None:
         cpu_before, wall_before = time.process_time(), self.clock()
         try:
             for _ in range(count):
+                self._pause()
                 done = self._exchange()
                 self.histograms["e2e"].record_ns(done.received_ns - done.sent_ns)
                 self.histograms["produce"].record_ns(done.acked_ns - done.sent_ns)
@@ -76,6 +84,10 @@ class PingPong:
         finally:
             self._cpu_s += time.process_time() - cpu_before
             self._duration_ns += self.clock() - wall_before
+
+    def _pause(self) -> None:
+        if self.pause_s:
+            self._sleep(self.pause_s)
 
     def _exchange(self) -> Exchange:
         self._seq += 1

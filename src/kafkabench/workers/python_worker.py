@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Callable
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, ProduceParams,
-                                      Progress, Ready, Result, Round, ScenarioParams, Start, Task, read_params)
+from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, PingPongParams,
+                                      ProduceParams, Progress, Ready, Result, Round, ScenarioParams, Start, Task,
+                                      read_params)
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.consume import ConsumeRun
@@ -38,13 +39,13 @@ def send(message) -> None:
     sys.stdout.flush()
 
 
-def serve(task: Task) -> int:
+def serve(task: Task, params: PingPongParams) -> int:
     try:
         transport = make_transport(task, Path(task.payload_files[0]).read_bytes())
     except (ExchangeFailed, OSError) as exc:
         send(Error(message=str(exc), kind="config"))
         return 2
-    run = PingPong(transport)
+    run = PingPong(transport, pause_s=params.pause_s)
     version = transport.version()
 
     def rounds() -> int:
@@ -191,7 +192,7 @@ def _dispatch(task: Task, params: ScenarioParams) -> int:
         return serve_delivery(task, params)
     if isinstance(params, (ProduceParams, ConsumeParams)):
         return serve_throughput(task, params)
-    return serve(task)  # ping_pong takes no params; reading them was only to refuse any given
+    return serve(task, params)
 
 
 if __name__ == "__main__":

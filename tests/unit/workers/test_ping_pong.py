@@ -64,6 +64,24 @@ def test_cold_is_separate_and_warm_up_is_not_measured():
     assert outcome.duration_s > 0 and outcome.resources["max_rss_mb"] > 0
 
 
+def test_a_pause_comes_before_every_exchange_but_the_cold_one_and_stays_out_of_every_clock():
+    clock = FakeClock()
+    transport = ScriptedTransport(clock, [(2, 3)])
+    slept: list[tuple[int, float]] = []  # (exchanges so far, seconds)
+
+    def sleep(seconds: float) -> None:
+        slept.append((len(transport.seqs), seconds))
+        clock.advance(int(seconds * 1e9))
+
+    run = PingPong(transport, clock=clock, pause_s=0.25, sleep=sleep)
+    run.start(warmup=2)
+    run.run_round(3)
+    assert slept == [(1, 0.25), (2, 0.25), (3, 0.25), (4, 0.25), (5, 0.25)]
+    outcome = run.outcome("scripted 1.0")
+    assert decoded(outcome, "e2e").summary().max_ms == pytest.approx(5, rel=1e-3)
+    assert decoded(outcome, "cold").summary().max_ms == pytest.approx(5, rel=1e-3)
+
+
 def test_split_adds_up_to_e2e():
     clock = FakeClock()
     run = PingPong(ScriptedTransport(clock, [(7, 2)]), clock=clock)

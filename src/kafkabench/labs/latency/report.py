@@ -22,11 +22,16 @@ def _sort_key(run: Run) -> float:
     return run.stats["e2e"].p50_ms if "e2e" in run.stats else float("inf")
 
 
+def _paused(params: dict) -> str:
+    pause = params.get("pause_s") or 0
+    return f", {pause:g} s of quiet before each" if pause else ""
+
+
 def latency_table(document: ResultDocument) -> Table:
     params = document.params
     title = (f"e2e latency of one {params.get('size_bytes', '?')}-byte value, ms "
              f"(acks={params.get('acks')}, {params.get('count')} measured after {params.get('warmup')} warm-up, "
-             f"{params.get('rounds')} interleaved rounds)")
+             f"{params.get('rounds')} interleaved rounds{_paused(params)})")
     names = ["client", "version", "metric", "count", "cold", "p50", "p90", "p99", "p99.9", "max", "x floor", "cpu/msg"]
     table = Table(title, columns(names, ("client", "version", "metric"), TIPS))
     floor = floor_p50(document)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 
 from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, Scenario,
                                       TopicSettings)
@@ -21,6 +21,8 @@ class LatencyScenario(Scenario):
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(200, description="Measured messages per client.")
     warmup: NonNegativeInt = Field(10, description="Messages after the cold one that are not measured.")
     rounds: PositiveInt = Field(10, description="Interleaved rounds the count is split into.")
+    pause: NonNegativeFloat = Field(0, description="Seconds of quiet before each message (a camera's frame gap): "
+                                                   "latency when client and cluster have gone idle; 0: back to back.")
     clients: list[str] | None = Field(None, min_length=1, description="Comma-separated: confluent,kafka-python,aiokafka,"
                                                                       "java,http,tcp; default: all available.")
     acks: Annotated[Acks, Knob("producer", "acks")] = Field("1", description="Producer acks: 0, 1, all or -1.")

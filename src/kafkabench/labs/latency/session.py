@@ -22,7 +22,7 @@ from kafkabench.config.translate import Translated, translate
 from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.launcher import Worker
-from kafkabench.core.protocol import Finish, Outcome, Progress, Ready, Result, Round, Task
+from kafkabench.core.protocol import Finish, Outcome, PingPongParams, Progress, Ready, Result, Round, Task, task_params
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
@@ -154,7 +154,7 @@ class _Session:
             for count in _round_sizes(self.scenario.count, self.scenario.rounds):
                 for current in runs:
                     current.worker.send(Round(count=count))
-                    progress = current.worker.receive(Progress, timeout_s=count * self.scenario.timeout + 30)
+                    progress = current.worker.receive(Progress, timeout_s=count * (self.scenario.timeout + self.scenario.pause) + 30)
                     self.listener.progress(progress.done, self.scenario.count, current.label)
         except KafkabenchError as failed:  # a worker's error, or its topic or its build failing
             if isinstance(failed, WorkerFailed):
@@ -182,9 +182,9 @@ class _Session:
             scenario="ping_pong", client=run.client, bootstrap_servers=self.target.bootstrap_servers, topic=run.topic,
             producer_config=run.producer.config, consumer_config=run.consumer.config,
             payload_files=[launcher.share(self.payload_path)], payload_sha256s=[hashlib.sha256(self.plan.payload).hexdigest()],
-            warmup=scenario.warmup, timeout_s=scenario.timeout,
+            warmup=scenario.warmup, timeout_s=scenario.timeout, params=task_params(PingPongParams(pause_s=scenario.pause)),
         ))
-        ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (scenario.warmup + 1) * scenario.timeout)
+        ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (scenario.warmup + 1) * (scenario.timeout + scenario.pause))
         run.version = ready.client_version
 
     def _collect(self, skip: _ClientRun | None) -> None:
@@ -224,6 +224,7 @@ def _params(scenario: LatencyScenario, payload: bytes) -> dict:
         "count": scenario.count,
         "warmup": scenario.warmup,
         "rounds": len(_round_sizes(scenario.count, scenario.rounds)),
+        "pause_s": scenario.pause,
         "acks": scenario.acks,
         "replication_factor": scenario.replication_factor,
         "timeout_s": scenario.timeout,

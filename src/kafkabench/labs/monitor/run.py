@@ -53,9 +53,8 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
         deadline = start + scenario.duration if scenario.duration else float("inf")
         tick = start
         while tick < deadline:
-            prober.probe()
             tick += scenario.interval
-            prober.serve(int(min(tick, deadline) * 1e9))
+            prober.probe(int(min(tick, deadline) * 1e9))
             prober.commit()
             now = time.monotonic()
             window = watch.add(now - start, prober.take_window(), lag.latest)

@@ -10,6 +10,7 @@ import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -38,6 +39,7 @@ final class PingPong implements KafkabenchWorker.Scenario {
     private String expectedSha256;
     private String timeoutText; // as in "no value for message 17 within 30 s"
     private long timeoutNs;
+    private long pauseNs; // quiet before each exchange after the cold one, outside every clock
     private long sent, acked, received, errors, measured, cpuNs, measuredWallNs;
 
     /** Stamps the ack in the producer's I/O thread; the latch publishes the stamp to the waiting thread. */
@@ -106,8 +108,15 @@ final class PingPong implements KafkabenchWorker.Scenario {
         consumer.assign(List.of(partition));
         // An explicit end offset: auto.offset.reset could miss the first message or replay old ones.
         consumer.seek(partition, endOffset());
+        Params params = new Params(task);
+        double pauseS = params.number("pause_s", 0);
+        if (pauseS < 0) throw params.invalid("pause_s", "a number of seconds >= 0");
+        pauseNs = (long) (pauseS * 1e9);
         histograms.get("cold").record(exchange()[2]);
-        for (int i = 0; i < task.path("warmup").asInt(0); i++) exchange();
+        for (int i = 0; i < task.path("warmup").asInt(0); i++) {
+            pause();
+            exchange();
+        }
     }
 
     private long endOffset() throws WorkerFailure {
@@ -123,6 +132,7 @@ final class PingPong implements KafkabenchWorker.Scenario {
         long cpu0 = Resources.processCpuNanos(), wall0 = System.nanoTime();
         try {
             for (long i = 0; i < count; i++) {
+                pause();
                 long[] times = exchange();
                 histograms.get("produce").record(times[0]);
                 histograms.get("consume").record(times[1]);
@@ -133,6 +143,10 @@ final class PingPong implements KafkabenchWorker.Scenario {
             cpuNs += Resources.processCpuNanos() - cpu0;
             measuredWallNs += System.nanoTime() - wall0;
         }
+    }
+
+    private void pause() {
+        if (pauseNs > 0) LockSupport.parkNanos(pauseNs);
     }
 
     /** One message in flight: send, wait for the ack, poll until it is back. Returns {produce, consume, e2e} ns. */
