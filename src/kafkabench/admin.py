@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec
 
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError
 from kafkabench.waiting import wait_until
 
@@ -20,9 +21,11 @@ _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
 
-def quiet_client_config(bootstrap_servers: str, **extra: object) -> dict:
-    """confluent-kafka settings that keep librdkafka's connection chatter out of the user's terminal."""
-    return {"bootstrap.servers": bootstrap_servers, "logger": _QUIET, **extra}
+def quiet_client_config(cluster: str | Connection, **extra: object) -> dict:
+    """confluent-kafka settings for `cluster` (bootstrap servers, or a connection with its security settings) that
+    keep librdkafka's connection chatter out of the user's terminal."""
+    connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
+    return {"bootstrap.servers": connection.bootstrap_servers, "logger": _QUIET, **connection.librdkafka(), **extra}
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,12 @@ class ReplicaSize:
 class KafkaAdmin:
     """A thin, typed face over the admin APIs; every call is bounded by `timeout_s`."""
 
-    def __init__(self, bootstrap_servers: str, client_config: dict | None = None, timeout_s: float = 30) -> None:
-        self.bootstrap_servers = bootstrap_servers
+    def __init__(self, cluster: str | Connection, client_config: dict | None = None, timeout_s: float = 30) -> None:
+        self.connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
+        self.bootstrap_servers = self.connection.bootstrap_servers
         self.timeout_s = timeout_s
         self._client_config = client_config or {}
-        self._admin = AdminClient(quiet_client_config(bootstrap_servers, **self._client_config))
+        self._admin = AdminClient(quiet_client_config(self.connection, **self._client_config))
 
     def brokers(self, timeout_s: float | None = None) -> dict[int, str]:
         """Broker id -> host:port as the cluster's metadata lists them now."""
@@ -160,7 +164,7 @@ class KafkaAdmin:
         consumer that never joins the group (the admin call crashes confluent-kafka 2.16 for an unknown group);
         asked again while the group's coordinator is still being found."""
         partitions = [TopicPartition(name, p.partition) for p in self.describe_topic(name).partitions]
-        consumer = Consumer(quiet_client_config(self.bootstrap_servers, **{**self._client_config, "group.id": group}))
+        consumer = Consumer(quiet_client_config(self.connection, **{**self._client_config, "group.id": group}))
 
         def offsets() -> list[TopicPartition] | None:
             try:
@@ -195,7 +199,7 @@ class KafkaAdmin:
 
         try:
             client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","),
-                                      request_timeout_ms=int(self.timeout_s * 1000))
+                                      request_timeout_ms=int(self.timeout_s * 1000), **self.connection.kafka_python())
         except KafkaPythonError as exc:
             raise KafkaAdminError(f"cannot connect to {self.bootstrap_servers} to describe log dirs: {exc}") from exc
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
+from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.errors import KafkabenchError
 
@@ -24,7 +25,7 @@ class RoundTrip:
     offset: int
 
 
-def round_trip(bootstrap_servers: str, size_bytes: int = 1024, timeout_s: float = 30) -> RoundTrip:
+def round_trip(bootstrap_servers: str | Connection, size_bytes: int = 1024, timeout_s: float = 30) -> RoundTrip:
     topic = f"kafkabench-check-{uuid.uuid4().hex[:12]}"
     value = hashlib.sha256(topic.encode()).digest() * (size_bytes // 32 + 1)
     value = value[:size_bytes]
@@ -40,7 +41,7 @@ def round_trip(bootstrap_servers: str, size_bytes: int = 1024, timeout_s: float 
     return RoundTrip(topic, size_bytes, (created - start) / 1e6, (acked - created) / 1e6, consumed_ms, partition, offset)
 
 
-def _produce(bootstrap_servers: str, topic: str, value: bytes, timeout_s: float) -> tuple[int, int, int]:
+def _produce(bootstrap_servers: str | Connection, topic: str, value: bytes, timeout_s: float) -> tuple[int, int, int]:
     producer = Producer(quiet_client_config(bootstrap_servers, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
     outcome: dict = {}
 
@@ -56,7 +57,7 @@ def _produce(bootstrap_servers: str, topic: str, value: bytes, timeout_s: float)
     return outcome["partition"], outcome["offset"], outcome["at"]
 
 
-def _consume(bootstrap_servers: str, topic: str, expected: bytes, timeout_s: float) -> float:
+def _consume(bootstrap_servers: str | Connection, topic: str, expected: bytes, timeout_s: float) -> float:
     consumer = Consumer(quiet_client_config(bootstrap_servers, **{"group.id": topic, "auto.offset.reset": "earliest",
                                                                    "enable.auto.commit": False}))
     try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import traceback
 from typing import Optional
 
 import typer
@@ -11,6 +13,7 @@ from kafkabench import __version__
 from kafkabench.cli import check, clients, cluster, compare, report, run
 from kafkabench.cli.lab_command import lab_command
 from kafkabench.cli.output import abort, out
+from kafkabench.config.redact import scrub_text
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs import registry
 
@@ -50,10 +53,11 @@ def main() -> None:
     try:
         app()
     except KafkabenchError as exc:
-        if os.environ.get("KAFKABENCH_DEBUG"):
-            raise
+        if os.environ.get("KAFKABENCH_DEBUG"):  # the traceback, as scrubbed as everything else printed
+            sys.stderr.write(scrub_text(traceback.format_exc()))
+            raise SystemExit(1) from None
         try:
-            abort(str(exc))
+            abort(scrub_text(str(exc)))
         except typer.Exit as exit_:
             raise SystemExit(exit_.exit_code) from None
     except KeyboardInterrupt:

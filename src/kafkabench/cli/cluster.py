@@ -14,6 +14,7 @@ from kafkabench.cli.output import err, note, out
 from kafkabench.cluster import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.state import load_state
 from kafkabench.cluster.broker_config import parse_broker_overrides
+from kafkabench.cluster.listeners import parse_listeners
 
 app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback).", no_args_is_help=True)
 
@@ -30,15 +31,38 @@ def up(
     broker_config: list[str] = typer.Option([], "--broker-config", "-c", help="Broker setting KEY=VALUE (repeatable)."),
     port: Optional[int] = typer.Option(None, "--port", help="Client port of broker 1 (others follow); default: free ports."),
     timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the cluster to be ready."),
+    security: str = typer.Option("plaintext", "--security",
+                                 help="Client listener(s): plaintext, ssl, mtls, sasl_plaintext, sasl_ssl; several "
+                                      "comma-separated (the first is the brokers' own and the bootstrap servers')."),
+    sasl_mechanism: str = typer.Option("SCRAM-SHA-512", "--sasl-mechanism",
+                                       help="For sasl_* listeners: SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
-                              broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout)
+                              broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout,
+                              security=parse_listeners(security, sasl_mechanism))
     started = time.monotonic()
     note(f"starting {brokers} broker(s){f' and {controllers} controller(s)' if controllers else ''} in {cluster.directory} ...")
     cluster.start()
     note(f"Kafka {cluster.kafka_version} ready in {time.monotonic() - started:.1f} s; stop it with `kafkabench cluster down`")
+    if cluster.security.secrets_dir is not None:
+        note(f"listener {cluster.security.describe()}; labs connect by themselves, other clients with "
+             f"{cluster.security.client_properties()} (Java names; it holds a password: owner-only)")
     out.print(cluster.bootstrap_servers)
+
+
+@app.command("add-user")
+def add_user(
+    name: str = typer.Argument(..., help="User name (letters, digits, '.', '_', '-')."),
+    password: Optional[str] = typer.Option(None, "--password", help="Default: a random one, written owner-only."),
+    directory: Optional[Path] = DirOption,
+) -> None:
+    """Add a SCRAM user (or, on an mtls cluster, a client certificate); prints the client.properties to use."""
+    from kafkabench.cluster.users import add_user as add
+
+    path = add(EmbeddedCluster.attach(directory), name, password)
+    note(f"user {name} added; connect with --producer-config/--consumer-config {path}")
+    out.print(str(path))
 
 
 @app.command()
@@ -51,7 +75,9 @@ def status(
     if as_json:
         out.print_json(report.model_dump_json())
         return
-    table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers} ({report.layout})", title_justify="left")
+    secured = f", {report.security.protocol}" + (f" {report.security.sasl_mechanism}" if report.security.sasl_mechanism else "")
+    table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers} ({report.layout}{secured})",
+                  title_justify="left")
     for column in ("node", "roles", "pid", "port", "state", "log"):
         table.add_column(column)
     for node in [*report.brokers, *report.controllers]:
@@ -59,6 +85,8 @@ def status(
         port = node.port if node.port is not None else f"{node.controller_port} (quorum)"
         table.add_row(str(node.id), node.roles, str(node.pid or "-"), str(port), f"[{colour}]{node.state}[/]", node.log)
     out.print(table)
+    for listener in report.security.listeners if report.security and report.security.client_properties else []:
+        out.print(f"{listener.name} ({listener.protocol}): {listener.bootstrap_servers}, settings in {listener.client_properties}")
 
 
 @app.command()

@@ -74,9 +74,10 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
         return
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
-    with open_target(bootstrap, on_start=note, brokers=lab.brokers, controllers=lab.controllers) as target, Live() as live:
+    with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
+                     controllers=lab.controllers) as target, Live() as live:
         try:
-            document = lab.run(scenario, target, directory, live)
+            document = lab.run(target.connect(scenario), target, directory, live)
         except LabFailed as failed:
             live.stop()
             for table in lab.tables(failed.document):

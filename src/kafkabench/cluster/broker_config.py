@@ -3,9 +3,11 @@ only or controller only), and its log4j2 setup."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafkabench.cluster import listeners as client_listeners
+from kafkabench.cluster.listeners import Security
 from kafkabench.errors import ConfigError
 
 
@@ -26,6 +28,7 @@ class NodeLayout:
     controller_port: int | None
     directory: Path
     roles: str = COMBINED
+    listener_ports: dict[str, int] = field(default_factory=dict)  # client listener -> port; `port` is the first's
 
     @property
     def is_broker(self) -> bool:
@@ -84,20 +87,27 @@ def cluster_defaults(broker_count: int) -> dict[str, str]:
     }
 
 
-def render_server_properties(node: NodeLayout, nodes: list[NodeLayout], overrides: dict[str, str]) -> str:
-    """The node's settings; `nodes` is the whole cluster: its controllers are the quorum's voters."""
+def render_server_properties(node: NodeLayout, nodes: list[NodeLayout], overrides: dict[str, str],
+                             security: Security | None = None) -> str:
+    """The node's settings; `nodes` is the whole cluster: its controllers are the quorum's voters. A broker's client
+    listeners and their security come from `security` (plaintext only by default); the quorum's stays plaintext."""
     quorum = ",".join(f"{v.node_id}@{HOST}:{v.controller_port}" for v in nodes if v.is_controller)
-    listeners = ([f"PLAINTEXT://{HOST}:{node.port}"] if node.is_broker else []) \
-        + ([f"CONTROLLER://{HOST}:{node.controller_port}"] if node.is_controller else [])
+    security = security or Security()
+    controller = {"listeners": f"CONTROLLER://{HOST}:{node.controller_port}",
+                  "advertised.listeners": f"CONTROLLER://{HOST}:{node.controller_port}",
+                  "listener.security.protocol.map": "CONTROLLER:PLAINTEXT"}
+    clients = client_listeners.broker_settings(security, node.listener_ports or {security.primary: node.port}, HOST) \
+        if node.is_broker else {}
+    wiring = ("listeners", "listener.security.protocol.map")
+    parts = [part for part, present in ((clients, node.is_broker), (controller, node.is_controller)) if present]
     settings = {
         "process.roles": node.roles,
         "node.id": str(node.node_id),
         "controller.quorum.voters": quorum,
-        "listeners": ",".join(listeners),
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}" if node.is_broker else f"CONTROLLER://{HOST}:{node.controller_port}",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        **clients,
+        **{key: ",".join(part[key] for part in parts) for key in wiring},
+        "advertised.listeners": clients["advertised.listeners"] if node.is_broker else controller["advertised.listeners"],
         "controller.listener.names": "CONTROLLER",
-        **({"inter.broker.listener.name": "PLAINTEXT"} if node.is_broker else {}),
         "log.dirs": str(node.data_dir),
         **cluster_defaults(sum(n.is_broker for n in nodes)),
         **overrides,

@@ -16,13 +16,15 @@ import platformdirs
 from confluent_kafka import Producer
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
-from kafkabench.cluster import broker_config, ports
+from kafkabench.cluster import broker_config, listeners, ports
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeLayout
 from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
+from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
-from kafkabench.cluster.status import BrokerStatus, ClusterStatus
+from kafkabench.cluster.status import BrokerStatus, ClusterStatus, ListenerStatus, SecurityStatus
+from kafkabench.connection import Connection
 from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
 
@@ -54,7 +56,8 @@ class EmbeddedCluster:
     `with EmbeddedCluster(brokers=3) as cluster:` starts it and always stops it. `controllers=0` makes every
     node both broker and controller; `controllers=M` adds M controller-only nodes and makes the brokers
     brokers only. Nodes started by a library user die with the starting process; `detach=True` (the CLI's
-    `cluster up`) lets them outlive it.
+    `cluster up`) lets them outlive it. `security` says what its client listeners are (plaintext by default;
+    TLS, mTLS, SASL: see `cluster.listeners`); `connection` is how to get in.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class EmbeddedCluster:
         stop_timeout_s: float = 30,
         java: Java | None = None,
         jar_cache: JarCache | None = None,
+        security: Security | None = None,
     ) -> None:
         if brokers < 1:
             raise ClusterError(f"--brokers must be at least 1, got {brokers}")
@@ -84,6 +88,7 @@ class EmbeddedCluster:
         self.stop_timeout_s = stop_timeout_s
         self._java = java
         self._jar_cache = jar_cache
+        self.security = security or Security()
         self.state: ClusterState | None = None
         self._processes: dict[int, BrokerProcess] = {}
 
@@ -97,6 +102,7 @@ class EmbeddedCluster:
         if state is None:
             raise ClusterError(f"no embedded cluster in {cluster.directory}; start one with `kafkabench cluster up`")
         cluster.state = state
+        cluster.security = state.security
         cluster.broker_count = len(state.brokers)
         cluster.controller_count = len(state.nodes) - len(state.brokers)
         cluster._processes = {node.node_id: BrokerProcess(node) for node in state.nodes}
@@ -115,7 +121,10 @@ class EmbeddedCluster:
             cluster_id=cluster_id,
             directory=self.directory,
             nodes=[self._node_state(java, classpath, layout) for layout in layouts],
+            security=self.security,
         )
+        listeners.write_client_properties(self.security, {mode: self.state.listener_bootstrap(mode)
+                                                          for mode in self.security.listeners})
         self._processes = {node.node_id: BrokerProcess(node) for node in self.state.nodes}
         try:
             for process in self._processes.values():
@@ -154,6 +163,16 @@ class EmbeddedCluster:
         return self._require_state().bootstrap_servers
 
     @property
+    def connection(self) -> Connection:
+        """How a client gets in through the first listener (as user `bench` where SASL asks for a user)."""
+        return self.listener_connection(self.security.primary)
+
+    def listener_connection(self, mode: str) -> Connection:
+        state = self._require_state()
+        settings = listeners.client_settings(self.security, mode) if self.security.secrets_dir else {}
+        return Connection.of(state.listener_bootstrap(mode), settings)
+
+    @property
     def kafka_version(self) -> str:
         return self._require_state().kafka_version
 
@@ -185,7 +204,18 @@ class EmbeddedCluster:
             layout=state.layout,
             brokers=[self._node_status(node) for node in state.brokers],
             controllers=[self._node_status(node) for node in state.nodes if node.port is None],
+            security=self._security_status(),
         )
+
+    def _security_status(self) -> SecurityStatus:
+        security, state = self.security, self._require_state()
+        properties = (lambda mode: str(security.client_properties(mode))) if security.secrets_dir else (lambda mode: None)
+        return SecurityStatus(
+            listener=security.primary, protocol=listeners.PROTOCOLS[security.primary],
+            sasl_mechanism=security.mechanism if security.primary.startswith("sasl_") else None,
+            client_properties=properties(security.primary),
+            listeners=[ListenerStatus(name=mode, protocol=listeners.PROTOCOLS[mode], client_properties=properties(mode),
+                                      bootstrap_servers=state.listener_bootstrap(mode)) for mode in security.listeners])
 
     def _node_status(self, node: NodeState) -> BrokerStatus:
         process = self._processes[node.node_id]
@@ -194,7 +224,7 @@ class EmbeddedCluster:
                             roles=node.roles, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
-        with KafkaAdmin(self.live_bootstrap_servers(), timeout_s=10) as admin:
+        with KafkaAdmin(self.connection.at(self.live_bootstrap_servers()), timeout_s=10) as admin:
             info = admin.describe_topic(topic)
         for p in info.partitions:
             if p.partition == partition:
@@ -268,19 +298,19 @@ class EmbeddedCluster:
     def _metadata_from(self, broker_id: int) -> set[int]:
         node = self._require_state().node(broker_id)
         try:
-            with KafkaAdmin(f"127.0.0.1:{node.port}", timeout_s=2) as admin:
+            with KafkaAdmin(self.connection.at(f"127.0.0.1:{node.port}"), timeout_s=2) as admin:
                 return set(admin.brokers(timeout_s=2))
         except KafkaAdminError:
             return set()
 
     def _probe_write(self, timeout_s: float) -> None:
-        with KafkaAdmin(self.bootstrap_servers, timeout_s=timeout_s) as admin:
+        with KafkaAdmin(self.connection, timeout_s=timeout_s) as admin:
             try:
                 admin.create_topic(PROBE_TOPIC, partitions=1, replication_factor=min(3, self.broker_count))
             except KafkaAdminError as exc:
                 if "already exists" not in str(exc):
                     raise
-        producer = Producer(quiet_client_config(self.bootstrap_servers, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
+        producer = Producer(quiet_client_config(self.connection, acks="all", **{"message.timeout.ms": int(timeout_s * 1000)}))
         errors: list[str] = []
         producer.produce(PROBE_TOPIC, b"ready", on_delivery=lambda err, _msg: err and errors.append(err.str()))
         if producer.flush(timeout_s) > 0 or errors:
@@ -311,32 +341,41 @@ class EmbeddedCluster:
             shutil.rmtree(old)  # only what an earlier cluster of ours left here
         brokers, controllers = self.broker_count, self.controller_count
         quorum_ports = brokers if not controllers else controllers
+        extra = len(self.security.listeners) - 1  # more client listeners than the first, each on a port of its own
         if self.port is not None:
             client_ports = [self.port + i for i in range(brokers)]
             for port in client_ports:
                 ports.require_free(port)
-            controller_ports = [p for p in ports.free_ports(brokers + quorum_ports) if p not in client_ports][:quorum_ports]
+            others = [p for p in ports.free_ports(brokers * extra + quorum_ports) if p not in client_ports]
+            controller_ports, extra_ports = others[:quorum_ports], others[quorum_ports:]
         else:
-            allocated = ports.free_ports(brokers + quorum_ports)
-            client_ports, controller_ports = allocated[:brokers], allocated[brokers:]
+            allocated = ports.free_ports(brokers * (1 + extra) + quorum_ports)
+            client_ports, controller_ports = allocated[:brokers], allocated[brokers:brokers + quorum_ports]
+            extra_ports = allocated[brokers + quorum_ports:]
+        listener_ports = [dict(zip(self.security.listeners, [client_ports[i], *extra_ports[i * extra:(i + 1) * extra]]))
+                          for i in range(brokers)]
+        self.security = listeners.prepare_secrets(self.security, self.directory)
         if not controllers:
-            layouts = [NodeLayout(i + 1, client_ports[i], controller_ports[i], self.directory / f"node-{i + 1}", COMBINED)
-                       for i in range(brokers)]
+            layouts = [NodeLayout(i + 1, client_ports[i], controller_ports[i], self.directory / f"node-{i + 1}", COMBINED,
+                                  listener_ports[i]) for i in range(brokers)]
         else:
-            layouts = [NodeLayout(i + 1, client_ports[i], None, self.directory / f"node-{i + 1}", BROKER)
+            layouts = [NodeLayout(i + 1, client_ports[i], None, self.directory / f"node-{i + 1}", BROKER, listener_ports[i])
                        for i in range(brokers)]
             layouts += [NodeLayout(node_id, None, controller_ports[i], self.directory / f"node-{node_id}", CONTROLLER)
                         for i, node_id in enumerate(range(CONTROLLER_IDS_FROM, CONTROLLER_IDS_FROM + controllers))]
         for layout in layouts:
             layout.data_dir.mkdir(parents=True)
-            layout.config_file.write_text(broker_config.render_server_properties(layout, layouts, self.overrides))
+            # owner-only: a secured broker's settings hold the JAAS text with its password
+            listeners.write_private(layout.config_file,
+                                    broker_config.render_server_properties(layout, layouts, self.overrides, self.security))
             layout.log4j_file.write_text(broker_config.LOG4J2)
         return layouts
 
     def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
         def format_one(layout: NodeLayout) -> None:
             command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
-                       "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file)]
+                       "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file),
+                       *listeners.scram_arguments(self.security)]
             with layout.log_file.open("ab") as log:
                 try:
                     done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=120)
@@ -353,7 +392,8 @@ class EmbeddedCluster:
         command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
-                         directory=layout.directory, command=command, roles=layout.roles)
+                         directory=layout.directory, command=command, roles=layout.roles,
+                         listener_ports=layout.listener_ports)
 
     # ---- helpers ---------------------------------------------------------------------------------
 

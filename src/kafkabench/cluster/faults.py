@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NoReturn, Protocol, runtime_checkable
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.connection import Connection
 from kafkabench.cluster.embedded import EmbeddedCluster
 from kafkabench.cluster.status import BrokerStatus
 from kafkabench.errors import KafkaAdminError, KafkabenchError, WaitTimeout
@@ -131,12 +132,14 @@ class EmbeddedFaults:
         that is up but still fenced by the controller is left out of that list."""
         status = self.cluster.status()
         running = {b.id for b in status.brokers if b.state == "running"}
-        return [problem for b in status.brokers if (problem := _broker_problem(b, running))] \
+        connection = self.cluster.connection
+        return [problem for b in status.brokers if (problem := _broker_problem(connection, b, running))] \
             + [f"controller {c.id} is {c.state}" for c in status.controllers if c.state != "running"]
 
     def _partition_problems(self, topics: list[str] | None) -> list[str]:
         try:
-            with KafkaAdmin(self.cluster.live_bootstrap_servers(), timeout_s=PROBE_TIMEOUT_S) as admin:
+            live = self.cluster.connection.at(self.cluster.live_bootstrap_servers())
+            with KafkaAdmin(live, timeout_s=PROBE_TIMEOUT_S) as admin:
                 names = topics if topics is not None else admin.topic_names()
                 return [problem for name in names for problem in _topic_problems(admin, name)]
         except KafkaAdminError as exc:
@@ -147,11 +150,11 @@ def _node_name(node: BrokerStatus) -> str:
     return f"{'controller' if node.roles == 'controller' else 'broker'} {node.id}"
 
 
-def _broker_problem(broker: BrokerStatus, running: set[int]) -> str | None:
+def _broker_problem(connection: Connection, broker: BrokerStatus, running: set[int]) -> str | None:
     if broker.state != "running":
         return f"broker {broker.id} is {broker.state}"
     try:
-        with KafkaAdmin(f"127.0.0.1:{broker.port}", timeout_s=PROBE_TIMEOUT_S) as direct:
+        with KafkaAdmin(connection.at(f"127.0.0.1:{broker.port}"), timeout_s=PROBE_TIMEOUT_S) as direct:
             listed = set(direct.brokers(timeout_s=PROBE_TIMEOUT_S))
     except KafkaAdminError:
         return f"broker {broker.id} does not answer"

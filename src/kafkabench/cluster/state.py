@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from kafkabench.cluster.listeners import Security
 from kafkabench.errors import ClusterError
 
 STATE_FILE = "cluster.json"
@@ -18,6 +19,7 @@ class NodeState(BaseModel):
     controller_port: int | None  # the KRaft quorum's port; None on a broker-only node
     directory: Path
     roles: str = "broker,controller"
+    listener_ports: dict[str, int] = {}  # client listener -> port; `port` is the first listener's
     command: list[str]
     pid: int | None = None
     create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours
@@ -29,6 +31,7 @@ class ClusterState(BaseModel):
     cluster_id: str
     directory: Path
     nodes: list[NodeState]
+    security: Security = Security()
 
     @property
     def brokers(self) -> list[NodeState]:
@@ -50,6 +53,12 @@ class ClusterState(BaseModel):
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{node.port}" for node in self.brokers)
+
+    def listener_bootstrap(self, mode: str) -> str:
+        """The bootstrap servers of client listener `mode` (see `cluster.listeners`)."""
+        if mode not in self.security.listeners:
+            raise ClusterError(f"this cluster has no {mode} listener; its listeners are {', '.join(self.security.listeners)}")
+        return ",".join(f"127.0.0.1:{node.listener_ports.get(mode, node.port)}" for node in self.brokers)
 
     def node(self, node_id: int) -> NodeState:
         for node in self.nodes:

@@ -18,6 +18,23 @@ class BrokerStatus(BaseModel):
     log: str
 
 
+class ListenerStatus(BaseModel):
+    name: str  # plaintext, ssl, mtls, sasl_plaintext, sasl_ssl
+    protocol: str  # Kafka's security.protocol for it
+    bootstrap_servers: str
+    client_properties: str | None = None  # how to connect, in Java names (owner-only: it may hold a password)
+
+
+class SecurityStatus(BaseModel):
+    """How to connect: the first listener is what `bootstrap_servers` names and brokers use among themselves."""
+
+    listener: str
+    protocol: str
+    sasl_mechanism: str | None = None
+    client_properties: str | None = None
+    listeners: list[ListenerStatus]
+
+
 class ClusterStatus(BaseModel):
     bootstrap_servers: str
     kafka_version: str
@@ -26,3 +43,4 @@ class ClusterStatus(BaseModel):
     layout: str = ""  # e.g. "3 brokers + 1 controller"
     brokers: list[BrokerStatus]
     controllers: list[BrokerStatus] = []  # the dedicated ones; combined nodes are listed as brokers
+    security: SecurityStatus | None = None

@@ -7,11 +7,16 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
 from kafkabench.cluster.state import load_state
+from kafkabench.connection import Connection
 from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
+
+if TYPE_CHECKING:
+    from kafkabench.labs.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -21,18 +26,30 @@ class Target:
     kafka_version: str | None = None  # known for a cluster kafkabench started
     faults: Faults = None  # type: ignore[assignment]  # set in __post_init__: refused unless embedded
     launcher: WorkerLauncher = field(default=LOCAL_WORKERS)
+    security: tuple[tuple[str, str], ...] = ()  # how to get in, in Java names (see Connection)
 
     def __post_init__(self) -> None:
         if self.faults is None:
             object.__setattr__(self, "faults", RefusedFaults(self.bootstrap_servers))
 
     @classmethod
-    def external(cls, bootstrap_servers: str) -> Target:
-        return cls(bootstrap_servers, "external")
+    def external(cls, bootstrap_servers: str, settings: dict[str, str] | None = None) -> Target:
+        """`settings`: the user's client settings; their security ones are how kafkabench's own calls get in too."""
+        return cls(bootstrap_servers, "external", security=Connection.of(bootstrap_servers, settings).security)
 
     @classmethod
     def embedded(cls, cluster: EmbeddedCluster, kind: str = "embedded") -> Target:
-        return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster))
+        return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster),
+                   security=cluster.connection.security)
+
+    @property
+    def connection(self) -> Connection:
+        return Connection(self.bootstrap_servers, self.security)
+
+    def connect(self, scenario: Scenario) -> Scenario:
+        """The scenario with this cluster's security settings under its own (see `Scenario.connected`)."""
+        source = "the cluster's client.properties" if self.started_here else "the security settings given"
+        return scenario.connected(dict(self.security), source)
 
     @property
     def started_here(self) -> bool:
@@ -43,6 +60,7 @@ class Target:
 @contextlib.contextmanager
 def open_target(
     bootstrap_servers: str | None,
+    settings: dict[str, str] | None = None,
     cluster_dir: Path | None = None,
     on_start: Callable[[str], None] = lambda message: None,
     brokers: int = 1,
@@ -51,7 +69,7 @@ def open_target(
     """Yield the cluster to use; a cluster started here (`brokers` brokers, `controllers` dedicated controller
     nodes) is stopped on the way out, whatever happened."""
     if bootstrap_servers:
-        yield Target.external(bootstrap_servers)
+        yield Target.external(bootstrap_servers, settings)
         return
     directory = cluster_dir or default_cluster_dir()
     if load_state(directory) is not None:

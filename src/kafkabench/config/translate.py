@@ -6,6 +6,11 @@ result), never silently dropped. A value a client rejects is a ConfigError befor
 A key in a library's own form (`librdkafka:NAME`, see `native`) goes to the clients built on that library
 with the prefix stripped, after the translated Java names, so it wins; every other client reports it as not
 applicable.
+
+Security settings (`security.protocol`, `sasl.*`, `ssl.*`) are not renamed one by one: one Java setting can
+become several of a client's (the JAAS text holds librdkafka's `sasl.username` and `sasl.password`) or none
+it can use (a JKS truststore). `security_clients` writes them in the client's form; they are merged before the
+native names, so a `librdkafka:` name still wins.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kafkabench.config import java_names, librdkafka, native
+from kafkabench.config import java_names, librdkafka, native, security, security_clients
 from kafkabench.config.java_names import Role
 from kafkabench.config.librdkafka import LIBRDKAFKA_NAMES
-from kafkabench.config.redact import scrubbed, shown
+from kafkabench.config.redact import scrub_text, scrubbed, secret_values, shown
+from kafkabench.config.security_clients import SecurityTranslated
 from kafkabench.errors import ConfigError
 
 
@@ -41,20 +47,24 @@ def translate(client: str, role: Role, config: dict[str, str]) -> Translated:
     except KeyError:
         raise ConfigError(f"no config translation for client {client!r}; known: {', '.join(sorted(TRANSLATORS))}") from None
     java_config, own_names, not_taken = native.partition(client, config)
-    translated = translator(role, java_config, own_names)
+    plain = {key: value for key, value in java_config.items() if not security.is_security_key(key)}
+    secured = security_clients.translate_security(client, java_config, own_names)
+    translated = translator(role, plain, own_names, secured)
     return Translated(translated.config, translated.not_applicable + not_taken)
 
 
-def _java(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
-    return Translated({**config, **own_names})
+def _java(role: Role, config: dict[str, str], own_names: dict[str, str], secured: SecurityTranslated) -> Translated:
+    return Translated({**config, **secured.config, **own_names})
 
 
-def _librdkafka(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
+def _librdkafka(role: Role, config: dict[str, str], own_names: dict[str, str], secured: SecurityTranslated) -> Translated:
     """Java names into librdkafka's, then the `librdkafka:` names as given. A native name wins over a Java
     name that comes to the same librdkafka property, aliases included (`librdkafka:queue.buffering.max.ms`
     over `linger.ms`): the Java one is left out, so the user's native value is the one librdkafka sees."""
     translated = {LIBRDKAFKA_NAMES.get(key, key): value for key, value in config.items()}
     back = {LIBRDKAFKA_NAMES.get(key, key): key for key in config}  # librdkafka's name -> the name the user gave
+    translated.update(secured.config)
+    back.update(secured.origins)
     if own_names:
         overridden = {librdkafka.canonical(name) for name in own_names}
         translated = {name: value for name, value in translated.items() if librdkafka.canonical(name) not in overridden}
@@ -65,7 +75,8 @@ def _librdkafka(role: Role, config: dict[str, str], own_names: dict[str, str]) -
             and "receive.message.max.bytes" not in own_names):
         merged["receive.message.max.bytes"] = str(fetch_max + LIBRDKAFKA_RECEIVE_MARGIN)
         back["receive.message.max.bytes"] = back.get("fetch.max.bytes", "fetch.max.bytes")
-    return _librdkafka_checked(role, merged, back)
+    checked = _librdkafka_checked(role, merged, back)
+    return Translated(checked.config, checked.not_applicable + secured.not_applicable)
 
 
 def _librdkafka_checked(role: Role, merged: dict[str, str], back: dict[str, str]) -> Translated:
@@ -77,8 +88,8 @@ def _librdkafka_checked(role: Role, merged: dict[str, str], back: dict[str, str]
             return Translated(merged, not_applicable)
         key, message = problem
         key = _as_given(key, merged)
-        if key is None:
-            raise ConfigError(f"confluent (librdkafka) rejects the {role} settings: {message}")
+        if key is None:  # a file librdkafka could not load, say: no property named, so scrub by value
+            raise ConfigError(f"confluent (librdkafka) rejects the {role} settings: {scrub_text(message, secret_values(merged))}")
         given = back.get(key, key)
         if "No such configuration property" in message and not native.is_native(given):
             merged.pop(key)
@@ -152,28 +163,32 @@ def _typed(role: Role, key: str, value: str) -> Any:
     return value
 
 
-def _kafka_python(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
+def _kafka_python(role: Role, config: dict[str, str], own_names: dict[str, str], secured: SecurityTranslated) -> Translated:
     from kafka import KafkaConsumer, KafkaProducer
 
     accepted = KafkaProducer.DEFAULT_CONFIG if role == "producer" else KafkaConsumer.DEFAULT_CONFIG
-    return _with_own_names(_snake_case(role, config, frozenset(accepted), {}), own_names)
+    return _with_own_names(_snake_case(role, config, frozenset(accepted), {}), secured, own_names)
 
 
-def _aiokafka(role: Role, config: dict[str, str], own_names: dict[str, str]) -> Translated:
+def _aiokafka(role: Role, config: dict[str, str], own_names: dict[str, str], secured: SecurityTranslated) -> Translated:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
     cls = AIOKafkaProducer if role == "producer" else AIOKafkaConsumer
     accepted = frozenset(inspect.signature(cls.__init__).parameters) - {"self", "loop", "topics"}
-    return _with_own_names(_snake_case(role, config, accepted, AIOKAFKA_NAMES), own_names)
+    return _with_own_names(_snake_case(role, config, accepted, AIOKAFKA_NAMES), secured, own_names)
 
 
-def _with_own_names(translated: Translated, own_names: dict[str, str]) -> Translated:
-    """A library's own names (none reach the Python clients until `native.FORMS` has a form for them) win."""
-    return Translated({**translated.config, **own_names}, translated.not_applicable)
+def _with_own_names(translated: Translated, secured: SecurityTranslated, own_names: dict[str, str]) -> Translated:
+    """The security settings in the client's form, then a library's own names (none reach the Python clients
+    until `native.FORMS` has a form for them), which win."""
+    return Translated({**translated.config, **secured.config, **own_names},
+                      translated.not_applicable + secured.not_applicable)
 
 
-# role, the Java names, the client's own names (prefix stripped: `native.partition`)
-TRANSLATORS: dict[str, Callable[[Role, dict[str, str], dict[str, str]], Translated]] = {
+# role, the Java names but the security ones, the client's own names (prefix stripped: `native.partition`),
+# the security settings in the client's form
+Translator = Callable[[Role, dict[str, str], dict[str, str], SecurityTranslated], Translated]
+TRANSLATORS: dict[str, Translator] = {
     "java": _java,
     "confluent": _librdkafka,
     "kafka-python": _kafka_python,

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kafkabench.config.redact import scrub_text
 from kafkabench.core.histogram import LatencyHistogram, Stat
 
 SCHEMA = "kafkabench.result/1"
@@ -55,7 +56,8 @@ class ResultDocument(BaseModel):
     model_config = {"populate_by_name": True}
 
     def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, indent=1)
+        """Scrubbed of every secret this process read: a client's error text can quote a password or a key."""
+        return scrub_text(self.model_dump_json(by_alias=True, indent=1))
 
 
 def stats_from(histograms: dict[str, LatencyHistogram]) -> dict[str, Stat]:

@@ -23,7 +23,7 @@ def count_brokers(document: ResultDocument, target: Target, timeout_s: float) ->
     """The cluster's live broker count (and, for an embedded one, its layout) into the document; the count."""
     from kafkabench.admin import KafkaAdmin
 
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=timeout_s) as admin:
+    with KafkaAdmin(target.connection, timeout_s=timeout_s) as admin:
         document.cluster["brokers"] = len(admin.brokers())
     layout = getattr(getattr(target.faults, "cluster", None), "layout", None)
     if layout:

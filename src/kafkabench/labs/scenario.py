@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from kafkabench.config.client_settings import ClientSettings, build_settings
 from kafkabench.config.properties import Setting
+from kafkabench.config.security import is_security_key
 
 SCENARIO_SOURCE = "scenario"  # where a setting came from when only the model knows (a plan re-sources it)
 
@@ -122,6 +123,22 @@ class Scenario(BaseModel):
             elif isinstance(value, list) and value and all(isinstance(v, Path) for v in value):
                 update[name] = [v if v.is_absolute() else base / v for v in value]
         return self.model_copy(update=update)
+
+    def security_settings(self) -> dict[str, str]:
+        """The security settings (Java names) the scenario's producer, consumer and -X settings give: how kafkabench's
+        own calls get into the cluster the user named."""
+        given = [getattr(self, name, None) or {} for name in ("producer", "consumer", "overrides")]
+        return {key: setting.value for settings in given for key, setting in settings.items() if is_security_key(key)}
+
+    def connected(self, security: dict[str, str], source: str) -> Scenario:
+        """With the cluster's security settings under the scenario's own producer and consumer settings, so a lab's
+        clients get in as kafkabench's own calls do (a secured embedded cluster's client.properties, say)."""
+        update = {}
+        for name in ("producer", "consumer"):
+            if security and name in type(self).model_fields:
+                given = getattr(self, name) or {}
+                update[name] = {**{key: Setting(value, source) for key, value in security.items()}, **given}
+        return self.model_copy(update=update) if update else self
 
     def settings(self, defaults: dict[str, dict[str, str]]) -> ClientSettings:
         """The lab's defaults, then the scenario's settings by role, then its overrides; every key checked."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin
 from kafkabench.errors import KafkaAdminError, KafkabenchError
 from kafkabench.waiting import wait_until
@@ -27,7 +28,7 @@ def verified_topic(admin: KafkaAdmin, topic: str, replication_factor: int, min_i
 
 
 @contextlib.contextmanager
-def fresh_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int, min_isr: int,
+def fresh_topic(bootstrap: str | Connection, topic: str, partitions: int, replication_factor: int, min_isr: int,
                 configs: dict[str, str], timeout_s: float) -> Iterator[list[dict]]:
     """A new topic, verified (its partitions' description is yielded), deleted on the way out whatever happened."""
     with KafkaAdmin(bootstrap, timeout_s=timeout_s) as admin:

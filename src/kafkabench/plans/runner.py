@@ -94,7 +94,7 @@ def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Targe
     started = time.perf_counter()
     go_on = True
     try:
-        registry.get(cell.lab).run(cell.scenario, target, directory, _CellEvents(listener))
+        registry.get(cell.lab).run(target.connect(cell.scenario), target, directory, _CellEvents(listener))
         outcome.status = "ok"
     except KeyboardInterrupt:
         outcome.status, outcome.error, go_on = "interrupted", "interrupted (Ctrl-C)", False
@@ -137,7 +137,7 @@ def _stamp(directory: Path, cell: Cell, plan: str) -> ResultDocument | None:
 
 def _cluster_answers(target: Target) -> bool:
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=10) as admin:
+        with KafkaAdmin(target.connection, timeout_s=10) as admin:
             return bool(admin.brokers())
     except KafkabenchError:
         return False

@@ -159,7 +159,7 @@ def run_compression(scenario: CompressionScenario, target: Target, out_dir: Path
     measured: dict[Cell, list[dict]] = {cell: [] for cell in cells}
     done = 0
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
             for repeat in range(scenario.repeats):
                 order = list(cells)
                 random.Random(repeat).shuffle(order)  # interleaved: no cell always runs first or last

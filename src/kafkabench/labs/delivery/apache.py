@@ -59,7 +59,7 @@ def verifiable_producer_run(cell: DeliveryCell, scenario: DeliveryScenario, targ
     history = History(PRODUCER_ID, scenario.count)
     s = cell.settings
     try:
-        with fresh_topic(target.bootstrap_servers, topic, s.partitions, s.replication_factor, s.min_isr,
+        with fresh_topic(target.connection, topic, s.partitions, s.replication_factor, s.min_isr,
                          settings.values("topic"), scenario.timeout) as description:
             run.params["topic_description"] = description
             _produce(run, history, producer, scenario, target, topic, s.acks)
@@ -82,7 +82,7 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
                    "--throughput", str(int(scenario.rate) if scenario.rate > 0 else -1),
                    "--bootstrap-server", target.bootstrap_servers]
         reader = _Lines(history)
-        faults = FaultRun.of(scenario, target.faults, target.bootstrap_servers, topic)
+        faults = FaultRun.of(scenario, target.faults, target.connection, topic)
         faults.sent = lambda: reader.answered
         process = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:

@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults
 from kafkabench.errors import KafkabenchError
@@ -62,7 +63,7 @@ class FaultEvent:
 
 
 class FaultRun:
-    def __init__(self, specs: list[FaultSpec], faults: Faults, bootstrap: str, topic: str, *, bounces: int,
+    def __init__(self, specs: list[FaultSpec], faults: Faults, bootstrap: str | Connection, topic: str, *, bounces: int,
                  every_s: float, at_s: float = 0.0, after: int | None = None,
                  sent: Callable[[], int] = lambda: 0) -> None:
         self.specs, self.faults, self.bootstrap, self.topic = specs, faults, bootstrap, topic
@@ -73,7 +74,7 @@ class FaultRun:
         self._start = 0.0
 
     @classmethod
-    def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str, topic: str) -> FaultRun:
+    def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str) -> FaultRun:
         """The scenario's faults (none: a run that fires nothing) on `topic`."""
         return cls([FaultSpec.parse(text) for text in scenario.faults], faults, bootstrap, topic,
                    bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,

@@ -32,10 +32,10 @@ def judge(run: Run, target: Target, topic: str, history: History, heal_timeout_s
         shutil.rmtree(mapped_dir, ignore_errors=True)
     run.params["healed"] = heal(target, topic, heal_timeout_s)
     checker = Checker([history], idempotent)
-    for chunk in read_topic(target.bootstrap_servers, topic, decode=decode):
+    for chunk in read_topic(target.connection, topic, decode=decode):
         checker.feed(chunk)
     misses = checker.missing()
-    checker.confirm(read_spans(target.bootstrap_servers, topic, misses.spans(), decode=decode) if misses.count else ())
+    checker.confirm(read_spans(target.connection, topic, misses.spans(), decode=decode) if misses.count else ())
     verdict = checker.result()
     counts = verdict.to_dict()
     run.counters.update({name: int(value) for name, value in counts.items() if type(value) is int})

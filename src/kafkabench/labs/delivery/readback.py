@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery import ids
@@ -31,7 +32,7 @@ class ReadBackFailed(KafkabenchError):
     """The topic could not be read to its end within the bound."""
 
 
-def read_topic(bootstrap: str, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
+def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
     """Every partition, earliest to the end offset it has now."""
     with _consumer(bootstrap) as consumer:
         partitions = _partitions(consumer, topic, stall_s)
@@ -39,7 +40,7 @@ def read_topic(bootstrap: str, topic: str, stall_s: float = STALL_S, decode: Dec
         yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s, decode)
 
 
-def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | None]],
+def read_spans(bootstrap: str | Connection, topic: str, spans: list[tuple[int, int, int | None]],
                stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
     """(partition, first offset, last offset or None: to the end) each, as `Missing.spans()` gives them."""
     with _consumer(bootstrap) as consumer:
@@ -53,7 +54,7 @@ def read_spans(bootstrap: str, topic: str, spans: list[tuple[int, int, int | Non
 
 
 @contextlib.contextmanager
-def _consumer(bootstrap: str) -> Iterator[Consumer]:
+def _consumer(bootstrap: str | Connection) -> Iterator[Consumer]:
     consumer = Consumer(quiet_client_config(bootstrap, **{
         "group.id": f"kafkabench-delivery-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
         "isolation.level": "read_committed", "enable.partition.eof": False}))

@@ -113,7 +113,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
         run.not_applicable = {"producer": producer.not_applicable}
     history_dir = out_dir / HISTORY_DIR / f"{index:03d}-{cell.client}"
     s = cell.settings
-    with fresh_topic(target.bootstrap_servers, topic, s.partitions, s.replication_factor, s.min_isr,
+    with fresh_topic(target.connection, topic, s.partitions, s.replication_factor, s.min_isr,
                      settings.values("topic"), scenario.timeout) as description:
         run.params["topic_description"] = description
         task = Task(scenario="delivery", client=cell.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
@@ -122,7 +122,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                         mode=cell.worker_mode, count=scenario.count, producer=PRODUCER_ID, size=scenario.size,
                         singles=scenario.singles, sleep_ms=cell.sleep_ms, rate_per_s=float(scenario.rate),
                         history_dir=target.launcher.share(history_dir))))
-        faults = FaultRun.of(scenario, target.faults, target.bootstrap_servers, topic)
+        faults = FaultRun.of(scenario, target.faults, target.connection, topic)
         try:
             seen = drive_producer(task, cell, scenario, target, faults)
         finally:  # also on Ctrl-C: a fault still down is healed now

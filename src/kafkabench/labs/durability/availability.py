@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster.faults import Faults
 from kafkabench.core.events import Listener
@@ -161,7 +162,7 @@ class _Probe:
     """One record every PROBE_EVERY_S on a group's topic with its acks; each write's answer as the client says,
     timed by a thread of its own that serves the client's callbacks as they come."""
 
-    def __init__(self, bootstrap: str, topic: str, acks: str) -> None:
+    def __init__(self, bootstrap: str | Connection, topic: str, acks: str) -> None:
         self.topic = topic
         self.writes: list[Write] = []
         self._producer = Producer(quiet_client_config(bootstrap, acks=acks, **PROBE_SETTINGS))
@@ -212,7 +213,7 @@ def _write_for(probes: list[_Probe], seconds: float, until=None) -> None:
         time.sleep(max(0.0, min(next_send, next_check) - time.monotonic()))
 
 
-def read_back(bootstrap: str, topic: str, timeout_s: float = READ_TIMEOUT_S) -> dict:
+def read_back(bootstrap: str | Connection, topic: str, timeout_s: float = READ_TIMEOUT_S) -> dict:
     """A fresh consumer reads the partition from the start: does it get up to the high watermark?"""
     started = time.monotonic()
     consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": f"kafkabench-availability-{uuid.uuid4().hex[:8]}",
@@ -252,7 +253,7 @@ class ProbeFailed(KafkabenchError):
     """The availability probe could not be carried out."""
 
 
-def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str, faults: Faults, heal_s: float,
+def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str | Connection, faults: Faults, heal_s: float,
                  listener: Listener) -> list[GroupResult]:
     """Every group at once, for each way of losing brokers: fresh topics placed by `placement`, one probe
     each, the same two brokers taken down, every broker brought back. A probe that cannot be carried out
@@ -280,7 +281,7 @@ def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str, faults: Fault
 
 
 def _probe_mode(results: list[GroupResult], topics: dict[GroupKey, str], mode: str, brokers: list[int],
-                bootstrap: str, faults: Faults, listener: Listener) -> None:
+                bootstrap: str | Connection, faults: Faults, listener: Listener) -> None:
     """One broker down, then a second, watching every group's writes after each; each step's findings
     appended to its group as soon as they are judged."""
     taken, replicas = taken_down(brokers), {r.key: placement(r.key.replication_factor, brokers) for r in results}
@@ -310,7 +311,7 @@ def _probe_mode(results: list[GroupResult], topics: dict[GroupKey, str], mode: s
             probe.close()
 
 
-def _watch(probes: list[_Probe], mode: str, down: list[int], bootstrap: str) -> list[dict]:
+def _watch(probes: list[_Probe], mode: str, down: list[int], bootstrap: str | Connection) -> list[dict]:
     """Write on until every group has settled (or MAX_WATCH_S), then judge each and read each back."""
     fault_at = time.monotonic()
     with _PartitionWatch(bootstrap, [probe.topic for probe in probes], down) as partitions:
@@ -337,7 +338,7 @@ class _PartitionWatch:
     call can block for its whole timeout while a broker is paused; the writes must not wait for it), and
     when each ISR first stopped waiting for the brokers down (none of them in it, or no leader left)."""
 
-    def __init__(self, bootstrap: str, topics: list[str], down: list[int]) -> None:
+    def __init__(self, bootstrap: str | Connection, topics: list[str], down: list[int]) -> None:
         self.state: dict[str, tuple[int | None, list[int]]] = {}
         self.shrunk_at: dict[str, float] = {}
         self._bootstrap, self._topics, self._down = bootstrap, topics, set(down)
@@ -368,7 +369,7 @@ class _PartitionWatch:
         self._thread.join(5.0)
 
 
-def _delete(bootstrap: str, topics: list[str]) -> None:
+def _delete(bootstrap: str | Connection, topics: list[str]) -> None:
     try:
         with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S * 6) as admin:
             for topic in topics:

@@ -111,7 +111,7 @@ def _probe_availability(cells: list[Cell], target: Target, document: ResultDocum
     found = {key: [cell.label for cell in members] for key, members in availability.groups(cells).items()}
     listener.note(f"availability of {', '.join(key.label for key in found)}: one broker down, then two; paused, then killed")
     try:
-        results = availability.probe_groups(found, target.bootstrap_servers, target.faults, HEAL_S, listener)
+        results = availability.probe_groups(found, target.connection, target.faults, HEAL_S, listener)
     except availability.ProbeFailed as exc:
         document.notes.append(f"availability: {exc}")
         return
@@ -158,7 +158,7 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
               suffix: str) -> tuple[list[Run], str, str]:
     """(the cell's runs, what ended it early or '', that failure's kind)"""
     topic = f"kafkabench-durability-{suffix}"
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+    with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
         admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings())
         try:
             description = verified_topic(admin, topic, cell.replication_factor, cell.min_isr)

@@ -116,7 +116,7 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
     payload_path.write_bytes(plan.payload)
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
             document.cluster["brokers"] = len(admin.brokers())
             session = _Session(plan, target, admin, payload_path, listener)
             try:

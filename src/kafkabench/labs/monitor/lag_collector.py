@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
 from kafkabench.labs.monitor.lag import EndOffsets, Poll, group_status, partition_status
 from kafkabench.labs.monitor.metrics import MonitorMetrics
@@ -40,7 +41,7 @@ class LagCollector:
     """Polls in a thread of its own (`start`): an admin call to a broker that is down waits out its timeout there,
     never in the probe loop, which takes the `latest` figures as they are."""
 
-    def __init__(self, bootstrap: str, patterns: list[str], exclude: re.Pattern, window: int,
+    def __init__(self, bootstrap: str | Connection, patterns: list[str], exclude: re.Pattern, window: int,
                  metrics: MonitorMetrics) -> None:
         self._admin = AdminClient(quiet_client_config(bootstrap))
         self._patterns = [re.compile(pattern) for pattern in patterns]

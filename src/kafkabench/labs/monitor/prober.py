@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
 from kafkabench.waiting import wait_until
 from kafkabench.labs.monitor.metrics import MonitorMetrics
@@ -71,7 +72,7 @@ def nearest_rank_ms(ordered_us: list[int], quantile: float) -> float | None:
 
 
 class Prober:
-    def __init__(self, bootstrap: str, topic: str, sla_s: float, interval_s: float, metrics: MonitorMetrics,
+    def __init__(self, bootstrap: str | Connection, topic: str, sla_s: float, interval_s: float, metrics: MonitorMetrics,
                  clock=time.monotonic_ns) -> None:
         self.topic, self.sla_s, self.metrics, self.clock = topic, sla_s, metrics, clock
         self.instance = uuid.uuid4().bytes[:8]

@@ -42,8 +42,8 @@ def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listen
     document.runs.append(run)
     metrics = MonitorMetrics()
     server = _serve(metrics, scenario, listener)
-    prober = Prober(target.bootstrap_servers, scenario.probe_topic, scenario.sla, scenario.interval, metrics)
-    lag = LagCollector(target.bootstrap_servers, scenario.groups, MONITOR_GROUPS, scenario.lag_window, metrics)
+    prober = Prober(target.connection, scenario.probe_topic, scenario.sla, scenario.interval, metrics)
+    lag = LagCollector(target.connection, scenario.groups, MONITOR_GROUPS, scenario.lag_window, metrics)
     watch = _Watch(run, scenario.interval)
     try:
         _reshape(target, scenario, prober)
@@ -88,7 +88,7 @@ def _serve(metrics: MonitorMetrics, scenario: MonitorScenario, listener: Listene
 
 def _reshape(target: Target, scenario: MonitorScenario, prober: Prober) -> None:
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=ADMIN_TIMEOUT_S) as admin:
+        with KafkaAdmin(target.connection, timeout_s=ADMIN_TIMEOUT_S) as admin:
             info = ensure_probe_topic(admin, scenario.probe_topic)
     except KafkaAdminError:
         if not prober.leaders:

@@ -125,7 +125,7 @@ def add_apache_comparison(document: ResultDocument, plan: ThroughputPlan, target
     if records == 0:
         listener.note("no records measured: nothing to compare with Apache's tool")
         return
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+    with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
         if plan.role == "produce":
             topic = f"kafkabench-apache-{uuid.uuid4().hex[:8]}"
             admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"))

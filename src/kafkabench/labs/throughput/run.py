@@ -116,7 +116,7 @@ def _fill_and_consume(scenario: ConsumeScenario, target: Target, out_dir: Path, 
     finally:
         shutil.rmtree(out_dir / ".fill", ignore_errors=True)
         try:
-            with KafkaAdmin(target.bootstrap_servers, timeout_s=10) as admin:
+            with KafkaAdmin(target.connection, timeout_s=10) as admin:
                 admin.delete_topic(topic)
         except KafkabenchError:
             pass
@@ -135,7 +135,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     workers: list[fleet.FleetWorker] = []
     timelines: dict[str, Timeline] = {}
     try:
-        with KafkaAdmin(target.bootstrap_servers, timeout_s=scenario.timeout) as admin:
+        with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
             document.cluster["brokers"] = len(admin.brokers())
             topic, temporary_topic = _ensure_topic(admin, plan, run_id)
             document.params["topic"] = topic
@@ -234,7 +234,7 @@ def _stop_offsets(target: Target, topic: str, plan: ThroughputPlan) -> dict[int,
     group's partitions are rarely even, so no consumer can be given a share of the count itself. None when
     the records are not all there yet; the consumers are then stopped together once their sum reaches it."""
     count = plan.scenario.count
-    with KafkaAdmin(target.bootstrap_servers, timeout_s=plan.scenario.timeout) as admin:
+    with KafkaAdmin(target.connection, timeout_s=plan.scenario.timeout) as admin:
         bounds = admin.offsets(topic)
         committed = admin.committed(plan.group, topic) if plan.scenario.group else {}  # a fresh group has none
     starts = {p: committed.get(p, low if plan.scenario.start_from == "earliest" else high)

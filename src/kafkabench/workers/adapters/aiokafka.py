@@ -1,4 +1,11 @@
-"""aiokafka (asyncio), driven from the synchronous loops through a private event loop."""
+"""aiokafka (asyncio), driven from the synchronous loops through a private event loop.
+
+aiokafka takes TLS settings as one `ssl_context` object, which cannot travel in a JSON task. The config this
+adapter is handed says what to build it from instead, under names that are not aiokafka keywords but
+kafka-python's for the same things (`security_clients.AIOKAFKA_SSL_KEYS`): `ssl_cafile`, `ssl_cadata` (inline CA
+PEM), `ssl_certfile`, `ssl_keyfile`, `ssl_password` (the key's) and `ssl_check_hostname`. `with_ssl_context`
+takes them out and builds the context with aiokafka's own `create_ssl_context`.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,17 @@ import asyncio
 import functools
 import inspect
 import itertools
+import ssl
 import time
 from typing import Any
 
 import aiokafka
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
+from aiokafka.helpers import create_ssl_context
 
+from kafkabench.config.redact import redact
+from kafkabench.config.security_clients import AIOKAFKA_SSL_KEYS
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
 from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
@@ -38,23 +49,25 @@ class Adapter:
 
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
                       acks: AckLog | None = None, answers: list | None = None) -> None:
-        self._config["producer"] = _with_defaults(AIOKafkaProducer, config)
+        keywords = _keywords(config)
+        self._config["producer"] = _with_defaults(AIOKafkaProducer, config, keywords)
         self._acks = acks
         self._answers = answers
         if acks is not None:
             self._acked = _ack_callback(acks)
 
         async def start() -> None:
-            self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **config)
+            self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, **keywords)
             await self._producer.start()
 
         self._run(start(), "cannot start the aiokafka producer")
 
     def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None:
-        self._config["consumer"] = _with_defaults(AIOKafkaConsumer, config)
+        keywords = _keywords(config)
+        self._config["consumer"] = _with_defaults(AIOKafkaConsumer, config, keywords)
 
         async def start() -> None:
-            self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, **config)
+            self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, **keywords)
             await self._consumer.start()
 
         self._run(start(), "cannot start the aiokafka consumer")
@@ -231,8 +244,37 @@ def _ack_callback(acks: AckLog):
     return acked
 
 
-def _with_defaults(cls: type, given: dict[str, Any]) -> dict[str, Any]:
-    """aiokafka keeps no config dict: its keyword defaults plus what was given are what it uses."""
+def with_ssl_context(config: dict[str, Any]) -> dict[str, Any]:
+    """aiokafka's keywords: `config` without the AIOKAFKA_SSL_KEYS and, when the protocol uses TLS (and no
+    context was given), with the SSLContext they describe: no CA given means the system's, as for the other
+    clients; host name checking as ssl_check_hostname says, the certificate chain checked either way."""
+    keywords = {key: value for key, value in config.items() if key not in AIOKAFKA_SSL_KEYS}
+    if keywords.get("security_protocol", "PLAINTEXT") not in ("SSL", "SASL_SSL") or "ssl_context" in keywords:
+        return keywords
+    context = create_ssl_context(
+        cafile=config.get("ssl_cafile"), cadata=config.get("ssl_cadata"),
+        certfile=config.get("ssl_certfile"), keyfile=config.get("ssl_keyfile"),
+        password=config.get("ssl_password") or "",  # never None: OpenSSL would prompt on the terminal for it
+    )
+    context.check_hostname = bool(config.get("ssl_check_hostname", True))
+    keywords["ssl_context"] = context
+    return keywords
+
+
+def _keywords(config: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return with_ssl_context(config)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise AdapterError(f"cannot build aiokafka's SSL context: {exc}") from exc
+
+
+def _with_defaults(cls: type, given: dict[str, Any], keywords: dict[str, Any]) -> dict[str, Any]:
+    """aiokafka keeps no config dict: its keyword defaults plus what was given are what it uses; the SSL
+    context shown by what it checks, the settings it was built from kept; secrets redacted."""
     defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
                 if p.default is not inspect.Parameter.empty and name != "loop"}
-    return printable({**defaults, **given})
+    effective = {**defaults, **given, **keywords}
+    context = effective.get("ssl_context")
+    if isinstance(context, ssl.SSLContext):
+        effective["ssl_context"] = f"SSLContext(check_hostname={context.check_hostname}, verify_mode={context.verify_mode.name})"
+    return printable(redact(effective))

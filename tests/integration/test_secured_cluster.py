@@ -1,0 +1,99 @@
+"""Secured embedded clusters for real: mTLS and SASL_SSL with SCRAM-SHA-512, every client through one Java-named
+client.properties, users added while the cluster runs, and no password or key in anything a run wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.listeners import CLIENT_USER, parse_listeners
+from kafkabench.config.properties import read_properties_file
+
+pytestmark = pytest.mark.integration
+
+CLIENTS = "confluent,kafka-python,aiokafka,java"
+
+
+@pytest.fixture(scope="module")
+def mtls(tmp_path_factory):
+    with EmbeddedCluster(directory=tmp_path_factory.mktemp("mtls"), security=parse_listeners("mtls", "PLAIN")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def scram(tmp_path_factory):
+    security = parse_listeners("sasl_ssl", "SCRAM-SHA-512")
+    with EmbeddedCluster(directory=tmp_path_factory.mktemp("scram"), security=security) as cluster:
+        yield cluster
+
+
+def kafkabench(*args: str, cluster_dir: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, **({"KAFKABENCH_CLUSTER_DIR": str(cluster_dir)} if cluster_dir else {})}
+    return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout, env=env)
+
+
+def latency_with(properties: Path, bootstrap: str, out: Path) -> subprocess.CompletedProcess:
+    """Every client, one settings file for producer and consumer alike, unchanged."""
+    return kafkabench("latency", "-b", bootstrap, "--clients", CLIENTS, "--size", "100", "-n", "5", "--warmup", "1",
+                      "--rounds", "1", "--producer-config", str(properties), "--consumer-config", str(properties),
+                      "--out", str(out))
+
+
+def every_client_ran(out: Path) -> dict[str, int]:
+    document = json.loads((out / "result.json").read_text())
+    return {run["client"]: run["counters"]["received"] for run in document["runs"] if not run.get("error")}
+
+
+@pytest.mark.parametrize("name", ["mtls", "scram"])
+def test_each_client_produces_and_consumes_through_one_java_named_file(name, request, tmp_path):
+    cluster = request.getfixturevalue(name)
+    properties = cluster.security.client_properties()
+    done = latency_with(properties, cluster.bootstrap_servers, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert every_client_ran(tmp_path / "out") == dict.fromkeys(CLIENTS.split(","), 7)  # cold, warm-up, 5 measured
+
+
+def test_the_files_say_how_to_connect_and_keep_secrets_to_their_owner(scram):
+    security = scram.security
+    settings = {key: s.value for key, s in read_properties_file(security.client_properties()).items()}
+    assert settings["security.protocol"] == "SASL_SSL" and settings["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert f'username="{CLIENT_USER}"' in settings["sasl.jaas.config"]
+    assert settings["bootstrap.servers"] == scram.bootstrap_servers
+    private = [security.client_properties(), security.secrets_dir / "users" / f"{CLIENT_USER}.password",
+               security.tls().broker.key, security.tls().client.keystore]
+    assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in private)
+    assert stat.S_IMODE(security.secrets_dir.stat().st_mode) == 0o700
+    status = json.loads(kafkabench("cluster", "status", "--json", cluster_dir=scram.directory).stdout)
+    assert status["security"]["protocol"] == "SASL_SSL" and status["security"]["sasl_mechanism"] == "SCRAM-SHA-512"
+    assert status["security"]["client_properties"] == str(security.client_properties())
+
+
+def test_a_lab_on_the_running_secured_cluster_connects_by_itself_and_writes_no_secret(scram, tmp_path):
+    done = kafkabench("latency", "--clients", "confluent,java", "--size", "100", "-n", "3", "--warmup", "1",
+                      "--rounds", "1", "--out", str(tmp_path / "out"), cluster_dir=scram.directory)
+    assert done.returncode == 0, done.stderr
+    assert set(every_client_ran(tmp_path / "out")) == {"confluent", "java"}
+    password = scram.security.password(CLIENT_USER)
+    key = scram.security.tls().client.key.read_text().splitlines()[1]
+    written = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    for text in [done.stdout, done.stderr, *(path.read_text(errors="replace") for path in written)]:
+        assert password not in text and key not in text
+
+
+def test_a_user_added_while_the_cluster_runs_can_connect(scram, tmp_path):
+    added = kafkabench("cluster", "add-user", "alice", cluster_dir=scram.directory)
+    assert added.returncode == 0, added.stderr
+    properties = Path(added.stdout.strip())
+    assert 'username="alice"' in properties.read_text()
+    done = kafkabench("check", "-b", scram.bootstrap_servers, "--producer-config", str(properties),
+                      cluster_dir=scram.directory)
+    assert done.returncode == 0, done.stderr
+    assert "listener  SASL_SSL (SCRAM-SHA-512, user alice)" in done.stdout
