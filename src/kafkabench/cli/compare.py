@@ -15,6 +15,7 @@ from rich.table import Table
 from kafkabench.cli.output import abort, err, note, out
 from kafkabench.report.compare import ALPHA, CONFIDENCE, MIN_EFFECT_PCT, CompareError, Comparison, MetricChange, \
     RunComparison, compare_paths
+from kafkabench.report.profile_cost import ProfileCost
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "green", "within noise": "dim", "noise unknown": "yellow",
                  "unavailable": "dim"}
@@ -52,6 +53,23 @@ def run_table(run: RunComparison) -> Table:
         table.add_column(column, justify="left" if column in ("metric", "verdict", "why") else "right")
     for change in run.metrics:
         table.add_row(*_row(change))
+    return table
+
+
+def cost_table(costs: list[ProfileCost]) -> Table:
+    """Each profile against the plan's baseline profile: one row per scenario, client and metric."""
+    baseline = costs[0].baseline
+    table = Table(title=f"cost against the {escape(baseline)} profile: medians of the repeats", title_justify="left")
+    for column in ("scenario", "client", "profile", "n", "metric", baseline, "profile value", "change %",
+                   f"{CONFIDENCE:.0%} CI %", "p", "verdict"):
+        table.add_column(column, justify="right" if column in ("n", baseline, "profile value", "change %", "p") else "left")
+    for cost in costs:
+        for index, change in enumerate(cost.metrics):
+            first = index == 0
+            metric, a, b, change_pct, interval, p, verdict, _why = _row(change)
+            table.add_row(escape(cost.scenario) if first else "", cost.client if first else "",
+                          escape(cost.profile) if first else "", f"{cost.samples[0]}/{cost.samples[1]}" if first else "",
+                          metric, a, b, change_pct, interval, p, verdict)
     return table
 
 

@@ -77,7 +77,8 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
     with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
                      controllers=lab.controllers) as target, Live() as live:
         try:
-            document = lab.run(target.connect(scenario), target, directory, live)
+            served, connected = target.connect(scenario)
+            document = lab.run(connected, served, directory, live)
         except LabFailed as failed:
             live.stop()
             for table in lab.tables(failed.document):

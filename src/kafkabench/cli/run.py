@@ -74,7 +74,8 @@ def run(
     labs = [registry.get(cell.lab) for cell in cells]
     brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
-    with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers) as target:
+    with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers,
+                     security=loaded.plan.cluster.listeners()) as target:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             width = max(len(f"{c.name} r{c.repeat}") for c in cells)
@@ -82,6 +83,8 @@ def run(
     from kafkabench.report.html import write_report  # plotly and jinja load only when a report is written
 
     html, csv = write_report([directory], directory / "report.html", directory / "report.csv")
+    if loaded.plan.baseline_profile:
+        _show_costs(directory, loaded.plan.baseline_profile)
     done = sum(c.status == "ok" for c in record.cells)
     out.print(f"report: {html}", highlight=False)
     note(f"{done} of {len(cells)} cells done; results and {csv.name} in {directory}")
@@ -91,3 +94,20 @@ def run(
         failed = [c for c in record.failed if c.status == "failed"]
         abort(f"{len(record.failed)} of {len(cells)} cells did not finish ({', '.join(c.name for c in failed[:3])}"
               f"{'...' if len(failed) > 3 else ''}); see run.json and the report")
+
+
+def _show_costs(directory: Path, baseline: str) -> None:
+    """Each profile's cost against the plan's baseline profile, in the terminal and in cost.json."""
+    from kafkabench.cli.compare import cost_table
+    from kafkabench.report.profile_cost import profile_costs, write_costs
+
+    costs = profile_costs(directory, baseline)
+    if not costs:
+        note(f"no cell ran under both the {baseline} profile and another: no cost to show")
+        return
+    out.print(cost_table(costs))
+    for cost in costs:
+        if cost.note:
+            note(f"{cost.scenario} {cost.client} {cost.profile}: {cost.note}")
+            break
+    note(f"costs: {write_costs(directory, costs)}")

@@ -98,15 +98,17 @@ def render_server_properties(node: NodeLayout, nodes: list[NodeLayout], override
                   "listener.security.protocol.map": "CONTROLLER:PLAINTEXT"}
     clients = client_listeners.broker_settings(security, node.listener_ports or {security.primary: node.port}, HOST) \
         if node.is_broker else {}
-    wiring = ("listeners", "listener.security.protocol.map")
-    parts = [part for part, present in ((clients, node.is_broker), (controller, node.is_controller)) if present]
+    listening = [part for part, present in ((clients, node.is_broker), (controller, node.is_controller)) if present]
     settings = {
         "process.roles": node.roles,
         "node.id": str(node.node_id),
         "controller.quorum.voters": quorum,
         **clients,
-        **{key: ",".join(part[key] for part in parts) for key in wiring},
+        "listeners": ",".join(part["listeners"] for part in listening),
         "advertised.listeners": clients["advertised.listeners"] if node.is_broker else controller["advertised.listeners"],
+        # a broker-only node needs the quorum's listener mapped too: it connects to the controllers through it
+        "listener.security.protocol.map": ",".join(
+            part["listener.security.protocol.map"] for part in (clients, controller) if part),
         "controller.listener.names": "CONTROLLER",
         "log.dirs": str(node.data_dir),
         **cluster_defaults(sum(n.is_broker for n in nodes)),

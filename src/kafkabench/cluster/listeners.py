@@ -45,6 +45,7 @@ class Security(BaseModel):
     listeners: list[Mode] = ["plaintext"]
     mechanism: str = "SCRAM-SHA-512"  # for the sasl_* listeners
     secrets_dir: Path | None = None  # None: nothing secured
+    certificate_hosts: list[str] = ["localhost", "127.0.0.1"]  # the brokers' certificate names (SANs)
 
     @property
     def primary(self) -> str:
@@ -111,7 +112,7 @@ def prepare_secrets(security: Security, directory: Path) -> Security:
         shutil.rmtree(secured.secrets_dir)  # an earlier cluster's: its users and CA are not this one's
     _private_dir(secured.secrets_dir)
     if secured.uses_tls:
-        certificates.issue_certificates(secured.secrets_dir / "tls")
+        certificates.issue_certificates(secured.secrets_dir / "tls", hosts=tuple(secured.certificate_hosts))
     if secured.uses_sasl:
         for user in (BROKER_USER, CLIENT_USER):
             write_password(secured, user, secrets.token_hex(16))

@@ -4,6 +4,7 @@ and what a lab may do there beyond the Kafka protocol (faults, broker processes)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
+from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.state import load_state
 from kafkabench.connection import Connection
 from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
+from kafkabench.errors import ConfigError
 
 if TYPE_CHECKING:
     from kafkabench.labs.scenario import Scenario
@@ -27,6 +30,7 @@ class Target:
     faults: Faults = None  # type: ignore[assignment]  # set in __post_init__: refused unless embedded
     launcher: WorkerLauncher = field(default=LOCAL_WORKERS)
     security: tuple[tuple[str, str], ...] = ()  # how to get in, in Java names (see Connection)
+    listeners: tuple[Connection, ...] = ()  # every listener of a cluster kafkabench runs, the first the default
 
     def __post_init__(self) -> None:
         if self.faults is None:
@@ -39,17 +43,39 @@ class Target:
 
     @classmethod
     def embedded(cls, cluster: EmbeddedCluster, kind: str = "embedded") -> Target:
+        listeners = tuple(cluster.listener_connection(mode) for mode in cluster.security.listeners)
         return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster),
-                   security=cluster.connection.security)
+                   security=cluster.connection.security, listeners=listeners)
 
     @property
     def connection(self) -> Connection:
         return Connection(self.bootstrap_servers, self.security)
 
-    def connect(self, scenario: Scenario) -> Scenario:
-        """The scenario with this cluster's security settings under its own (see `Scenario.connected`)."""
-        source = "the cluster's client.properties" if self.started_here else "the security settings given"
-        return scenario.connected(dict(self.security), source)
+    def connect(self, scenario: Scenario) -> tuple[Target, Scenario]:
+        """The target a scenario runs against, and the scenario with that target's security settings under its own
+        (see `Scenario.connected`). On a cluster kafkabench runs with several listeners, a scenario that names a
+        `security.protocol` (a profile's `tls`, say) gets the listener that speaks it."""
+        own = scenario.security_settings()
+        target = self._listener_for(own)
+        source = "the cluster's client.properties" if target.started_here else "the security settings given"
+        connected = scenario.connected(dict(target.security), source)
+        # kafkabench's own calls get in as the scenario's clients do: the user's settings over the listener's
+        merged = Connection.of(target.bootstrap_servers, {**target.connection.settings, **own})
+        return dataclasses.replace(target, security=merged.security), connected
+
+    def _listener_for(self, wanted: dict[str, str]) -> Target:
+        protocol = wanted.get("security.protocol", "").upper()
+        if not protocol or not self.listeners or protocol == self.connection.protocol:
+            return self
+        mechanism = wanted.get("sasl.mechanism")
+        for listener in self.listeners:
+            if listener.protocol == protocol and (mechanism is None or listener.mechanism in (None, mechanism)):
+                return dataclasses.replace(self, bootstrap_servers=listener.bootstrap_servers,
+                                           security=listener.security)
+        have = ", ".join(listener.describe() for listener in self.listeners)
+        raise ConfigError(f"security.protocol={protocol}: this cluster has no such listener (it has {have}); start one "
+                          "with `kafkabench cluster up --security plaintext,ssl,sasl_ssl`, or a plan's "
+                          "`cluster: {security: ...}`")
 
     @property
     def started_here(self) -> bool:
@@ -65,9 +91,10 @@ def open_target(
     on_start: Callable[[str], None] = lambda message: None,
     brokers: int = 1,
     controllers: int = 0,
+    security: Security | None = None,
 ) -> Iterator[Target]:
     """Yield the cluster to use; a cluster started here (`brokers` brokers, `controllers` dedicated controller
-    nodes) is stopped on the way out, whatever happened."""
+    nodes, `security` its listeners) is stopped on the way out, whatever happened."""
     if bootstrap_servers:
         yield Target.external(bootstrap_servers, settings)
         return
@@ -77,7 +104,7 @@ def open_target(
         if any(broker.alive for broker in running.status().brokers):
             yield Target.embedded(running)
             return
-    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory)
+    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security)
     shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "")
     on_start(f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:

@@ -6,17 +6,20 @@ import sys
 from datetime import datetime, timezone
 
 from kafkabench.cluster.target import Target
+from kafkabench.config.security import hostname_warning
 from kafkabench.core import environment
 from kafkabench.core.results import ResultDocument
 
 
 def new_document(lab: str, target: Target, params: dict, notes: list[str] | None = None) -> ResultDocument:
-    cluster = {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers}
+    cluster = {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers,
+               "listener": target.connection.describe()}
     if target.kafka_version is not None:
         cluster["kafka_version"] = target.kafka_version
+    warning = hostname_warning(target.connection.settings)
     return ResultDocument(lab=lab, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
                           tool=environment.tool(), machine=environment.machine(), cluster=cluster, params=params,
-                          notes=list(notes or []))
+                          notes=[*([f"warning: {warning}"] if warning else []), *(notes or [])])
 
 
 def count_brokers(document: ResultDocument, target: Target, timeout_s: float) -> int:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
+from kafkabench.cluster.listeners import Security, parse_listeners
+from kafkabench.errors import ClusterError
 from kafkabench.labs.scenario import Scenario, setting_text
 
 Value = Union[str, int, float, bool]
@@ -62,6 +64,20 @@ class ClusterShape(BaseModel):
 
     brokers: Literal[1, 3] = 1
     controllers: int = Field(0, ge=0, le=3, description="dedicated controller nodes; 0: every node is both")
+    security: str = Field("plaintext", description="client listeners, comma-separated (plaintext, ssl, mtls, "
+                                                   "sasl_plaintext, sasl_ssl); a cell's security.protocol picks one")
+    sasl_mechanism: str = Field("SCRAM-SHA-512", description="for the sasl_* listeners")
+
+    def listeners(self) -> Security:
+        try:
+            return parse_listeners(self.security, self.sasl_mechanism)
+        except ClusterError as exc:
+            raise ValueError(str(exc).replace("--security", "security").replace("--sasl-mechanism", "sasl_mechanism")) from None
+
+    @model_validator(mode="after")
+    def _known_listeners(self) -> ClusterShape:
+        self.listeners()
+        return self
 
 
 class Plan(BaseModel):
@@ -73,4 +89,12 @@ class Plan(BaseModel):
     clients: list[str] = Field(["confluent"], min_length=1)
     profiles: list[str] = Field(["default"], min_length=1)
     cluster: ClusterShape = ClusterShape()
+    baseline_profile: str | None = Field(None, description="each other profile's cost is reported against this one")
     scenarios: list[dict[str, Any]] = Field(min_length=1)  # each validated by its lab: see plans.loading
+
+    @model_validator(mode="after")
+    def _baseline_is_a_profile(self) -> Plan:
+        if self.baseline_profile is not None and self.baseline_profile not in self.profiles:
+            raise ValueError(f"baseline_profile {self.baseline_profile} is not one of the plan's profiles "
+                             f"({', '.join(self.profiles)})")
+        return self

@@ -94,7 +94,8 @@ def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Targe
     started = time.perf_counter()
     go_on = True
     try:
-        registry.get(cell.lab).run(target.connect(cell.scenario), target, directory, _CellEvents(listener))
+        served, scenario = target.connect(cell.scenario)
+        registry.get(cell.lab).run(scenario, served, directory, _CellEvents(listener))
         outcome.status = "ok"
     except KeyboardInterrupt:
         outcome.status, outcome.error, go_on = "interrupted", "interrupted (Ctrl-C)", False

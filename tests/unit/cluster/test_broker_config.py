@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from kafkabench.cluster.broker_config import BROKER, CONTROLLER, NodeLayout, parse_broker_overrides, render_server_properties
+from kafkabench.cluster.listeners import parse_listeners, prepare_secrets
 from kafkabench.errors import ConfigError
 
 
@@ -43,6 +44,8 @@ def test_dedicated_controllers_hold_the_quorum_and_brokers_only_serve_clients():
     assert broker["process.roles"] == "broker" and broker["node.id"] == "1"
     assert broker["controller.quorum.voters"] == "101@127.0.0.1:19193"
     assert broker["listeners"] == "PLAINTEXT://127.0.0.1:9093" and broker["inter.broker.listener.name"] == "PLAINTEXT"
+    # a broker-only node reaches the controllers through their listener: it must be mapped there too
+    assert broker["listener.security.protocol.map"] == "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     assert broker["offsets.topic.replication.factor"] == "3" and broker["transaction.state.log.min.isr"] == "2"
     quorum = parse(render_server_properties(controller, nodes, {}))
     assert quorum["process.roles"] == "controller" and quorum["node.id"] == "101"
@@ -77,3 +80,20 @@ def test_parse_rejects_malformed(bad):
 def test_cluster_wiring_cannot_be_overridden():
     with pytest.raises(ConfigError, match="listeners: set by kafkabench"):
         parse_broker_overrides(["listeners=PLAINTEXT://0.0.0.0:9092"])
+
+
+def test_secured_listeners_each_get_a_port_a_protocol_and_their_settings(tmp_path):
+    security = prepare_secrets(parse_listeners("sasl_ssl,plaintext,mtls", "SCRAM-SHA-512"), tmp_path)
+    node = NodeLayout(1, 9092, 9093, tmp_path / "node-1", listener_ports={"sasl_ssl": 9092, "plaintext": 9094,
+                                                                           "mtls": 9095})
+    props = parse(render_server_properties(node, [node], {}, security))
+    assert props["listeners"] == ("SASL_SSL://127.0.0.1:9092,PLAINTEXT://127.0.0.1:9094,MTLS://127.0.0.1:9095,"
+                                  "CONTROLLER://127.0.0.1:9093")
+    assert props["listener.security.protocol.map"] == \
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,MTLS:SSL,CONTROLLER:PLAINTEXT"
+    assert props["inter.broker.listener.name"] == "SASL_SSL"
+    assert props["sasl.mechanism.inter.broker.protocol"] == props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["listener.name.mtls.ssl.client.auth"] == "required"
+    assert props["ssl.keystore.type"] == "PEM" and props["ssl.keystore.location"].endswith("broker-keystore.pem")
+    jaas = props["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"]
+    assert f'password="{security.password("admin")}"' in jaas and 'username="admin"' in jaas
