@@ -97,3 +97,29 @@ def test_a_user_added_while_the_cluster_runs_can_connect(scram, tmp_path):
                       cluster_dir=scram.directory)
     assert done.returncode == 0, done.stderr
     assert "listener  SASL_SSL (SCRAM-SHA-512, user alice)" in done.stdout
+
+
+PLAN = """
+name: cost-check
+repeats: 2
+profiles: [plaintext, tls]
+baseline_profile: plaintext
+cluster: {brokers: 1, security: "plaintext,ssl"}
+scenarios:
+  - {name: small, lab: produce, size: 100, count: 2000}
+"""
+
+
+def test_a_plan_runs_each_profile_on_its_listener_and_prices_it_against_the_baseline(tmp_path):
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    done = kafkabench("run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "out"), cluster_dir=tmp_path / "cluster")
+    assert done.returncode == 0, done.stderr
+    listeners = {}
+    for result in (tmp_path / "out").glob("*/result.json"):
+        document = json.loads(result.read_text())
+        listeners[document["plan"]["profile"]] = document["cluster"]["listener"]
+    assert listeners == {"plaintext": "PLAINTEXT", "tls": "SSL"}
+    [cost] = json.loads((tmp_path / "out" / "cost.json").read_text())
+    assert (cost["profile"], cost["baseline"], cost["samples"]) == ("tls", "plaintext", [2, 2])
+    assert {m["metric"] for m in cost["metrics"]} >= {"stats.publish_latency.p50_ms", "throughput.records_per_s"}
+    assert "cost against the plaintext profile" in done.stdout
