@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
+from kafkabench.config.redact import redact
 from kafkabench.workers.acks import AckLog
 
 
@@ -182,5 +183,7 @@ class KafkaClient(Protocol):
 
 
 def printable(config: dict[str, Any]) -> dict[str, Any]:
-    """Config values as JSON can hold them (libraries keep objects such as SSL contexts in there)."""
-    return {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in sorted(config.items())}
+    """Config values as JSON can hold them (libraries keep objects such as SSL contexts in there), secrets redacted:
+    an effective config travels back to the orchestrator and into the result."""
+    plain = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in sorted(config.items())}
+    return redact(plain)
