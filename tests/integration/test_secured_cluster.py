@@ -76,16 +76,36 @@ def test_the_files_say_how_to_connect_and_keep_secrets_to_their_owner(scram):
     assert status["security"]["client_properties"] == str(security.client_properties())
 
 
-def test_a_lab_on_the_running_secured_cluster_connects_by_itself_and_writes_no_secret(scram, tmp_path):
+def test_a_lab_on_the_running_secured_cluster_connects_by_itself(scram, tmp_path):
     done = kafkabench("latency", "--clients", "confluent,java", "--size", "100", "-n", "3", "--warmup", "1",
                       "--rounds", "1", "--out", str(tmp_path / "out"), cluster_dir=scram.directory)
     assert done.returncode == 0, done.stderr
     assert set(every_client_ran(tmp_path / "out")) == {"confluent", "java"}
-    password = scram.security.password(CLIENT_USER)
-    key = scram.security.tls().client.key.read_text().splitlines()[1]
-    written = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
-    for text in [done.stdout, done.stderr, *(path.read_text(errors="replace") for path in written)]:
-        assert password not in text and key not in text
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["cluster"]["listener"] == \
+        "SASL_SSL (SCRAM-SHA-512, user bench)"
+
+
+KNOWN_PASSWORD = "Known-Pa55word-4-grep"
+
+
+def test_a_known_password_and_the_key_appear_in_nothing_a_run_wrote(scram, tmp_path):
+    added = kafkabench("cluster", "add-user", "carol", "--password", KNOWN_PASSWORD, cluster_dir=scram.directory)
+    assert added.returncode == 0, added.stderr
+    properties = Path(added.stdout.strip())
+    runs = [latency_with(properties, scram.bootstrap_servers, tmp_path / "out"),
+            kafkabench("report", str(tmp_path / "out")),
+            # a failing run with --debug: its traceback goes through the same scrubbing
+            kafkabench("--debug", "latency", "-b", scram.bootstrap_servers, "--clients", "confluent", "-n", "1",
+                       "--producer-config", str(properties), "-X", "ssl.truststore.location=/nonexistent/ca.pem",
+                       "--out", str(tmp_path / "failed"))]
+    assert runs[0].returncode == 0 and runs[1].returncode == 0 and runs[2].returncode != 0, runs[0].stderr
+    secrets = [KNOWN_PASSWORD, *scram.security.tls().client.key.read_text().splitlines()[1:3]]
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert {path.name for path in written} >= {"result.json", "report.html", "report.csv"}
+    texts = [run.stdout + run.stderr for run in runs] + [path.read_text(errors="replace") for path in written]
+    texts += [scram.log_file(1).read_text(errors="replace")]
+    for secret in secrets:
+        assert not [text[:80] for text in texts if secret in text], secret
 
 
 def test_a_user_added_while_the_cluster_runs_can_connect(scram, tmp_path):
