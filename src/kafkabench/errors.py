@@ -27,3 +27,7 @@ class KafkaAdminError(KafkabenchError):
 
 class WaitTimeout(KafkabenchError):
     """A bounded wait ran out of time."""
+
+
+class ConnectionProblem(KafkabenchError):
+    """A connection to the cluster cannot work (unreachable, refused login, untrusted or mismatched TLS)."""

@@ -143,3 +143,16 @@ def test_a_plan_runs_each_profile_on_its_listener_and_prices_it_against_the_base
     assert (cost["profile"], cost["baseline"], cost["samples"]) == ("tls", "plaintext", [2, 2])
     assert {m["metric"] for m in cost["metrics"]} >= {"stats.publish_latency.p50_ms", "throughput.records_per_s"}
     assert "cost against the plaintext profile" in done.stdout
+
+
+def test_a_wrong_password_ends_a_lab_before_it_starts_in_one_line(scram, tmp_path):
+    wrong = tmp_path / "wrong.properties"
+    right = scram.security.client_properties().read_text()
+    wrong.write_text(right.replace(scram.security.password(CLIENT_USER), "not-the-password"))
+    done = kafkabench("latency", "-b", scram.bootstrap_servers, "--clients", "confluent", "-n", "1",
+                      "--producer-config", str(wrong), "--consumer-config", str(wrong), "--out", str(tmp_path / "out"),
+                      timeout=60)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: authentication failed for user 'bench' with SCRAM-SHA-512"), done.stderr
+    assert "not-the-password" not in done.stderr + done.stdout

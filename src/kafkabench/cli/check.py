@@ -13,6 +13,7 @@ from kafkabench.cli.output import note, out
 from kafkabench.cluster.target import open_target
 from kafkabench.config.properties import parse_overrides, read_properties_file
 from kafkabench.config.security import is_security_key
+from kafkabench.connection_check import check_connection
 from kafkabench.errors import ConfigError
 from kafkabench.roundtrip import round_trip
 
@@ -40,6 +41,7 @@ def check(
             out.print(f"cluster   Kafka {target.kafka_version}, {brokers} broker(s) at {target.bootstrap_servers} ({target.kind}{started})")
         else:
             out.print(f"cluster   {target.bootstrap_servers} (external)")
+        check_connection(target.connection)
         out.print(f"listener  {target.connection.describe()}")
         result = round_trip(target.connection, size_bytes=size)
         out.print(f"topic     created {result.topic} in {result.create_topic_ms:.0f} ms")

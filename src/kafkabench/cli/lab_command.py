@@ -19,6 +19,7 @@ from kafkabench.cli.output import err, note, out
 from kafkabench.cluster.target import open_target
 from kafkabench.config.client_settings import bootstrap_from
 from kafkabench.config.properties import parse_overrides, read_properties_file
+from kafkabench.connection_check import check_connection
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab, LabFailed
 from kafkabench.labs.scenario import SETTINGS_FIELDS, Cli, Scenario, field_metadata
@@ -78,6 +79,7 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
                      controllers=lab.controllers) as target, Live() as live:
         try:
             served, connected = target.connect(scenario)
+            check_connection(served.connection)  # a connection that cannot work: one line now, not a hung lab
             document = lab.run(connected, served, directory, live)
         except LabFailed as failed:
             live.stop()

@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
+from kafkabench.connection_check import check_connection
 from kafkabench.core.events import Listener
 from kafkabench.core.results import RESULT_FILE, ResultDocument, read_result, write_result
 from kafkabench.errors import KafkabenchError
@@ -95,6 +96,7 @@ def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Targe
     go_on = True
     try:
         served, scenario = target.connect(cell.scenario)
+        check_connection(served.connection)
         registry.get(cell.lab).run(scenario, served, directory, _CellEvents(listener))
         outcome.status = "ok"
     except KeyboardInterrupt:
