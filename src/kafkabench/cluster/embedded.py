@@ -23,7 +23,7 @@ from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
-from kafkabench.cluster.status import BrokerStatus, ClusterStatus, ListenerStatus, SecurityStatus
+from kafkabench.cluster.status import BrokerStatus, ClusterStatus, security_status
 from kafkabench.connection import Connection
 from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
@@ -204,18 +204,8 @@ class EmbeddedCluster:
             layout=state.layout,
             brokers=[self._node_status(node) for node in state.brokers],
             controllers=[self._node_status(node) for node in state.nodes if node.port is None],
-            security=self._security_status(),
+            security=security_status(state),
         )
-
-    def _security_status(self) -> SecurityStatus:
-        security, state = self.security, self._require_state()
-        properties = (lambda mode: str(security.client_properties(mode))) if security.secrets_dir else (lambda mode: None)
-        return SecurityStatus(
-            listener=security.primary, protocol=listeners.PROTOCOLS[security.primary],
-            sasl_mechanism=security.mechanism if security.primary.startswith("sasl_") else None,
-            client_properties=properties(security.primary),
-            listeners=[ListenerStatus(name=mode, protocol=listeners.PROTOCOLS[mode], client_properties=properties(mode),
-                                      bootstrap_servers=state.listener_bootstrap(mode)) for mode in security.listeners])
 
     def _node_status(self, node: NodeState) -> BrokerStatus:
         process = self._processes[node.node_id]

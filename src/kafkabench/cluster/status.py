@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
+
+from kafkabench.cluster.listeners import PROTOCOLS
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.state import ClusterState
 
 
 class BrokerStatus(BaseModel):
@@ -44,3 +51,15 @@ class ClusterStatus(BaseModel):
     brokers: list[BrokerStatus]
     controllers: list[BrokerStatus] = []  # the dedicated ones; combined nodes are listed as brokers
     security: SecurityStatus | None = None
+
+
+def security_status(state: ClusterState) -> SecurityStatus:
+    """How to connect to each listener of the cluster in `state`; client.properties only where there are secrets."""
+    security = state.security
+    properties = (lambda mode: str(security.client_properties(mode))) if security.secrets_dir else (lambda mode: None)
+    return SecurityStatus(
+        listener=security.primary, protocol=PROTOCOLS[security.primary],
+        sasl_mechanism=security.mechanism if security.primary.startswith("sasl_") else None,
+        client_properties=properties(security.primary),
+        listeners=[ListenerStatus(name=mode, protocol=PROTOCOLS[mode], client_properties=properties(mode),
+                                  bootstrap_servers=state.listener_bootstrap(mode)) for mode in security.listeners])
