@@ -156,3 +156,16 @@ def test_a_wrong_password_ends_a_lab_before_it_starts_in_one_line(scram, tmp_pat
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("error: authentication failed for user 'bench' with SCRAM-SHA-512"), done.stderr
     assert "not-the-password" not in done.stderr + done.stdout
+
+
+def test_host_names_unchecked_is_allowed_and_the_result_warns(mtls, tmp_path):
+    properties = mtls.security.client_properties()
+    done = kafkabench("latency", "-b", mtls.bootstrap_servers, "--clients", "confluent,kafka-python", "--size", "100",
+                      "-n", "2", "--warmup", "0", "--rounds", "1", "--producer-config", str(properties),
+                      "--consumer-config", str(properties), "-X", "ssl.endpoint.identification.algorithm=",
+                      "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert any(note.startswith("warning: ssl.endpoint.identification.algorithm is empty") for note in document["notes"])
+    assert "ssl.endpoint.identification.algorithm is empty" in done.stderr + done.stdout
+    assert set(every_client_ran(tmp_path / "out")) == {"confluent", "kafka-python"}

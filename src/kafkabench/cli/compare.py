@@ -57,7 +57,8 @@ def run_table(run: RunComparison) -> Table:
 
 
 def cost_table(costs: list[ProfileCost]) -> Table:
-    """Each profile against the plan's baseline profile: one row per scenario, client and metric."""
+    """Each profile against the plan's baseline profile: one row per scenario, client and metric; a change beyond
+    noise is what the profile costs (or gains), where `compare` would call it a regression (or improvement)."""
     baseline = costs[0].baseline
     table = Table(title=f"cost against the {escape(baseline)} profile: medians of the repeats", title_justify="left")
     for column in ("scenario", "client", "profile", "n", "metric", baseline, "profile value", "change %",
@@ -67,6 +68,7 @@ def cost_table(costs: list[ProfileCost]) -> Table:
         for index, change in enumerate(cost.metrics):
             first = index == 0
             metric, a, b, change_pct, interval, p, verdict, _why = _row(change)
+            verdict = verdict.replace("regression", "costs").replace("improvement", "gains")  # a price, not a bug
             table.add_row(escape(cost.scenario) if first else "", cost.client if first else "",
                           escape(cost.profile) if first else "", f"{cost.samples[0]}/{cost.samples[1]}" if first else "",
                           metric, a, b, change_pct, interval, p, verdict)
