@@ -54,4 +54,5 @@ def _add_sasl_user(cluster: EmbeddedCluster, name: str, password: str) -> None:
     try:
         admin.alter_user_scram_credentials([upsertion], request_timeout=ALTER_TIMEOUT_S)[name].result(ALTER_TIMEOUT_S)
     except KafkaException as exc:
+        (security.secrets_dir / "users" / f"{name}.password").unlink(missing_ok=True)  # no such user after all
         raise ClusterError(f"adding SCRAM user {name!r} failed: {exc.args[0].str()}") from exc
