@@ -169,3 +169,20 @@ def test_host_names_unchecked_is_allowed_and_the_result_warns(mtls, tmp_path):
     assert any(note.startswith("warning: ssl.endpoint.identification.algorithm is empty") for note in document["notes"])
     assert "ssl.endpoint.identification.algorithm is empty" in done.stderr + done.stdout
     assert set(every_client_ran(tmp_path / "out")) == {"confluent", "kafka-python"}
+
+
+@pytest.mark.multibroker
+def test_three_brokers_talk_over_their_secured_listener_and_heal_after_a_kill(tmp_path):
+    from kafkabench.admin import KafkaAdmin
+    from kafkabench.cluster.faults import EmbeddedFaults
+    from kafkabench.roundtrip import round_trip
+
+    security = parse_listeners("sasl_ssl,mtls", "SCRAM-SHA-256")
+    with EmbeddedCluster(brokers=3, directory=tmp_path / "cluster", security=security) as cluster:
+        with KafkaAdmin(cluster.connection, timeout_s=30) as admin:
+            admin.create_topic("replicated", partitions=3, replication_factor=3)
+            assert admin.wait_until_usable("replicated").replication_factor == 3  # followers fetch over SASL_SSL
+        cluster.kill_broker(2)
+        cluster.restart_broker(2)
+        EmbeddedFaults(cluster).wait_healthy(60, topics=["replicated"])
+        assert round_trip(cluster.listener_connection("mtls")).size_bytes == 1024
