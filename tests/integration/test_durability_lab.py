@@ -46,7 +46,9 @@ def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(clust
     produced = [run for run in document.runs if run.scenario == "produce"]
     assert len(produced) == 6 and all(run.counters["acked"] == 2000 and not run.error for run in produced)
     consumed = [(run.params["cell"], run.counters["received"], run.error) for run in document.runs if run.scenario == "consume"]
-    assert [received for _, received, _ in consumed] == [2000] * 6, (consumed, document.notes)
+    # every acknowledged record is read; the seed's producer has idempotence off, so a batch retried after a late
+    # answer on a loaded machine may be written twice (2,011 read in one CI run): more is a duplicate, never a loss
+    assert all(received >= 2000 and not error for _, received, error in consumed), (consumed, document.notes)
     orders = [[run.params["cell"] for run in produced if run.params["repeat"] == r] for r in (1, 2)]
     assert sorted(orders[0]) == sorted(orders[1]) == sorted(document.params["cells"])
     for run in produced:  # the description the lab read back from the cluster, not the request
