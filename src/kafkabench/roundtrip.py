@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
-from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin, quiet_client_config
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkabenchError
 
 

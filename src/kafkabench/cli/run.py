@@ -106,8 +106,7 @@ def _show_costs(directory: Path, baseline: str) -> None:
         note(f"no cell ran under both the {baseline} profile and another: no cost to show")
         return
     out.print(cost_table(costs))
-    for cost in costs:
-        if cost.note:
-            note(f"{cost.scenario} {cost.client} {cost.profile}: {cost.note}")
-            break
+    too_few = next((cost for cost in costs if cost.note), None)  # the same for every row of a plan: said once
+    if too_few is not None:
+        note(f"{too_few.scenario} {too_few.client} {too_few.profile}: {too_few.note}")
     note(f"costs: {write_costs(directory, costs)}")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import NoReturn, Protocol, runtime_checkable
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.connection import Connection
 from kafkabench.cluster.embedded import EmbeddedCluster
 from kafkabench.cluster.status import BrokerStatus
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError, KafkabenchError, WaitTimeout
 from kafkabench.waiting import wait_until
 

@@ -181,10 +181,15 @@ def write_client_properties(security: Security, bootstrap: dict[str, str]) -> No
     if security.secrets_dir is None:
         return
     for mode in security.listeners:
-        lines = [f"# kafkabench embedded cluster: the {security.describe(mode)} listener, as user {CLIENT_USER}"]
-        settings = {"bootstrap.servers": bootstrap[mode], **client_settings(security, mode)}
-        lines += [f"{key}={_escaped(value)}" for key, value in settings.items()]
-        write_private(security.client_properties(mode), "\n".join(lines) + "\n")
+        write_properties(security.client_properties(mode),
+                         {"bootstrap.servers": bootstrap[mode], **client_settings(security, mode)},
+                         f"kafkabench embedded cluster: the {security.describe(mode)} listener, as user {CLIENT_USER}")
+
+
+def write_properties(path: Path, settings: dict[str, str], comment: str) -> None:
+    """Java-style .properties, owner-only, readable as written (only backslashes escaped, as Java's loader needs)."""
+    lines = [f"# {comment}", *(f"{key}={value}".replace("\\", "\\\\") for key, value in settings.items())]
+    write_private(path, "\n".join(lines) + "\n")
 
 
 def _broker_jaas(security: Security) -> str:
@@ -202,10 +207,6 @@ def _jaas(login: str, user: str, password: str) -> str:
 def _key_pair(directory: Path, name: str) -> certificates.KeyPair:
     return certificates.KeyPair(name, directory / f"{name}.pem", directory / f"{name}-key.pem",
                                 directory / f"{name}-keystore.pem")
-
-
-def _escaped(value: str) -> str:
-    return value.replace("\\", "\\\\")
 
 
 def _private_dir(path: Path) -> None:

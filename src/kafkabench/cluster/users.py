@@ -38,7 +38,8 @@ def add_user(cluster: EmbeddedCluster, name: str, password: str | None = None) -
     settings = {"bootstrap.servers": cluster.bootstrap_servers,
                 **listeners.client_settings(security, mode, user=name, key_pair=key_pair)}
     path = security.client_properties(mode).with_name(f"{name}.properties")
-    listeners.write_private(path, "".join(f"{key}={value}\n" for key, value in settings.items()))
+    listeners.write_properties(path, settings, f"kafkabench embedded cluster: the {security.describe(mode)} listener, "
+                                               f"as {name}")
     return path
 
 

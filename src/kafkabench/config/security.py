@@ -142,12 +142,9 @@ def _truststore(value, implied: dict[str, str]) -> dict:
     if location is None:
         _java_refuses(password is not None, "ssl.truststore.password is set without ssl.truststore.location")
         return {}
-    sniffed, text = security_files.sniff("ssl.truststore.location", location)
-    kind = declared or sniffed
+    kind, text = _located_store("truststore", location, declared)
     if kind != PEM:
         return dict(truststore_file=location, truststore_type=kind, truststore_password=password)
-    if text is None:
-        raise ConfigError(f"ssl.truststore.location {location}: ssl.truststore.type=PEM but the file is not PEM")
     _java_refuses(password is not None, "ssl.truststore.password is set for a PEM truststore")
     security_files.check_pem_certificates(f"ssl.truststore.location {location}", text)
     security_files.check_opens(f"ssl.truststore.location {location}", cafile=location)
@@ -171,18 +168,24 @@ def _keystore(value, implied: dict[str, str], has_key_password: bool) -> dict:
     if location is None:
         _java_refuses(password is not None, "ssl.keystore.password is set without ssl.keystore.location")
         return {}
-    sniffed, text = security_files.sniff("ssl.keystore.location", location)
-    kind = declared or sniffed
+    kind, text = _located_store("keystore", location, declared)
     if kind != PEM:
         _java_refuses(password is None, f"ssl.keystore.location is a {kind} keystore but ssl.keystore.password is not set")
         return dict(keystore_file=location, keystore_type=kind, keystore_password=password)
-    if text is None:
-        raise ConfigError(f"ssl.keystore.location {location}: ssl.keystore.type=PEM but the file is not PEM")
     _java_refuses(password is not None, "ssl.keystore.password is set for a PEM keystore (only ssl.key.password applies)")
     security_files.check_pem_key(f"ssl.keystore.location {location}", text, has_key_password, need_certificate=True)
     security_files.check_opens(f"ssl.keystore.location {location}", chain_file=location, password=value("ssl.key.password"))
     _imply(implied, "ssl.keystore.type", declared)
     return dict(cert_file=location, key_file=location, keystore_type=PEM)
+
+
+def _located_store(store: str, location: str, declared: str | None) -> tuple[str, str]:
+    """A store file's type (as declared, else as its bytes show) and, when PEM, its text."""
+    sniffed, text = security_files.sniff(f"ssl.{store}.location", location)
+    kind = declared or sniffed
+    if kind == PEM and text is None:
+        raise ConfigError(f"ssl.{store}.location {location}: ssl.{store}.type=PEM but the file is not PEM")
+    return kind, text
 
 
 def _imply(implied: dict[str, str], type_key: str, declared: str | None) -> None:

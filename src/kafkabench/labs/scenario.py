@@ -133,11 +133,11 @@ class Scenario(BaseModel):
     def connected(self, security: dict[str, str], source: str) -> Scenario:
         """With the cluster's security settings under the scenario's own producer and consumer settings, so a lab's
         clients get in as kafkabench's own calls do (a secured embedded cluster's client.properties, say)."""
-        update = {}
-        for name in ("producer", "consumer"):
-            if security and name in type(self).model_fields:
-                given = getattr(self, name) or {}
-                update[name] = {**{key: Setting(value, source) for key, value in security.items()}, **given}
+        if not security:
+            return self
+        cluster = {key: Setting(value, source) for key, value in security.items()}
+        update = {name: {**cluster, **(getattr(self, name) or {})}
+                  for name in ("producer", "consumer") if name in type(self).model_fields}
         return self.model_copy(update=update) if update else self
 
     def settings(self, defaults: dict[str, dict[str, str]]) -> ClientSettings:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError, KafkabenchError
 from kafkabench.waiting import wait_until
 

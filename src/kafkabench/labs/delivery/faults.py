@@ -18,9 +18,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 

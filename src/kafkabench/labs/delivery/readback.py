@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
+from kafkabench.connection import Connection
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery import ids
 from kafkabench.labs.delivery.checker import ReadChunk

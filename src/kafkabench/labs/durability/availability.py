@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from kafkabench.connection import Connection
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster.faults import Faults
+from kafkabench.connection import Connection
 from kafkabench.core.events import Listener
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.durability.cells import Cell

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
+from kafkabench.connection import Connection
 from kafkabench.labs.monitor.lag import EndOffsets, Poll, group_status, partition_status
 from kafkabench.labs.monitor.metrics import MonitorMetrics
 

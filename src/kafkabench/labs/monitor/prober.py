@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from kafkabench.connection import Connection
 from kafkabench.admin import quiet_client_config
-from kafkabench.waiting import wait_until
+from kafkabench.connection import Connection
 from kafkabench.labs.monitor.metrics import MonitorMetrics
 from kafkabench.labs.monitor.sequences import SequenceTracker
+from kafkabench.waiting import wait_until
 
 PROBE = struct.Struct(">8sIQqi")  # instance, partition, sequence, send time (monotonic ns), leader then
 AVAILABILITY_S = 60.0
