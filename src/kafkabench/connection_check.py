@@ -1,8 +1,11 @@
 """A pre-flight check before any lab starts: a connection that cannot work is told in one line (what is wrong, what
 to do), not by a lab hanging on librdkafka's retries. A healthy one costs a TCP connect and one metadata request.
-Only on failure is the cause looked for: in librdkafka's words where they are specific (a refused login, a TLS
-alert, a connection closed at the first request), else by Python TLS handshakes: librdkafka says "certificate
-verify failed" whether the CA or the host name is wrong, and a plaintext client on a TLS port sees a closed socket.
+Only on failure is the cause looked for, from what the server does rather than from which of librdkafka's lines
+arrived in time (a connection closed at the first request is logged at a level that depends on how many requests
+were in flight): TLS handshakes of our own (librdkafka says "certificate verify failed" whether the CA or the host
+name is wrong, and a plaintext client on a TLS port sees a closed socket), a SaslHandshake of our own (whether the
+listener takes SASL, which mechanisms), and librdkafka's words only where they are an error it always reports
+(a refused login, a refused client certificate).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kafkabench.config.redact import scrub_text
 from kafkabench.config.security import HOSTNAME_KEY, ClientSecurity
 from kafkabench.connection import Connection
 from kafkabench.errors import ConnectionProblem
+from kafkabench.sasl_probe import ask_sasl
 
 __all__ = ["ConnectionProblem", "check_connection"]
 
@@ -33,7 +37,6 @@ _UNTRUSTED = {2, 18, 19, 20, 21}  # no issuer certificate, self-signed (in the c
 _NOT_TLS = {"WRONG_VERSION_NUMBER", "UNEXPECTED_EOF_WHILE_READING", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"}
 _SERVER = re.compile(r"(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+))(?::(?P<port>\d+))?")
 _BROKER = re.compile(r"(?:^|\]: )(?:[a-z_]+://)?(?P<host>\[[^\]]+\]|[^\s:/\[\]]+):(?P<port>\d+)/\d+: ")
-_OFFERED = re.compile(r"broker's supported mechanisms: *([^()]*)")
 _PREFIX = re.compile(r"^(?:\w+ \[[^\]]*\] \[[^\]]*\]: )?(?:[a-z_]+://)?\S+/(?:bootstrap|\d+): ")
 _SUFFIX = re.compile(r" \(after \d+ms in state \w+\)$")
 
@@ -110,17 +113,24 @@ def _metadata(connection: Connection, timeout_s: float) -> list[str] | None:
 
 
 def _diagnosis(security: ClientSecurity, server: Server, said: list[str], timeout_s: float) -> str:
-    """The first cause that fits, in the order a client gets in (transport, login, first request), else
-    librdkafka's text. Looked for at the broker librdkafka failed on: past the bootstrap server, that is an
-    address the cluster advertises, which the certificate must name too."""
+    """The first cause that fits, in the order a client gets in (transport, login, first request), else what did
+    not answer. Looked for at the broker librdkafka failed on: past the bootstrap server, that is an address the
+    cluster advertises, which the certificate must name too."""
     server = advertised_broker(last_error(said)) or server
     if security.uses_tls:
         transport = _tls_problem(security, server, said, timeout_s)
     else:
         transport = _plaintext_problem(security, server, timeout_s)
-    return (transport or _sasl_problem(security, server, said) or _sasl_expected(security, server, said)
-            or f"cannot get metadata from {server} with security.protocol={security.protocol} within "
-               f"{timeout_s:g} s: {cleaned(last_error(said))}")
+    return transport or _sasl_problem(security, server, said, timeout_s) or _unanswered(security, server, said,
+                                                                                        timeout_s)
+
+
+def _unanswered(security: ClientSecurity, server: Server, said: list[str], timeout_s: float) -> str:
+    if not said:  # librdkafka heard nothing either: no cause to tell, only what kept silent
+        return (f"{server} took the connection but sent no metadata within {timeout_s:g} s (a paused or overloaded "
+                "broker?); check the broker's log")
+    return (f"cannot get metadata from {server} with security.protocol={security.protocol} within {timeout_s:g} s: "
+            f"{cleaned(last_error(said))}")
 
 
 def _plaintext_problem(security: ClientSecurity, server: Server, timeout_s: float) -> str | None:
@@ -174,51 +184,38 @@ def _certificate_refused(security: ClientSecurity, server: Server, exc: ssl.SSLC
     return f"{issued} but {where} trusts {trusted}; use the cluster's CA file"
 
 
-def _sasl_problem(security: ClientSecurity, server: Server, said: list[str]) -> str | None:
-    failure = sasl_failure(said) if security.uses_sasl else None
-    if failure is None:
-        return None
-    if failure == "credentials":
+def _sasl_problem(security: ClientSecurity, server: Server, said: list[str], timeout_s: float) -> str | None:
+    """A refused login in librdkafka's words (an error it always reports); the rest asked of the listener itself:
+    whether it takes SASL, and which mechanisms."""
+    if security.uses_sasl and login_refused(said):
         user = f" for user '{security.username}'" if security.username else ""
         return (f"authentication failed{user} with {security.mechanism} (the broker at {server} refused the "
                 "password in sasl.jaas.config)")
-    if failure:
-        return (f"{server} does not offer sasl.mechanism={security.mechanism} (it offers {', '.join(failure)}); "
-                "set sasl.mechanism to one of them")
-    return (f"{server} does not take SASL but security.protocol={security.protocol}; set security.protocol="
-            f"{security.protocol.removeprefix('SASL_')}, or use the cluster's SASL listener")
-
-
-def _sasl_expected(security: ClientSecurity, server: Server, said: list[str]) -> str | None:
-    """A SASL listener answers a client that has not logged in about API versions, then drops it at its first
-    real request: a connection closed once up."""
-    if security.uses_sasl or not closed_once_up(said):
+    answer = ask_sasl(*server, _trusting(None) if security.uses_tls else None, security.mechanism or "PLAIN",
+                      timeout_s)
+    if answer is None:
         return None
-    wanted = "SASL_SSL" if security.uses_tls else "SASL_PLAINTEXT"
-    return (f"{server} closed the connection at the first request, as a SASL listener does without a login; set "
-            f"security.protocol={wanted} with sasl.mechanism and sasl.jaas.config")
+    if security.uses_sasl and not answer.takes_sasl:
+        return (f"{server} does not take SASL but security.protocol={security.protocol}; set security.protocol="
+                f"{security.protocol.removeprefix('SASL_')}, or use the cluster's SASL listener")
+    if security.uses_sasl and security.mechanism not in answer.mechanisms:
+        return (f"{server} does not offer sasl.mechanism={security.mechanism} (it offers "
+                f"{', '.join(answer.mechanisms)}); set sasl.mechanism to one of them")
+    if not security.uses_sasl and answer.takes_sasl:
+        wanted = "SASL_SSL" if security.uses_tls else "SASL_PLAINTEXT"
+        return (f"{server} is a SASL listener (it offers {', '.join(answer.mechanisms)}) but security.protocol="
+                f"{security.protocol}; set security.protocol={wanted} with sasl.mechanism and sasl.jaas.config")
+    return None
 
 
 # ---- librdkafka's words (pure; the texts librdkafka 2.16 writes) ---------------------------------------------
-def sasl_failure(said: list[str]) -> str | list[str] | None:
-    """"credentials" for a refused login; the mechanisms the broker offers when the SASL handshake failed, none
-    meaning the listener takes no SASL at all."""
-    for text in said:
-        if "SASL authentication error" in text:
-            return "credentials"
-        if "mechanism handshake failed" in text:
-            offered = _OFFERED.search(text)
-            return [name.strip() for name in (offered[1] if offered else "").split(",") if name.strip()]
-    return None
+def login_refused(said: list[str]) -> bool:
+    return any("SASL authentication error" in text for text in said)
 
 
 def client_certificate_refused(said: list[str]) -> bool:
     """The broker's TLS alert "bad certificate" (42) or "certificate required" (116), as librdkafka reports it."""
     return any("alert bad certificate" in text or "certificate required" in text for text in said)
-
-
-def closed_once_up(said: list[str]) -> bool:
-    return any("closed by peer" in text and "in state UP)" in text for text in said)
 
 
 def last_error(said: list[str]) -> str:

@@ -165,8 +165,9 @@ def test_a_sasl_client_on_a_listener_without_sasl(cluster):
 def test_a_client_without_sasl_on_a_sasl_listener(cluster, mode, at, wanted):
     dropped = {"security.protocol": "SSL", "sasl.mechanism": None, "sasl.jaas.config": None} if mode == "sasl_ssl" else {}
     line = problem(connection(cluster, mode, at=at, **dropped))
-    assert line == (f"{server(cluster, at)} closed the connection at the first request, as a SASL listener does "
-                    f"without a login; set security.protocol={wanted} with sasl.mechanism and sasl.jaas.config")
+    assert line == (f"{server(cluster, at)} is a SASL listener (it offers SCRAM-SHA-512) but security.protocol="
+                    f"{'SSL' if mode == 'sasl_ssl' else 'PLAINTEXT'}; set security.protocol={wanted} with sasl.mechanism "
+                    "and sasl.jaas.config")
 
 
 def test_a_closed_port_is_told_at_once():
