@@ -3,12 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test clean
+.PHONY: demo test test-stress clean
 
 demo: $(VENV)/.installed
 	$(BIN)/kafkabench run quick
 
 test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The same suite with a busy process pinned to one core beside it (started and stopped here, bounded by itself
+# too): the machine a CI run gets when other work shares it.
+test-stress: $(VENV)/.installed-dev
+	@$(BIN)/python tools/cpu_hog.py --seconds 5400 & hog=$$!; \
+	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
+	echo "cpu hog $$hog spinning on one core"; \
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(BIN)/python:

@@ -37,6 +37,7 @@ def test_an_axis_and_a_setting_for_the_same_knob_are_refused_and_bad_values_name
     ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
     ({"faults": ["kill-broker"]}, "must be one of kill-leader"), ({"faults": ["restart-leader:3"]}, "takes no duration"),
     ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate must be > 0"),
+    ({"bounce_every": 2, "bounce_after_heal": 1}, "--bounce-every or --bounce-after-heal, not both"),
 ])
 def test_bad_scenarios_say_what_is_wrong(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -81,6 +82,23 @@ class FakeFaults:
     def controllers(self):
         return [101]
 
+    healthy_after = 0.0  # seconds after a restart until the topic is back to its full ISR
+
+    def wait_healthy(self, timeout_s, topics=None):
+        restarted = [at for what, _, at in self.calls if what in ("restart", "resume")]
+        wait = restarted[-1] + self.healthy_after - (time.monotonic() - self.start) if restarted else 0
+        if wait > timeout_s:
+            time.sleep(timeout_s)
+            raise KafkabenchError("t[0] is under-replicated (isr 1 of replicas 1,2)")
+        time.sleep(max(0.0, wait))
+
+
+def wait_for(condition, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the fault thread did not get there"
+        time.sleep(0.01)
+
 
 def test_faults_take_turns_heal_after_their_duration_and_are_recorded():
     faults = FakeFaults()
@@ -113,17 +131,81 @@ def test_stopping_heals_at_once_and_marks_what_never_fired_and_a_failed_heal_is_
     events = run.stop()
     assert time.monotonic() - begun < 2  # the 30 s down time was cut short
     assert events[0].broker == 3 and events[0].error == "broker 3 did not come back" and events[0].healed_s is None
-    assert [(e.fired_s, e.error) for e in events[1:]] == [(None, "not fired: the producer finished first")] * 2
+    assert [e.fired_s for e in events[1:]] == [None, None]
+    assert events[1].error.startswith("not fired: the run ended at ")
+    assert events[1].error.endswith(" s, while the kill-leader before it was in progress")
+    assert events[2].error.endswith(" s, before its turn")
+    assert run.coverage() == "1 of 3 planned faults fired"
+    assert run.shortfall().startswith("1 of 3 planned faults fired (--faults-must-fire): kill-leader not fired: ")
+
+
+def test_a_fault_that_did_not_heal_blocks_the_rest_with_why():
+    faults = FakeFaults()
+    faults.leader_of = lambda topic, partition=0: 3  # whose restart fails
+    run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=2, every_s=0.05, at_s=0)
+    run.start()
+    wait_for(lambda: run._thread and not run._thread.is_alive())
+    events = run.stop()
+    assert events[1].error == ("not fired: the cluster had not healed from kill-leader of broker 3: broker 3 did not "
+                               "come back")
+    assert run.fired() == 1 and run.coverage() == "1 of 2 planned faults fired"
+
+
+def test_no_leader_to_kill_is_a_fault_not_fired_and_the_next_goes_on():
+    faults = FakeFaults()
+    leaders = iter([None, 1])
+    faults.leader_of = lambda topic, partition=0: next(leaders)
+    run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=2, every_s=0.05, at_s=0)
+    run.start()
+    wait_for(lambda: len(run.events) == 2 and run.events[1].healed_s is not None)
+    events = run.stop()
+    assert (events[0].fired_s, events[0].error) == (None, "not fired: t[0] has no leader to kill")
+    assert events[1].fired_s is not None and run.coverage() == "1 of 2 planned faults fired"
+
+
+def test_the_next_bounce_waits_for_the_heal_and_the_full_isr_then_its_seconds():
+    faults = FakeFaults()
+    faults.healthy_after = 0.3
+    run = FaultRun([FaultSpec("kill-leader", 0.05)], faults, "", "t", bounces=2, every_s=5, at_s=0, after_heal_s=0.1)
+    run.start()
+    wait_for(lambda: len(run.events) == 2 and run.events[1].healed_s is not None)
+    events = run.stop()
+    gap = events[1].fired_s - events[0].healed_s
+    assert 0.4 <= gap < 5, gap  # the ISR's 0.3 s and the 0.1 s after it, not --bounce-every's 5 s
+    assert run.coverage() == "2 of 2 planned faults fired" and run.shortfall() is None
+
+
+def test_a_topic_that_never_heals_blocks_the_next_bounce_within_the_heal_timeout():
+    faults = FakeFaults()
+    faults.healthy_after = 60
+    run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=2, every_s=5, at_s=0, after_heal_s=0.1,
+                   heal_timeout_s=0.5)
+    run.start()
+    wait_for(lambda: run._thread and not run._thread.is_alive())
+    events = run.stop()
+    assert events[1].error.startswith("not fired: the cluster had not healed from kill-leader of broker 1 within "
+                                      "0.5 s: t[0] is under-replicated")
+
+
+def test_a_run_that_ends_before_the_count_says_how_far_it_got():
+    faults = FakeFaults()
+    run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=1, every_s=1, after=100,
+                   acknowledged=lambda: 40)
+    run.start()
+    wait_for(lambda: "40 of the 100" in run._waiting)
+    (event,) = run.stop()
+    assert event.error.startswith("not fired: the run ended at ")
+    assert event.error.endswith(" s, with 40 of the 100 acknowledged messages it waited for")
 
 
 def test_a_count_trigger_waits_for_the_producer():
-    faults, sent = FakeFaults(), [0]
+    faults, acknowledged = FakeFaults(), [0]
     run = FaultRun([FaultSpec("kill-controller", 0.01)], faults, "", "t", bounces=1, every_s=1, after=100,
-                   sent=lambda: sent[0])
+                   acknowledged=lambda: acknowledged[0])
     run.start()
     time.sleep(0.1)
     assert faults.calls == []
-    sent[0] = 100
+    acknowledged[0] = 100
     deadline = time.monotonic() + 5
     while not run.events or run.events[0].healed_s is None:
         assert time.monotonic() < deadline
@@ -148,7 +230,10 @@ def test_tables_and_verdicts_come_from_the_counts():
         run_of("sync", {}, process_end="closed and exited (0) 0.1 s after its result"),
         run_of("async-close", {"lost": 12, "read": 88, "distinct_read": 88},
                faults=[{"fault": "kill-leader", "broker": 2, "planned_s": 1.0, "fired_s": 1.01, "healed_s": 9.5,
-                        "error": None}]),
+                        "error": None},
+                       {"fault": "kill-leader", "broker": None, "planned_s": None, "fired_s": None, "healed_s": None,
+                        "error": "not fired: the run ended at 9.2 s, while the kill-leader before it was in progress"}],
+               faults_planned=2, faults_fired=1, fault_coverage="1 of 2 planned faults fired"),
         Run(client="confluent", scenario="delivery", params={"settings": "async-close, acks=1, idempotent", "refused": True},
             error="confluent (librdkafka) rejects the producer settings: ..."),
     ])
@@ -158,11 +243,14 @@ def test_tables_and_verdicts_come_from_the_counts():
     assert table.rows[1].cells[-1] == "88.00"
     said = lines(document)
     assert said[0] == "sync, acks=1, RF 3, min.insync 1 (confluent): 0 lost: all 100 acknowledged messages read back"
-    assert "async-close, acks=1, RF 3, min.insync 1 (confluent): 12 acknowledged messages lost (12.00 %)" in said
+    assert ("async-close, acks=1, RF 3, min.insync 1 (confluent): 12 acknowledged messages lost (12.00 %); 1 of 2 "
+            "planned faults fired") in said
     assert "async-close, acks=1, RF 3, min.insync 1 (confluent): kill-leader (broker 2) at 1.0 s, healed at 9.5 s" in said
+    assert ("async-close, acks=1, RF 3, min.insync 1 (confluent): kill-leader: not fired: the run ended at 9.2 s, "
+            "while the kill-leader before it was in progress") in said
     assert any("rejects the producer settings" in line for line in said)
     assert headline(document) == ("acknowledged messages lost in 1 of 2 cell(s); most: async-close, acks=1, RF 3, "
-                                  "min.insync 1 (confluent): 12 of 100")
+                                  "min.insync 1 (confluent): 12 of 100; fewer faults fired than planned in 1 cell(s)")
     stopwatch = stopwatch_table(document)
     assert [column.name for column in stopwatch.columns][2:4] == ["send 0", "send 1"]
     assert stopwatch.rows[0].cells[2:7] == ["1.500", "0.500", "20.0", "4.0", "0.2600"]

@@ -83,7 +83,7 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
                    "--bootstrap-server", target.bootstrap_servers]
         reader = _Lines(history)
         faults = FaultRun.of(scenario, target.faults, target.connection, topic)
-        faults.sent = lambda: reader.answered
+        faults.acknowledged = lambda: history.acked
         process = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             reader.follow(process, faults, scenario.timeout)
@@ -91,7 +91,7 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
             if process.poll() is None:
                 process.kill()
             process.wait(10)
-            run.params["faults"] = [event.to_dict() for event in faults.stop()]
+            faults.record(run)
     run.reported = reader.summary
     run.duration_s = reader.duration_s
     run.timeline = reader.timeline
@@ -99,6 +99,8 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
         run.error = reader.problem
     elif process.returncode != 0:
         run.error = f"{TOOL} exited with {process.returncode}"
+    elif scenario.faults_must_fire:
+        run.error = faults.shortfall()
 
 
 class _Lines:
@@ -106,7 +108,6 @@ class _Lines:
 
     def __init__(self, history: History) -> None:
         self.history = history
-        self.answered = 0
         self.summary: dict = {}
         self.timeline: list[dict] = []
         self.duration_s = 0.0
@@ -156,7 +157,6 @@ class _Lines:
             return ""  # a log line that reached stdout
         name = event.get("name", "")
         if name in ("producer_send_success", "producer_send_error"):
-            self.answered += 1
             sequence = int(event["value"])
             if not 0 <= sequence < self.history.sent:
                 return name

@@ -1,14 +1,16 @@
 """Broker faults during a delivery run: a thread that fires each fault at its time, heals it, and records both.
 
-The first fault fires `at_s` seconds after the start, or once the producer has sent `after` messages; then one
-every `every_s` seconds, `bounces` in all, the given faults taking turns (kill, pause, kill, ...). A kill or a
-pause lasts its own seconds (default DOWN_S) and then heals (the broker restarted, or resumed); a clean
-restart heals when the broker serves again. Each fault's victim is looked up when it fires: the leader of the
-topic's partition 0, a follower of it, or a KRaft controller. Faults go through the `Faults` seam only, so an
-external cluster refuses them in one line.
+The first fault fires `at_s` seconds after the start, or once `after` messages were acknowledged; then either
+one every `every_s` seconds from the first, or each `after_heal_s` seconds after the previous one healed and
+the topic was back to its full ISR (a schedule that holds on a machine of any speed); `bounces` in all, the
+given faults taking turns (kill, pause, kill, ...). A kill or a pause lasts its own seconds (default DOWN_S)
+and then heals (the broker restarted, or resumed); a clean restart heals when the broker serves again. Each
+fault's victim is looked up when it fires: the leader of the topic's partition 0, a follower of it, or a KRaft
+controller. Faults go through the `Faults` seam only, so an external cluster refuses them in one line.
 
-Stopping the thread (the producer finished) heals a fault that is still down at once; bounces not yet fired
-are recorded as such, never silently dropped.
+Stopping the thread (the producer finished) heals a fault that is still down at once. A planned fault that did
+not fire is recorded with why (the run ended first, and when; the cluster had not healed from the one before;
+no leader to kill), never silently dropped: `coverage` says "2 of 3 planned faults fired".
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import Callable
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults
 from kafkabench.connection import Connection
+from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 
 DOWN_S = 3.0
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
+HEALTH_POLL_S = 2.0  # one look at the topic's ISR while waiting to fire the next fault after a heal
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,16 @@ class FaultEvent:
 
 class FaultRun:
     def __init__(self, specs: list[FaultSpec], faults: Faults, bootstrap: str | Connection, topic: str, *, bounces: int,
-                 every_s: float, at_s: float = 0.0, after: int | None = None,
-                 sent: Callable[[], int] = lambda: 0) -> None:
+                 every_s: float, at_s: float = 0.0, after: int | None = None, after_heal_s: float | None = None,
+                 heal_timeout_s: float = 120.0, acknowledged: Callable[[], int] = lambda: 0) -> None:
         self.specs, self.faults, self.bootstrap, self.topic = specs, faults, bootstrap, topic
-        self.bounces, self.every_s, self.at_s, self.after, self.sent = bounces, every_s, at_s, after, sent
+        self.bounces, self.every_s, self.at_s, self.after = bounces, every_s, at_s, after
+        self.after_heal_s, self.heal_timeout_s, self.acknowledged = after_heal_s, heal_timeout_s, acknowledged
         self.events: list[FaultEvent] = []
+        self.ended_s: float | None = None  # when the run ended (stop), in seconds since its start
+        self._waiting = ""  # what the thread waits for now: a planned fault's reason if the run ends meanwhile
+        self._blocked = ""  # why no further fault can fire (the cluster did not heal)
+        self._index = 0  # the planned fault the thread is at
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start = 0.0
@@ -78,7 +87,12 @@ class FaultRun:
         """The scenario's faults (none: a run that fires nothing) on `topic`."""
         return cls([FaultSpec.parse(text) for text in scenario.faults], faults, bootstrap, topic,
                    bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,
-                   after=scenario.fault_after)
+                   after=scenario.fault_after, after_heal_s=scenario.bounce_after_heal,
+                   heal_timeout_s=scenario.heal_timeout)
+
+    @property
+    def planned(self) -> int:
+        return self.bounces if self.specs else 0
 
     def start(self) -> None:
         if not self.specs:
@@ -88,42 +102,109 @@ class FaultRun:
         self._thread.start()
 
     def stop(self) -> list[FaultEvent]:
-        """End the faults: one that is down heals now; the events as they happened, unfired ones marked."""
+        """End the faults: one that is down heals now; the events as they happened, each unfired one with why."""
+        self.ended_s = round(self._elapsed(), 3) if self._thread is not None else None
         self._stop.set()
         if self._thread is not None:
             self._thread.join(JOIN_S)
             if self._thread.is_alive():
                 self.events.append(FaultEvent("heal", None, error=f"a heal was still running after {JOIN_S:g} s"))
-        fired = len([event for event in self.events if event.fault != "heal"])
-        for index in range(fired, self.bounces if self.specs else 0):
-            spec = self.specs[index % len(self.specs)]
-            self.events.append(FaultEvent(spec.kind, None, error="not fired: the producer finished first"))
+        for index in range(len([event for event in self.events if event.fault != "heal"]), self.planned):
+            self.events.append(FaultEvent(self._spec(index).kind, None, error=self._unfired_reason(index)))
         return self.events
+
+    def _unfired_reason(self, index: int) -> str:
+        if self._blocked:
+            return self._blocked
+        if self.ended_s is None:
+            return "not fired: the run ended before its faults started"
+        waiting = self._waiting if index == self._index and self._waiting else "before its turn"
+        return f"not fired: the run ended at {self.ended_s:g} s, {waiting}"
+
+    def record(self, run: Run) -> None:
+        """Stop, and put into the run what happened: each fault's event, and how many of those planned fired."""
+        run.params["faults"] = [event.to_dict() for event in self.stop()]
+        if self.planned:
+            run.params.update(faults_planned=self.planned, faults_fired=self.fired(), fault_coverage=self.coverage())
+
+    def shortfall(self) -> str | None:
+        """Why the run failed `--faults-must-fire`; None when every planned fault fired."""
+        missed = [event for event in self.events if event.fired_s is None]
+        if not missed:
+            return None
+        return (f"{self.coverage()} (--faults-must-fire): {missed[0].fault} {missed[0].error}; schedule the faults "
+                "by messages (--fault-after, --bounce-after-heal) or send for longer (--count, --rate)")
+
+    def fired(self) -> int:
+        return len([event for event in self.events if event.fired_s is not None])
+
+    def coverage(self) -> str:
+        """"2 of 3 planned faults fired"; empty without faults."""
+        return f"{self.fired()} of {self.planned} planned faults fired" if self.planned else ""
+
+    def _spec(self, index: int) -> FaultSpec:
+        return self.specs[index % len(self.specs)]
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._start
 
     def _run(self) -> None:
-        first = self._first_time()
-        if first is None:
-            return
+        due = self._first_time()
         for index in range(self.bounces):
-            planned = first + index * self.every_s
-            if self._stop.wait(max(0.0, planned - self._elapsed())):
+            self._index = index
+            if due is None or not self._wait_until(due, f"before its planned time {due:.1f} s"):
                 return
-            spec = self.specs[index % len(self.specs)]
-            event = FaultEvent(spec.kind, round(planned, 3))
+            spec = self._spec(index)
+            event = FaultEvent(spec.kind, round(due, 3))
             self.events.append(event)
+            self._index, self._waiting = index + 1, f"while the {spec.kind} before it was in progress"
             self._fire(spec, event)
+            if self._stop.is_set():
+                return
+            if event.fired_s is not None and event.healed_s is None:
+                self._blocked = f"not fired: the cluster had not healed from {_named(event)}: {event.error}"
+                return
+            due = self._next_time(index, due, event)
 
     def _first_time(self) -> float | None:
         """When the first fault is due; with a count trigger, the moment the producer reached it (None: stopped)."""
         if self.after is None:
             return self.at_s
-        while self.sent() < self.after:
+        while (acknowledged := self.acknowledged()) < self.after:
+            self._waiting = f"with {acknowledged:,} of the {self.after:,} acknowledged messages it waited for"
             if self._stop.wait(0.02):
                 return None
         return self._elapsed()
+
+    def _next_time(self, index: int, due: float, event: FaultEvent) -> float | None:
+        """Every `every_s` from the first; or `after_heal_s` once the topic is whole again after `event`."""
+        if self.after_heal_s is None:
+            return due + self.every_s
+        if event.fired_s is not None and not self._topic_whole(event):
+            return None
+        return self._elapsed() + self.after_heal_s
+
+    def _topic_whole(self, event: FaultEvent) -> bool:
+        """Waits, bounded and stoppable, until every partition of the topic has its full ISR again."""
+        deadline = time.monotonic() + self.heal_timeout_s
+        self._waiting = f"while the topic was healing from {_named(event)}"
+        problem = ""
+        while not self._stop.is_set():
+            try:
+                self.faults.wait_healthy(HEALTH_POLL_S, [self.topic])
+                return True
+            except KafkabenchError as exc:
+                problem = str(exc)
+            if time.monotonic() >= deadline:
+                self._blocked = (f"not fired: the cluster had not healed from {_named(event)} within "
+                                 f"{self.heal_timeout_s:g} s: {problem}")
+                return False
+        return False
+
+    def _wait_until(self, due: float, why: str) -> bool:
+        """False when the run ended first."""
+        self._waiting = why
+        return not self._stop.wait(max(0.0, due - self._elapsed()))
 
     def _fire(self, spec: FaultSpec, event: FaultEvent) -> None:
         try:
@@ -140,9 +221,9 @@ class FaultRun:
                     self.faults.resume(event.broker)
             event.healed_s = round(self._elapsed(), 3)
         except KafkabenchError as exc:  # a fault that could not be injected or healed is a finding, not a crash
-            event.error = str(exc)
+            event.error = _failed(event, str(exc))
         except Exception as exc:  # noqa: BLE001 - the thread must go on: what broke is in the result
-            event.error = f"{type(exc).__name__}: {exc}"
+            event.error = _failed(event, f"{type(exc).__name__}: {exc}")
 
     def _victim(self, spec: FaultSpec) -> int:
         if spec.role == "controller":
@@ -158,3 +239,11 @@ class FaultRun:
         if not followers:
             raise KafkabenchError(f"{self.topic}[0] has no in-sync follower to kill (ISR {list(replicas)})")
         return followers[0]
+
+
+def _named(event: FaultEvent) -> str:
+    return f"{event.fault} of broker {event.broker}" if event.broker is not None else event.fault
+
+
+def _failed(event: FaultEvent, text: str) -> str:
+    return text if event.fired_s is not None else f"not fired: {text}"

@@ -28,6 +28,7 @@ class ProducerRun:
     result: Result | None = None
     error: str | None = None
     sent: int = 0
+    acked: int = 0
     timeline: list[dict] = field(default_factory=list)
     exit_code: int | None = None
     exit_s: float | None = None  # result -> the process gone
@@ -39,7 +40,7 @@ def drive_producer(task: Task, cell: DeliveryCell, scenario: DeliveryScenario, t
                    faults: FaultRun) -> ProducerRun:
     """Start the worker, fire the faults while it sends, and watch how its process ends."""
     seen = ProducerRun()
-    faults.sent = lambda: seen.sent
+    faults.acknowledged = lambda: seen.acked
     worker = target.launcher.start(f"delivery {cell.client} {cell.mode}", cell.client)
     try:
         worker.send(task)
@@ -72,7 +73,7 @@ def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, faults: Fault
             return message
         if isinstance(message, Progress) and message.acked is not None:
             t = now - start
-            seen.sent = message.done
+            seen.sent, seen.acked = message.done, message.acked
             seen.timeline.append({"t_s": round(t, 3), "sent": message.done, "records": message.acked - last_acked,
                                   "records_per_s": (message.acked - last_acked) / (t - last_t) if t > last_t else 0.0})
             last_acked, last_t = message.acked, t

@@ -81,7 +81,9 @@ def lines(document: ResultDocument) -> list[str]:
         label = f"{run.params.get('settings', '')} ({run.client})"
         verdict = verdict_of(run)
         if verdict is not None:
-            found += verdict_lines(verdict, label)
+            said = verdict_lines(verdict, label)
+            coverage = run.params.get("fault_coverage")
+            found += [f"{said[0]}; {coverage}" if coverage else said[0], *said[1:]]
         found += [f"{label}: {text}" for text in fault_texts(run)]
         if run.error:
             found.append(f"{label}: {run.error}")
@@ -106,12 +108,14 @@ def headline(document: ResultDocument) -> str:
     if not judged:
         return ""
     losing = [(run, verdict) for run, verdict in judged if verdict.lost]
+    short = [run for run, _ in judged if run.params.get("faults_fired", 0) < run.params.get("faults_planned", 0)]
+    shortfall = f"; fewer faults fired than planned in {len(short)} cell(s)" if short else ""
     if not losing:
         acknowledged = sum(verdict.acknowledged for _, verdict in judged)
-        return f"0 acknowledged messages lost in {len(judged)} cell(s): all {acknowledged:,} read back"
+        return f"0 acknowledged messages lost in {len(judged)} cell(s): all {acknowledged:,} read back{shortfall}"
     run, worst = max(losing, key=lambda pair: pair[1].lost_pct or 0)
     return (f"acknowledged messages lost in {len(losing)} of {len(judged)} cell(s); most: "
-            f"{run.params.get('settings')} ({run.client}): {worst.lost:,} of {worst.acknowledged:,}")
+            f"{run.params.get('settings')} ({run.client}): {worst.lost:,} of {worst.acknowledged:,}{shortfall}")
 
 
 def _pct(value: float | None) -> str:

@@ -61,6 +61,10 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
                 refuse(run, str(refused))
             except KafkabenchError as exc:  # its topic, worker or read-back failed: the cell failed, not the run
                 run.error = run.error or str(exc)
+            for event in run.params.get("faults", []):
+                if event["fired_s"] is None:
+                    document.notes.append(f"{cell.label}: {event['fault']} {event['error']}")
+                    listener.note(document.notes[-1])
             if run.params.get("refused"):
                 listener.note(f"{cell.label}: {run.error}")
             elif run.error:
@@ -126,10 +130,12 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
         try:
             seen = drive_producer(task, cell, scenario, target, faults)
         finally:  # also on Ctrl-C: a fault still down is healed now
-            run.params["faults"] = [event.to_dict() for event in faults.stop()]
+            faults.record(run)
         fill_producer(run, seen, cell)
         if seen.refused:
             refuse(run, seen.error)
             return
+        if scenario.faults_must_fire:
+            run.error = run.error or faults.shortfall()
         judge(run, target, topic, History.open_mapped(history_dir), scenario.heal_timeout, s.idempotence, out_dir,
               history_dir, index)

@@ -66,10 +66,16 @@ class DeliveryScenario(Scenario):
                         "pause-leader[:S], restart-leader, kill-follower[:S], kill-controller[:S]; S: seconds down or "
                         "paused before it heals.")
     fault_at: float = Field(1.0, ge=0, description="Seconds after the first send when the first fault fires.")
-    fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were sent "
-                                                              "(instead of --fault-at).")
+    fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were "
+                                                              "acknowledged (instead of --fault-at).")
     bounces: PositiveInt = Field(1, description="How many faults per run.")
     bounce_every: PositiveFloat = Field(5.0, description="Seconds from one fault to the next.")
+    bounce_after_heal: PositiveFloat | None = Field(
+        None, description="Fire each next fault this many seconds after the previous one healed and the topic is back "
+                          "to its full ISR (instead of --bounce-every): a schedule that holds on a slow machine.")
+    faults_must_fire: bool = Field(False, description="Fail a cell in which a planned fault did not fire (the run "
+                                                      "ended first, the cluster did not heal, no leader to kill); "
+                                                      "without it the verdict says how many fired.")
     return_wait: PositiveFloat = Field(10.0, description="async-return: seconds the process may take to end by itself "
                                                          "before it is killed.")
     compare_apache: bool = Field(False, description="Also run Apache's VerifiableProducer under each cell's settings "
@@ -87,4 +93,6 @@ class DeliveryScenario(Scenario):
             raise ValueError("rate must be > 0 (or -1: as fast as possible)")
         if self.fault_after is not None and "fault_at" in self.model_fields_set:
             raise ValueError("give --fault-at or --fault-after, not both")
+        if self.bounce_after_heal is not None and "bounce_every" in self.model_fields_set:
+            raise ValueError("give --bounce-every or --bounce-after-heal, not both")
         return self
