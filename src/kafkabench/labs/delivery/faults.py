@@ -29,6 +29,7 @@ from kafkabench.labs.delivery.scenario import DeliveryScenario
 
 DOWN_S = 3.0
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
+VICTIM_LOOKUP_S = 30.0  # the ISR asked right after a heal, on a loaded machine: an answer usually takes ms
 HEALTH_POLL_S = 2.0  # one look at the topic's ISR while waiting to fire the next fault after a heal
 
 
@@ -233,7 +234,7 @@ class FaultRun:
             raise KafkabenchError(f"{self.topic}[0] has no leader to {spec.action}")
         if spec.role == "leader":
             return leader
-        with KafkaAdmin(self.bootstrap, timeout_s=5) as admin:
+        with KafkaAdmin(self.bootstrap, timeout_s=VICTIM_LOOKUP_S) as admin:
             replicas = admin.describe_topic(self.topic).partitions[0].isr
         followers = [broker for broker in replicas if broker != leader]
         if not followers:
