@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from dataclasses import dataclass
 
 import pytest
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.errors import WaitTimeout
+from kafkabench.waiting import wait_until
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,15 @@ def three_brokers(directory, controllers: int = 0):
 
 def wait_for(condition, timeout_s: float, what: str):
     """The condition's first truthy value, polled every 0.2 s; the test fails naming `what` at the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
+    try:
+        return wait_until(condition, timeout_s=timeout_s, what=what, interval_s=0.2)
+    except WaitTimeout as exc:
+        pytest.fail(str(exc))
 
 
 def isr_of(cluster, topic: str, partition: int = 0) -> set[int]:
-    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=5) as admin:
+    # polled inside waits: a slow answer on a loaded machine must not end the wait it is part of
+    with KafkaAdmin(cluster.live_bootstrap_servers(), timeout_s=15) as admin:
         return set(admin.describe_topic(topic).partitions[partition].isr)
 
 

@@ -12,7 +12,7 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
 
-def kafkabench(cluster_dir, *args, timeout=180):
+def kafkabench(cluster_dir, *args, timeout=600):  # only ends a hang: 3 brokers start slowly on a loaded machine
     env = {**os.environ, "KAFKABENCH_CLUSTER_DIR": str(cluster_dir)}
     return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True, env=env,
                           stdin=subprocess.DEVNULL, timeout=timeout)

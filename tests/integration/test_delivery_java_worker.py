@@ -77,12 +77,13 @@ def test_an_async_exit_halts_at_once_and_leaves_its_unanswered_tail_unknown_neve
                                                                                      tmp_path):
     bootstrap = kafka_cluster.bootstrap_servers
     admin.create_topic(topic_name, partitions=3)
-    # Records wait up to a second in the client's batches, and the halt comes while they are still there. The
+    # Records wait up to 5 s in the client's batches, and the halt comes while they are still there, even when a
+    # loaded machine takes seconds over the sends (with 1 s the batches could leave first). The
     # Java client sends all of a broker's batches, full or not, as soon as one is full, so with a default
     # batch.size the tail sometimes left with the last full batch (every message acknowledged, 1 run in 3 on
     # one broker): a batch larger than the whole run (~2.2 MB) keeps every record waiting for the linger.
     result, _, code = deliver(bootstrap, topic_name, tmp_path / "exit", "async-exit",
-                              {"acks": "1", "linger.ms": 1000, "batch.size": 4 * 1024 * 1024})
+                              {"acks": "1", "linger.ms": 5000, "batch.size": 4 * 1024 * 1024})
     assert code == 0
     history = History.open_mapped(tmp_path / "exit")
     assert history.unknown > 0 and history.acked + history.unknown == COUNT

@@ -57,8 +57,9 @@ def test_sync_with_acks_all_delivers_every_message_and_times_the_seeds_stopwatch
 def test_an_async_exit_leaves_its_unanswered_tail_unknown_never_lost(kafka_cluster, admin, topic_name, tmp_path):
     bootstrap = kafka_cluster.bootstrap_servers
     admin.create_topic(topic_name, partitions=3)
-    # records wait up to a second in the client's batches: the exit comes while most are still there
-    result, code = deliver(bootstrap, topic_name, tmp_path / "exit", "async-exit", {"acks": "1", "linger.ms": 1000})
+    # records wait up to 5 s in the client's batches: the exit comes while most are still there, and the last batch
+    # has not left even when a loaded machine takes seconds over the sends (with 1 s it could have)
+    result, code = deliver(bootstrap, topic_name, tmp_path / "exit", "async-exit", {"acks": "1", "linger.ms": 5000})
     assert code == 0
     history = History.open_mapped(tmp_path / "exit")
     assert history.unknown > 0 and history.acked + history.unknown == COUNT

@@ -10,10 +10,15 @@ import pytest
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import EmbeddedFaults
 from kafkabench.core.results import read_result
+from kafkabench.labs.durability.availability import PROBE_SETTINGS
 
 from tests.conftest import three_brokers, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+# the lab leaves the cluster whole: a broker left dead or paused never gets there, while a loaded machine's followers
+# may still be catching up for some seconds after the lab's own heal
+HEALED_S = 60
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +65,7 @@ def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(clust
     assert "durable" in done.stdout and "ms/msg" in done.stdout and "vs fastest" in done.stdout
     with KafkaAdmin(cluster.bootstrap_servers) as admin:  # every cell's topic was dropped
         assert not [t for t in admin.topic_names() if t.startswith("kafkabench-durability-")]
-    EmbeddedFaults(cluster).wait_healthy(10)
+    EmbeddedFaults(cluster).wait_healthy(HEALED_S)
 
 
 def test_a_combination_the_client_refuses_is_reported_in_its_words_and_the_rest_runs(cluster, tmp_path):
@@ -98,7 +103,9 @@ def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughpu
     for mode in ("pause", "kill"):
         one, two = durable[(mode, "one follower")], durable[(mode, "two brokers")]
         assert one["writes"] == "accepted" and one["reads"]["ok"]
-        assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS" and two["refused_in_ms"] < 500
+        # refused at once: far below the probe's request.timeout.ms, after which a write the broker held is answered
+        assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS"
+        assert two["refused_in_ms"] < PROBE_SETTINGS["request.timeout.ms"] / 4
         assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"]  # nothing more was acked
     for step in groups[(3, 1, "1")]["steps"]:
         assert step["writes"] == "accepted" and step["acked"] == step["sent"] - step["unanswered"]
@@ -106,15 +113,17 @@ def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughpu
     yolo = {(s["mode"], s["down"]): s for s in groups[(2, 1, "1")]["steps"]}
     assert yolo[("kill", "two brokers")]["writes"] == "no answer" and yolo[("kill", "two brokers")]["leader"] is None
     assert "refused with NOT_ENOUGH_REPLICAS" in done.stdout
-    EmbeddedFaults(cluster).wait_healthy(10)
+    EmbeddedFaults(cluster).wait_healthy(HEALED_S)
     assert all(b.state == "running" for b in cluster.status().brokers)
 
 
 def test_a_broker_dying_mid_cell_ends_that_cell_in_one_line_and_the_run_goes_on(cluster, tmp_path):
     out = tmp_path / "dies"
+    # --timeout: the dead broker's cell fails after that long without progress; 15 s, not 5, keeps the slowest stretch
+    # of the healthy repeat on a loaded machine (a consumer joining its group, an admin call) well inside it
     running = durability_on_the_embedded_cluster(
         cluster, out, "--replication-factors", "1", "--partitions", "3", "--acks", "1", "--count", "40000",
-        "--rate", "5000", "--timeout", "5", "--repeats", "2", "--no-availability", wait=False)
+        "--rate", "5000", "--timeout", "15", "--repeats", "2", "--no-availability", wait=False)
     try:
         def measuring() -> str | None:  # a cell's topic, once its measured records flow
             with KafkaAdmin(cluster.bootstrap_servers) as admin:
@@ -135,7 +144,7 @@ def test_a_broker_dying_mid_cell_ends_that_cell_in_one_line_and_the_run_goes_on(
     assert not second[0].error and second[0].counters["acked"] == 40000  # the run went on, on a whole cluster
     assert f"restarted broker {victim} after the failed cell" in document.notes
     assert "1 cell run(s) did not finish" in stderr and stderr.count("\n") < 40
-    EmbeddedFaults(cluster).wait_healthy(10)
+    EmbeddedFaults(cluster).wait_healthy(HEALED_S)
 
 
 def test_a_java_cell_warms_up_in_its_own_worker_and_apache_runs_beside_it(cluster, tmp_path):

@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster.faults import EmbeddedFaults, Faults
+from kafkabench.cluster.faults import PROBE_TIMEOUT_S, EmbeddedFaults, Faults
 from kafkabench.errors import WaitTimeout
 
 from tests.conftest import isr_of, three_brokers, wait_for
@@ -37,9 +37,11 @@ def test_leader_of_gives_a_broker_id_and_a_healthy_cluster_passes_at_once(faults
     assert faults.leader_of(topic, 0) in (1, 2, 3)
     assert faults.leader_of(topic, 1) in (1, 2, 3)
     started = time.monotonic()
-    faults.wait_healthy(10)  # every topic, the internal probe topic included
-    faults.wait_healthy(10, topics=[topic])
-    assert time.monotonic() - started < 5
+    faults.wait_healthy(30)  # every topic, the internal probe topic included
+    faults.wait_healthy(30, topics=[topic])
+    # at once: both calls in less than half the 30 s either may wait; a look is a few admin connections, which even a
+    # loaded machine makes in a few seconds
+    assert time.monotonic() - started < 15
 
 
 def test_broker_pids_lists_the_three_live_jvms(cluster, faults):
@@ -58,7 +60,10 @@ def test_killed_leader_is_replaced_health_times_out_naming_the_partition_and_res
     started = time.monotonic()
     with pytest.raises(WaitTimeout) as caught:
         faults.wait_healthy(3, topics=[topic])
-    assert time.monotonic() - started < 3 + 5  # bounded: at most one short poll past the deadline
+    # bounded: it ends at most one look past its deadline, and a look makes an admin call to each live broker and one
+    # for the partitions, each bounded by PROBE_TIMEOUT_S (slack for a loaded machine: one more look)
+    one_look_s = (len(faults.broker_pids()) + 1) * PROBE_TIMEOUT_S
+    assert time.monotonic() - started < 3 + 2 * one_look_s
     message = str(caught.value)
     assert message.startswith("timed out after 3 s waiting for a healthy cluster: ")
     assert f"broker {leader} is dead" in message

@@ -22,6 +22,7 @@ from kafkabench.cluster.java import Java, find_java
 from kafkabench.core import protocol
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.errors import JavaNotFoundError
+from kafkabench.waiting import wait_until
 from kafkabench.workers import java_build
 from kafkabench.workers.java_build import CLASS_FILE, JavaWorkerUnavailable, build_worker, java_worker_command
 
@@ -259,6 +260,7 @@ def test_a_message_never_acknowledged_is_a_timeout_naming_it(
 
 THROUGHPUT_PRODUCER_CONFIG = {"acks": "1"}
 RUN_TIMEOUT_S = 60
+IDLE_TIMEOUT_S = 30
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,7 @@ def consume_task(bootstrap: str, topic: str, sha256s: list[str], **params) -> pr
         scenario="consume", client="java", bootstrap_servers=bootstrap, topic=topic, payload_sha256s=sha256s,
         timeout_s=30,
         params={"group": f"group-{uuid.uuid4().hex[:12]}", "from": "earliest", "count": None, "duration_s": None,
-                "interval_s": 0.2, "check": True, "idle_timeout_s": 30, **params},
+                "interval_s": 0.2, "check": True, "idle_timeout_s": IDLE_TIMEOUT_S, **params},
     )
 
 
@@ -413,7 +415,7 @@ def test_a_finish_stops_a_producer_early_with_every_record_accounted_for(
         start(worker, produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, rate_per_s=1000, duration_s=60))
         assert isinstance(worker.receive(), protocol.Progress)
         worker.send(protocol.Finish())
-        _, result = until_done(worker, timeout_s=10)
+        _, result = until_done(worker, timeout_s=30)  # half the 60 s run: a producer deaf to Finish is still sending
         assert isinstance(result, protocol.Result), result
     assert 0 < result.counters["acked"] == result.counters["sent"] < 60_000
 
@@ -447,19 +449,24 @@ def test_consumers_from_latest_receive_exactly_what_a_producer_started_after_the
         acked = produced.counters["acked"]
 
         done = {consumer: 0 for consumer in consumers}
-        deadline = time.monotonic() + 20
-        while sum(done.values()) < acked and time.monotonic() < deadline:
+
+        def all_received() -> bool:
             for consumer in consumers:
                 while (progress := consumer.poll()) is not None:
                     assert isinstance(progress, protocol.Progress), progress
                     done[consumer] = progress.done
-            time.sleep(0.05)
+            return sum(done.values()) >= acked
+
+        wait_until(all_received, timeout_s=60, what=f"the consumers to report the {acked} acknowledged records",
+                   interval_s=0.05)
         results = []
         for consumer in consumers:
             finish_sent = time.monotonic()
             consumer.send(protocol.Finish())
-            _, consumed = until_done(consumer, timeout_s=10)
-            assert time.monotonic() - finish_sent < 2
+            # told by Finish: left alone, a consumer stops only after its 30 s idle timeout; leaving the group and
+            # sending the result take a loaded machine a few seconds at most
+            _, consumed = until_done(consumer, timeout_s=IDLE_TIMEOUT_S / 2)
+            assert time.monotonic() - finish_sent < IDLE_TIMEOUT_S / 2
             assert isinstance(consumed, protocol.Result), consumed
             assert consumer.process.wait(timeout=EXIT_TIMEOUT_S) == 0
             results.append(consumed)
@@ -472,13 +479,15 @@ def test_consumers_from_latest_receive_exactly_what_a_producer_started_after_the
 
 
 def test_a_consumer_stops_by_itself_once_nothing_arrives(kafka_cluster, produced, worker_command, tmp_path):
-    task = consume_task(kafka_cluster.bootstrap_servers, produced.topic, produced.payloads.sha256s, idle_timeout_s=1)
+    # 3 s: no gap between fetches of a full topic comes near it on a loaded machine (1 s could, and stopped the
+    # consumer before the end), yet the stop comes long before the 30 s task timeout
+    task = consume_task(kafka_cluster.bootstrap_servers, produced.topic, produced.payloads.sha256s, idle_timeout_s=3)
     with running_worker(worker_command, tmp_path) as worker:
         start(worker, task)
-        _, result = until_done(worker, timeout_s=20)
+        _, result = until_done(worker)
         assert isinstance(result, protocol.Result), result
     assert result.counters["received"] == 5000
-    assert result.timings["idle_stop_s"] == 1
+    assert result.timings["idle_stop_s"] == 3
 
 
 def test_a_topic_deleted_under_a_producer_ends_it_with_the_failures_counted(
@@ -494,8 +503,10 @@ def test_a_topic_deleted_under_a_producer_ends_it_with_the_failures_counted(
             pass
         admin.delete_topic(topic_name)
         deleted = time.monotonic()
-        _, error = until_done(worker, timeout_s=15)
-        assert time.monotonic() - deleted < 15
+        # ended by its failures (3 s of sends failing after their 3 s delivery timeout), not by the 60 s duration: half
+        # of that leaves a loaded machine room and still tells the two apart
+        _, error = until_done(worker, timeout_s=30)
+        assert time.monotonic() - deleted < 30
         assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 1
 
     assert isinstance(error, protocol.Error), error

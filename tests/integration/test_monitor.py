@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -19,6 +18,7 @@ from confluent_kafka import Consumer, Producer
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.cluster.target import Target
+from kafkabench.waiting import wait_until
 
 from tests.integration.monitoring import monitor_in_background
 
@@ -26,6 +26,9 @@ pytestmark = pytest.mark.integration
 
 PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
 INSTALL_TIMEOUT_S = 600
+# how long the monitor watches: Prometheus must start scraping it while it does, and on a loaded machine the first
+# probe read back (the probe topic created, its leader found) can take several seconds
+WATCH_S = 20
 
 
 def _install_prometheus() -> str | None:
@@ -67,36 +70,55 @@ def test_promtool_accepts_the_written_configuration_and_rules(prometheus_install
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False  # still starting
+
+
 def test_a_real_prometheus_scrapes_probe_series_for_every_broker(prometheus_installed, kafka_cluster, admin, tmp_path):
     metrics_port, web_port = free_port(), free_port()
     topic = f"kafkabench-probe-{tmp_path.name[-8:]}"
-    thread, windows, done = monitor_in_background(Target.external(kafka_cluster.bootstrap_servers), tmp_path / "result",
-                                                  probe_topic=topic, interval=0.5,
-                                                  duration=12, metrics_port=metrics_port)
     config = tmp_path / "prometheus.yml"
     config.write_text(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [
         {"job_name": "kafkabench", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}]}))
     server = subprocess.Popen([str(PROMETHEUS), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
                                f"--web.listen-address=127.0.0.1:{web_port}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
+    thread = None
     try:
+        # Prometheus ready first: its start-up on a loaded machine is not taken out of the monitor's watch
+        wait_until(lambda: answers(f"http://127.0.0.1:{web_port}/-/ready"), timeout_s=60, what="Prometheus to be ready",
+                   interval_s=0.2)
+        thread, windows, done = monitor_in_background(Target.external(kafka_cluster.bootstrap_servers),
+                                                      tmp_path / "result", probe_topic=topic, interval=0.5,
+                                                      duration=WATCH_S, metrics_port=metrics_port)
+        brokers = {str(broker) for broker in admin.brokers()}
         query = "sum by (broker_id) (kafkabench_end_to_end_messages_received_total)"
         url = f"http://127.0.0.1:{web_port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
-        deadline, series = time.monotonic() + 11, []
-        while time.monotonic() < deadline and not series:
-            time.sleep(1)
+
+        def every_broker_counted() -> list | None:
+            if not thread.is_alive():  # its endpoint is gone: the series went stale and will not come
+                raise AssertionError(f"the monitor ended before Prometheus had a probe series for each of {brokers}")
             try:
                 with urllib.request.urlopen(url, timeout=2) as answer:
                     series = json.load(answer)["data"]["result"]
             except OSError:
-                continue  # the server is still starting
-        brokers = {str(broker) for broker in admin.brokers()}
+                return None
+            counted = {s["metric"]["broker_id"] for s in series if float(s["value"][1]) > 0}
+            return series if counted == brokers else None
+
+        # a series is there only while the monitor serves it: the wait ends before the watch does
+        series = wait_until(every_broker_counted, timeout_s=WATCH_S - 2, what=f"a probe series for each of {brokers}",
+                            interval_s=0.5)
         assert {s["metric"]["broker_id"] for s in series} == brokers, series
-        assert all(float(s["value"][1]) > 0 for s in series)
     finally:
         server.terminate()
         server.wait(10)
-        thread.join(30)
+        if thread is not None:
+            thread.join(WATCH_S + 30)
     assert not thread.is_alive() and done["document"].runs[0].counters["lost"] == 0
     assert windows.lines and all(w["brokers"] for w in windows.lines)
 
@@ -108,15 +130,20 @@ def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is
     producer = Producer(quiet_client_config(bootstrap))
     for i in range(50):
         producer.produce(topic_name, f"v{i}".encode())
-    producer.flush(10)
+    assert producer.flush(30) == 0, "the 50 records were not all acknowledged"
     group = f"stopped-{topic_name}"
     consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "auto.offset.reset": "earliest",
                                                            "enable.auto.commit": False}))
     consumer.subscribe([topic_name])
-    read, deadline = 0, time.monotonic() + 30
-    while read < 20 and time.monotonic() < deadline:
+    read = []
+
+    def twenty_read() -> bool:
         message = consumer.poll(0.5)
-        read += message is not None and message.error() is None
+        if message is not None and message.error() is None:
+            read.append(message)
+        return len(read) >= 20
+
+    wait_until(twenty_read, timeout_s=60, what="the group to read 20 of the 50 records", interval_s=0)
     consumer.commit(asynchronous=False)
     consumer.close()  # the group stops: nobody consumes, and a producer goes on
 
@@ -129,11 +156,14 @@ def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is
 
     feeder = threading.Thread(target=go_on, daemon=True)
     feeder.start()
+    # 10 s: about 9 lag polls, once a second; a loaded machine's slow first poll still leaves the 5 windows and the
+    # growth this needs (5 s left it only a few)
     thread, windows, _ = monitor_in_background(Target.external(bootstrap), tmp_path / "result", probe_topic=f"probe-{topic_name}",
-                                               interval=0.5, duration=5, metrics_port=0, groups=[f"^{group}$"])
+                                               interval=0.5, duration=10, metrics_port=0, groups=[f"^{group}$"])
     thread.join(60)
     stop.set()
     feeder.join(5)
+    assert not thread.is_alive(), "the monitor did not end within 60 s of its 10 s watch"
     seen = [w["groups"][group] for w in windows.lines if group in w["groups"]]
     assert len(seen) >= 5 and all(set(w["groups"]) == {group} for w in windows.lines)
     assert seen[-1]["lag"] > seen[0]["lag"] >= 30

@@ -7,11 +7,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
+from kafkabench.admin import KafkaAdmin
 from kafkabench.core.results import read_result, write_result
+from kafkabench.errors import KafkabenchError
+from kafkabench.waiting import wait_until
 
 PLAN = """\
     name: tiny
@@ -92,6 +94,24 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
     assert "regression" in worse.stdout and "records_per_s" in worse.stdout + worse.stderr
 
 
+def slow_cell_writing(process: subprocess.Popen, run_dir, bootstrap: str) -> bool:
+    """The first cell done and the slow one measuring: its topic has records, fewer than the first cell's 2000."""
+    if process.poll() is not None:
+        raise AssertionError(f"the run ended by itself (exit {process.returncode}) before the slow cell")
+    if not (run_dir / "002-slow-default-confluent-r1").exists():
+        return False
+    with KafkaAdmin(bootstrap) as admin:
+        for topic in admin.topic_names():
+            if topic.startswith("kafkabench-produce-"):
+                try:
+                    written = sum(high for _low, high in admin.offsets(topic).values())
+                except KafkabenchError:
+                    continue  # the first cell's, deleted meanwhile
+                if 0 < written < 2000:
+                    return True
+    return False
+
+
 def test_ctrl_c_keeps_the_finished_cells_and_still_writes_the_report(kafka_cluster, tmp_path):
     (tmp_path / "plan.yaml").write_text("name: long\nscenarios: [{lab: produce, count: 2000, size: 100}, "
                                         "{lab: produce, name: slow, rate: 50, duration: 60}]\n")
@@ -100,10 +120,8 @@ def test_ctrl_c_keeps_the_finished_cells_and_still_writes_the_report(kafka_clust
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (tmp_path / "run" / "002-slow-default-confluent-r1").exists():
-            time.sleep(0.2)
-        time.sleep(3)  # inside the slow cell
+        wait_until(lambda: slow_cell_writing(process, tmp_path / "run", kafka_cluster.bootstrap_servers),
+                   timeout_s=120, what="the slow cell's records to flow", interval_s=0.2)
         os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C reaches the whole process group
         stdout, stderr = process.communicate(timeout=60)
     finally:

@@ -71,7 +71,7 @@ def test_stored_bytes_per_partition_grow_with_what_was_written(kafka_cluster, ad
         sizes = {(r.partition, r.size_bytes) for r in admin.stored_bytes(topic_name)}
         return sizes if len(sizes) == 2 else None
 
-    assert wait_for(both_described, 10, "both partitions' logs to be described") == {(0, 0), (1, 0)}
+    assert wait_for(both_described, 30, "both partitions' logs to be described") == {(0, 0), (1, 0)}
     producer = Producer(quiet_client_config(kafka_cluster.bootstrap_servers, **{"compression.type": "none"}))
     payload = bytes(range(256)) * 40  # 10 KiB
     for _ in range(10):

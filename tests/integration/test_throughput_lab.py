@@ -74,12 +74,14 @@ def test_produce_then_consume_the_same_records_with_a_payload_check(kafka_cluste
 def test_several_consumers_stop_together_at_the_count(kafka_cluster, topic_name, tmp_path):
     run(ProduceScenario(topic=topic_name, partitions=2, size=100, count=10_000, interval=0.2),
         kafka_cluster, tmp_path / "produce")
-    document = run(ConsumeScenario(topic=topic_name, count=10_000, consumers=2, interval=0.2, timeout=20),
+    document = run(ConsumeScenario(topic=topic_name, count=10_000, consumers=2, interval=0.2, timeout=60),
                    kafka_cluster, tmp_path / "consume")
     [consumer_run] = document.runs
     assert consumer_run.params["workers"] == 2
     assert consumer_run.counters["received"] == 10_000  # however unevenly the two partitions were filled
-    assert "idle_stop_s" not in consumer_run.timings and consumer_run.duration_s < 15
+    # stopped at the count: a consumer that missed it would wait out the 60 s timeout; joining the group and reading
+    # 10,000 records take a loaded machine seconds
+    assert "idle_stop_s" not in consumer_run.timings and consumer_run.duration_s < 30
 
 
 @pytest.mark.parametrize("client", ["confluent", "java"])
@@ -111,12 +113,14 @@ def test_open_loop_rate_is_kept_and_delay_is_measured(kafka_cluster, tmp_path):
     [producer_run] = document.runs
     assert producer_run.stats["publish_delay"].count == 1000
     assert 0.45 <= producer_run.duration_s < 5
-    assert producer_run.throughput["records_per_s"] == pytest.approx(2000, rel=0.15)
+    # never ahead of the schedule (message 999 is due at 0.4995 s); a loaded machine may fall behind it, by as much
+    # as publish_delay says, so the rate is bounded from above only
+    assert producer_run.throughput["records_per_s"] <= 2000 * 1.05
 
 
 def test_a_topic_deleted_mid_run_ends_with_counted_errors_and_keeps_the_result(kafka_cluster, topic_name, tmp_path):
-    def delete_after_first_window(role, entry):
-        if role == "produce" and not deleted:
+    def delete_once_acks_flow(role, entry):
+        if role == "produce" and entry.records and not deleted:  # the first window may hold none on a loaded machine
             deleted.append(True)
             with KafkaAdmin(kafka_cluster.bootstrap_servers) as admin:
                 admin.delete_topic(topic_name)
@@ -125,7 +129,7 @@ def test_a_topic_deleted_mid_run_ends_with_counted_errors_and_keeps_the_result(k
     request = ProduceScenario(topic=topic_name, size=100, duration=60, rate=500, interval=0.5, timeout=3,
                                 overrides=parse_overrides(["delivery.timeout.ms=3000", "request.timeout.ms=2000"]))
     with pytest.raises(LabFailed, match="sends failed .* and none succeeded for 3 s; partial results kept"):
-        run(request, kafka_cluster, tmp_path, Recorder(delete_after_first_window))
+        run(request, kafka_cluster, tmp_path, Recorder(delete_once_acks_flow))
     document = read_result(tmp_path)
     [producer_run] = document.runs
     assert document.error and producer_run.error
