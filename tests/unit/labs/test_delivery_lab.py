@@ -1,6 +1,7 @@
 """The delivery lab's parts without a cluster: its cells, its faults' schedule (against fake faults), its tables
 and verdicts from a result document."""
 
+import threading
 import time
 
 import pytest
@@ -83,15 +84,19 @@ class FakeFaults:
     def controllers(self):
         return [101]
 
-    healthy_after = 0.0  # seconds after a restart until the topic is back to its full ISR
+    healthy_after: float | None = 0.0  # seconds from a restart until the topic is back to its full ISR; None: never
 
     def wait_healthy(self, timeout_s, topics=None):
+        """Bounded by `timeout_s` like the real one, and waiting on the (simulated) heal itself."""
         restarted = [at for what, _, at in self.calls if what in ("restart", "resume")]
-        wait = restarted[-1] + self.healthy_after - (time.monotonic() - self.start) if restarted else 0
-        if wait > timeout_s:
-            time.sleep(timeout_s)
+        if not restarted:
+            return
+        healed = threading.Event()
+        if self.healthy_after is not None:
+            due = restarted[-1] + self.healthy_after - (time.monotonic() - self.start)
+            threading.Timer(max(0.0, due), healed.set).start()
+        if not healed.wait(timeout_s):
             raise KafkabenchError("t[0] is under-replicated (isr 1 of replicas 1,2)")
-        time.sleep(max(0.0, wait))
 
 
 def wait_for(condition, what: str = "the fault thread to get there") -> None:
@@ -178,7 +183,7 @@ def test_the_next_bounce_waits_for_the_heal_and_the_full_isr_then_its_seconds():
 
 def test_a_topic_that_never_heals_blocks_the_next_bounce_within_the_heal_timeout():
     faults = FakeFaults()
-    faults.healthy_after = 60
+    faults.healthy_after = None
     run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=2, every_s=5, at_s=0, after_heal_s=0.1,
                    heal_timeout_s=0.5)
     run.start()

@@ -165,7 +165,7 @@ class FaultRun:
             if event.fired_s is not None and event.healed_s is None:
                 self._blocked = f"not fired: the cluster had not healed from {_named(event)}: {event.error}"
                 return
-            due = self._next_time(index, due, event)
+            due = self._next_time(due, event)
 
     def _first_time(self) -> float | None:
         """When the first fault is due; with a count trigger, the moment the producer reached it (None: stopped)."""
@@ -177,7 +177,7 @@ class FaultRun:
                 return None
         return self._elapsed()
 
-    def _next_time(self, index: int, due: float, event: FaultEvent) -> float | None:
+    def _next_time(self, due: float, event: FaultEvent) -> float | None:
         """Every `every_s` from the first; or `after_heal_s` once the topic is whole again after `event`."""
         if self.after_heal_s is None:
             return due + self.every_s
