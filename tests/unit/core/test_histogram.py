@@ -75,11 +75,10 @@ def test_bulk_folding_gives_the_histogram_of_recording_one_by_one(values):
         one_by_one.record_ns(micros * 1000)
     assert bulk.record_many_us(np.array(values, dtype=np.int64)) == one_by_one.out_of_range
     a, b = one_by_one._hdr, bulk._hdr
-    assert list(a.counts) == list(b.counts)
+    assert bytes(a.counts) == bytes(b.counts)  # the raw counter arrays, compared whole
     assert (a.get_total_count(), a.get_min_value(), a.get_max_value()) == (b.get_total_count(), b.get_min_value(), b.get_max_value())
     assert one_by_one.out_of_range == bulk.out_of_range
-    assert one_by_one.encode() == bulk.encode()
-    assert one_by_one.summary() == bulk.summary()
+    assert one_by_one.encode() == bulk.encode()  # the same state, so the same summary (hdrh's mean takes 0.2 s a call)
 
 
 @settings(max_examples=100, deadline=None)
