@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/monitor_footprint.py [--minutes 10] [--interval 0.1] [--latency-count 300]
 
 Starts its own embedded cluster (3 brokers). Runs `kafkabench monitor` as a process of its own for --minutes at
---interval (one probe per partition per interval: 3 partitions), and samples its resident memory (RSS) and CPU
-time with psutil every 10 s. Reports:
+--interval (one probe per partition per interval: 3 partitions), and samples the resident memory (RSS) and CPU time
+of it and its parts' processes with psutil every 10 s. Reports:
 
 - RSS after the whole run / RSS after 1 minute (target <= 1.1);
 - CPU per probe: the monitor's CPU time (user + system) over the run / probes sent, in microseconds;
@@ -42,11 +42,18 @@ def watch(bootstrap: str, minutes: float, interval: float, out: Path) -> tuple[l
     try:
         while process.poll() is None:
             try:
-                with monitor.oneshot():
-                    cpu = monitor.cpu_times()
-                    samples.append((time.monotonic() - begun, monitor.memory_info().rss / 2**20, cpu.user + cpu.system))
+                tree = [monitor, *monitor.children(recursive=True)]  # the serving process and its parts
             except psutil.NoSuchProcess:
                 break
+            rss = cpu = 0.0
+            for member in tree:
+                try:
+                    with member.oneshot():
+                        times = member.cpu_times()
+                        rss, cpu = rss + member.memory_info().rss / 2**20, cpu + times.user + times.system
+                except psutil.NoSuchProcess:
+                    continue  # a part that ended between the listing and the look
+            samples.append((time.monotonic() - begun, rss, cpu))
             time.sleep(SAMPLE_S)
     finally:
         if process.poll() is None:

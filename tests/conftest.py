@@ -12,6 +12,8 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.errors import WaitTimeout
 from kafkabench.waiting import wait_until
 
+from tests.prometheus import install_prometheus
+
 
 @dataclass(frozen=True)
 class ExternalCluster:
@@ -70,6 +72,14 @@ def write_acks_all(bootstrap: str, topic: str, count: int = 5, timeout_s: float 
         producer.produce(topic, f"v{i}".encode(), on_delivery=lambda err, _msg: err and errors.append(err.name()))
     remaining = producer.flush(timeout_s + 5)
     return errors + ["unacknowledged"] * remaining
+
+
+@pytest.fixture(scope="session")
+def prometheus_installed():
+    """Debian's prometheus and promtool (tests.prometheus), installed once a session when missing; the test is
+    skipped, saying why, when they cannot be had."""
+    if reason := install_prometheus():
+        pytest.skip(reason)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from kafkabench.config.redact import scrub_text
 from kafkabench.config.security import HOSTNAME_KEY, ClientSecurity
 from kafkabench.connection import Connection
 from kafkabench.errors import ConnectionProblem
-from kafkabench.sasl_probe import ask_sasl
+from kafkabench.wire import ask_sasl
 
 __all__ = ["ConnectionProblem", "check_connection"]
 

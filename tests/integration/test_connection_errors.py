@@ -19,7 +19,8 @@ from kafkabench.errors import ConfigError
 
 pytestmark = pytest.mark.integration
 
-TIMEOUT_S = 5.0
+# the budget a check may take on a loaded machine; a check that decides from what the server did ends far below it
+TIMEOUT_S = 15.0
 MODES = ("plaintext", "sasl_ssl", "mtls", "sasl_plaintext")
 
 
@@ -80,7 +81,7 @@ def threads() -> int:
 def test_each_healthy_listener_passes_quietly_and_leaves_no_thread(cluster, mode):
     before, started = threads(), time.monotonic()
     check_connection(cluster.listener_connection(mode), timeout_s=TIMEOUT_S)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < TIMEOUT_S / 3  # answered, not timed out
     assert threads() == before
 
 
@@ -175,9 +176,9 @@ def test_a_closed_port_is_told_at_once():
         spare.bind(("127.0.0.1", 0))
         port = spare.getsockname()[1]
     started = time.monotonic()
-    line = problem(Connection(f"127.0.0.1:{port}"))
+    line = problem(Connection(f"127.0.0.1:{port}"))  # refused: nothing to wait for
     assert line == f"cannot connect to 127.0.0.1:{port} (connection refused); is the cluster up?"
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < TIMEOUT_S / 10
 
 
 def test_the_first_reachable_server_is_the_one_checked(cluster):

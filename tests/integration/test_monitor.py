@@ -3,15 +3,12 @@ promtool accepts the written configuration and rules, and a group that stopped c
 shows growing lag, lag in seconds and a status other than OK."""
 
 import json
-import os
-import shutil
 import socket
 import subprocess
 import sys
 import threading
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -21,38 +18,13 @@ from kafkabench.cluster.target import Target
 from kafkabench.waiting import wait_until
 
 from tests.integration.monitoring import monitor_in_background
+from tests.prometheus import PROMETHEUS, PROMTOOL
 
 pytestmark = pytest.mark.integration
 
-PROMETHEUS, PROMTOOL = Path("/usr/bin/prometheus"), Path("/usr/bin/promtool")
-INSTALL_TIMEOUT_S = 600
 # how long the monitor watches: Prometheus must start scraping it while it does, and on a loaded machine the first
 # probe read back (the probe topic created, its leader found) can take several seconds
 WATCH_S = 20
-
-
-def _install_prometheus() -> str | None:
-    """Debian's prometheus (server and promtool) when missing and we may; the reason it cannot be had, else None."""
-    if PROMETHEUS.exists() and PROMTOOL.exists():
-        return None
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        return "prometheus is missing and installing it needs root and apt-get"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "--no-install-recommends", "prometheus"]
-    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-    if done.returncode != 0:
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=INSTALL_TIMEOUT_S)
-        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-    if done.returncode != 0:
-        return f"apt-get install prometheus failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
-    return None
-
-
-@pytest.fixture(scope="module")
-def prometheus_installed():
-    reason = _install_prometheus()
-    if reason:
-        pytest.skip(reason)
 
 
 def free_port() -> int:

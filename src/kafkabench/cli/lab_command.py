@@ -88,7 +88,7 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
             for line in lab.lines(failed.document):
                 err.print(line, style="red", markup=False, highlight=False)
             raise
-    console = err if as_json else out
+    console = err if as_json or getattr(scenario, "json_lines", False) else out  # stdout: only the JSON asked for
     for table in lab.tables(document):
         console.print(render(table))
     for line in lab.lines(document):

@@ -30,6 +30,7 @@ from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
 CONTROLLER_IDS_FROM = 101  # dedicated controllers are nodes 101, 102, ...: brokers keep ids 1..N
+KNOWN_TOPIC_S = 15.0  # a new topic reaches every broker in well under a second, a loaded machine's in a few
 JVM_OPTIONS = [
     "-Xms512m", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
     "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
@@ -214,8 +215,19 @@ class EmbeddedCluster:
                             roles=node.roles, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        """The partition's leader now, None while it has none. A topic created a moment ago may not have reached the
+        broker asked yet (each broker learns it from the controller in its own time): it is asked again, for up
+        to KNOWN_TOPIC_S."""
+        def described():
+            try:
+                return admin.describe_topic(topic)
+            except KafkaAdminError as exc:
+                if "Unknown topic" not in str(exc):
+                    raise
+                return None
+
         with KafkaAdmin(self.connection.at(self.live_bootstrap_servers()), timeout_s=10) as admin:
-            info = admin.describe_topic(topic)
+            info = wait_until(described, timeout_s=KNOWN_TOPIC_S, what=f"topic {topic} in the metadata", interval_s=0.2)
         for p in info.partitions:
             if p.partition == partition:
                 return p.leader

@@ -40,6 +40,15 @@ class Table:
         return asdict(self)
 
 
+@dataclass
+class Screen:
+    """What a watch shows per interval: the table a terminal keeps updated in place, and the lines a log (a file, a
+    pipe) gets instead: a line per change and a summary now and then, so most intervals have none."""
+
+    table: Table
+    lines: list[str] = field(default_factory=list)
+
+
 def columns(names: list[str], text: tuple[str, ...] = (), tips: dict[str, str] | None = None) -> list[Column]:
     """Columns named `names`; those in `text` hold words (left-aligned), `tips` maps a name to its definition."""
     tips = tips or {}

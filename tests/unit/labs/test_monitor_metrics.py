@@ -19,10 +19,10 @@ def exposition_names(metrics: MonitorMetrics) -> set[str]:
 def filled() -> MonitorMetrics:
     metrics = MonitorMetrics()
     labels = ("1", "2")  # partition_id, broker_id
-    for counter in (metrics.produced, metrics.acked, metrics.received, metrics.lost, metrics.late, metrics.duplicated,
-                    metrics.out_of_order):
+    for counter in (metrics.produced, metrics.acked, metrics.produce_failed, metrics.received, metrics.lost,
+                    metrics.late, metrics.duplicated, metrics.out_of_order):
         counter.labels(*labels).inc()
-    metrics.produce_failed.labels(*labels, "_MSG_TIMED_OUT").inc()
+    metrics.produce_errors.labels("_MSG_TIMED_OUT").inc()
     metrics.produce_latency.labels(*labels).observe(0.002)
     metrics.roundtrip_latency.labels(*labels).observe(0.00015)
     metrics.commit_latency.labels("2").observe(0.003)
@@ -33,6 +33,9 @@ def filled() -> MonitorMetrics:
     metrics.members.labels("g1").set(0)
     metrics.topic_offset.labels("orders", "0").set(100)
     metrics.set_status("g1", "STOP")
+    metrics.broker_up.labels("2").set(1)
+    metrics.since_probe_leader.labels("2").set(0)
+    metrics.know_part("prober")
     return metrics
 
 
@@ -41,7 +44,11 @@ def test_probe_metrics_are_named_like_kminions_under_kafkabench_and_lag_like_kaf
     text = metrics.exposition().decode()
     assert 'kafkabench_end_to_end_roundtrip_latency_seconds_bucket{broker_id="2",le="0.00025",partition_id="1"} 1.0' in text
     assert 'kafkabench_end_to_end_messages_lost_total{broker_id="2",partition_id="1"} 1.0' in text
-    assert 'kafkabench_end_to_end_messages_produced_failed_total{broker_id="2",error="_MSG_TIMED_OUT",partition_id="1"} 1.0' in text
+    assert 'kafkabench_end_to_end_messages_produced_failed_total{broker_id="2",partition_id="1"} 1.0' in text
+    assert 'kafkabench_end_to_end_produce_errors_total{error="_MSG_TIMED_OUT"} 1.0' in text
+    assert 'kafkabench_broker_up{broker_id="2"} 1.0' in text
+    assert 'kafkabench_broker_seconds_since_probe_leader{broker_id="2"} 0.0' in text
+    assert 'kafkabench_monitor_part_restarts_total{part="prober"} 0.0' in text
     assert 'kafkabench_end_to_end_offset_commit_latency_seconds_count{coordinator_id="2"} 1.0' in text
     assert 'kafka_consumergroup_lag{consumergroup="g1",partition="0",topic="orders"} 7.0' in text
     assert 'kafkabench_consumergroup_lag_seconds{consumergroup="g1",partition="0",topic="orders"} 7.0' in text
@@ -55,10 +62,14 @@ def test_every_metric_the_dashboard_and_the_alerts_use_is_one_the_monitor_expose
     names = exposition_names(filled())
     alerts = yaml.safe_load((tmp_path / "alerts.yml").read_text())
     dashboard = json.loads((tmp_path / "grafana/dashboards/kafkabench.json").read_text())
-    expressions = [rule["expr"] for group in alerts["groups"] for rule in group["rules"]]
+    rules = [rule for group in alerts["groups"] for rule in group["rules"]]
+    # a summary may query a metric of its own (the broker down alert's seconds since it led its probe partition)
+    expressions = [rule["expr"] for rule in rules] + [rule["annotations"]["summary"] for rule in rules]
     expressions += [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
     used = {name for expr in expressions for name in re.findall(r"\b(kafka(?:bench)?_[a-z_]+)", expr)}
     assert used and used <= names, used - names
+    assert {"kafkabench_end_to_end_produce_errors_total", "kafkabench_broker_up",
+            "kafkabench_broker_seconds_since_probe_leader", "kafkabench_monitor_part_restarts_total"} <= used
     assert len(files) == 5 and yaml.safe_load((tmp_path / "prometheus.yml").read_text())["scrape_configs"][0][
         "static_configs"][0]["targets"] == ["127.0.0.1:9645"]
     provider = yaml.safe_load((tmp_path / "grafana/provisioning/dashboards/kafkabench.yml").read_text())
@@ -68,13 +79,16 @@ def test_every_metric_the_dashboard_and_the_alerts_use_is_one_the_monitor_expose
 def test_the_window_table_has_a_row_per_broker_and_per_group():
     window = {"t_s": 3.0, "brokers": {"1": {"sent": 2, "acked": 2, "received": 1, "lost": 1, "failed": 0,
                                             "duplicated": 0, "out_of_order": 0, "availability": 0.5,
-                                            "roundtrip_p50_ms": 1.25, "roundtrip_p99_ms": 2.5}},
+                                            "roundtrip_p50_ms": 1.25, "roundtrip_p99_ms": 2.5, "state": "up",
+                                            "state_for_s": 3.0, "since_probe_leader_s": 0.0}},
               "groups": {"g1": {"lag": 1200, "lag_seconds": 12.5, "lag_seconds_at_least": True, "status": "STOP",
-                                "members": 0}}}
+                                "members": 0}},
+              "parts": {"prober": {"state": "running", "restarts": 0}}}
     table = window_table(window)
-    assert [row.cells[:4] for row in table.rows] == [["1", "0.500", "1.25", "2.50"],
-                                                     ["group g1", "lag 1,200", ">= 12.5 s", "STOP"]]
+    assert [row.cells[:5] for row in table.rows] == [["1", "up", "0.500", "1.25", "2.50"],
+                                                     ["group g1", "STOP", "lag 1,200", ">= 12.5 s", "0 member(s)"]]
     assert [row.kind for row in table.rows] == ["error", "error"]
+    assert all(len(row.cells) == len(table.columns) for row in table.rows)
 
 
 def test_the_timeline_stays_bounded_and_its_counts_exact_however_long_the_watch():

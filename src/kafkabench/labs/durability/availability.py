@@ -47,7 +47,7 @@ FIRST_ACK_S = 15.0  # a fresh topic's first acknowledgement (leader, metadata, c
 # queued behind it on the same connection get their answers (a broker answers a connection's requests in order)
 PROBE_SETTINGS = {"enable.idempotence": False, "retries": 0, "linger.ms": 0, "request.timeout.ms": 10_000,
                   "message.timeout.ms": 25_000}
-READ_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 15.0  # a read ends with its last record; a loaded machine's client may first try a paused broker
 ADMIN_TIMEOUT_S = 5.0
 MODES = ("pause", "kill")
 
@@ -220,7 +220,7 @@ def read_back(bootstrap: str | Connection, topic: str, timeout_s: float = READ_T
                                                           "enable.auto.commit": False}))
     read, end = 0, None
     try:
-        _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout_s / 2)
+        _, end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout_s)
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         while read < end and time.monotonic() - started < timeout_s:
             for message in consumer.consume(1000, timeout=0.2):

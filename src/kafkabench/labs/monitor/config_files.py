@@ -1,12 +1,13 @@
 """The files that put the monitor into an existing Prometheus and Grafana (`kafkabench monitor --write-config DIR`):
 
 - `prometheus.yml`: a scrape job for the monitor's endpoint, loading `alerts.yml`;
-- `alerts.yml`: probes lost, availability under the SLA, consumer lag in seconds over a threshold, a broker with
-  no successful probe;
+- `alerts.yml`: probes lost or failed per broker, availability under the SLO, consumer lag in seconds over a
+  threshold, a broker with no successful probe, a broker down (page); a part of the monitor restarted (ticket). The
+  probe counters exist at 0 before their first event, so one lost probe is an increase the rules see;
 - `grafana/provisioning/datasources/kafkabench.yml` and `grafana/provisioning/dashboards/kafkabench.yml`: a
   Prometheus datasource and a dashboard provider reading `grafana/dashboards/`;
 - `grafana/dashboards/kafkabench.json`: the dashboard (availability, roundtrip, lost / duplicated / out-of-order
-  probes per broker, lag and lag seconds per group, group status).
+  probes per broker, produce errors, brokers up, lag and lag seconds per group, group status).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ LAG_SECONDS_ALERT = 300
 def write_config(directory: Path, metrics_target: str, prometheus_url: str = "http://127.0.0.1:9090") -> list[Path]:
     files = {
         "prometheus.yml": yaml.safe_dump(prometheus_config(metrics_target), sort_keys=False),
-        "alerts.yml": yaml.safe_dump(alert_rules(), sort_keys=False),
+        "alerts.yml": yaml.safe_dump(alert_rules(), sort_keys=False, width=120),
         "grafana/provisioning/datasources/kafkabench.yml": yaml.safe_dump(datasource(prometheus_url), sort_keys=False),
         "grafana/provisioning/dashboards/kafkabench.yml": yaml.safe_dump(dashboard_provider(directory), sort_keys=False),
         "grafana/dashboards/kafkabench.json": json.dumps(dashboard(), indent=1),
@@ -45,21 +46,42 @@ def prometheus_config(metrics_target: str, interval_s: int = 5) -> dict:
 
 
 def alert_rules() -> dict:
-    def rule(name: str, expr: str, for_: str, summary: str) -> dict:
-        return {"alert": name, "expr": expr, "for": for_, "labels": {"severity": "page"},
+    def rule(name: str, expr: str, for_: str, summary: str, severity: str = "page") -> dict:
+        return {"alert": name, "expr": expr, "for": for_, "labels": {"severity": severity},
                 "annotations": {"summary": summary}}
 
+    def increase_per_broker(counter: str, window: str) -> str:
+        return f"sum by (broker_id) (increase(kafkabench_end_to_end_messages_{counter}_total[{window}]))"
+
+    count = '{{ $value | printf "%.0f" }}'  # increase() extrapolates: 1.02 lost probes reads as 1
+    # the broker's seconds since it last led its probe partition, when the monitor has that series: 0 means it
+    # still leads it, and its probes fail until another broker takes over
+    since_leader = ("{{ with printf `kafkabench_broker_seconds_since_probe_leader{broker_id='%s'}` $labels.broker_id"
+                    " | query }}{{ with . | first | value }}; it last led its probe partition {{ humanizeDuration . }}"
+                    " ago{{ else }}; it still leads its probe partition{{ end }}{{ end }}")
+    slo = f"{AVAILABILITY_SLO * 100:g}%"
+    # increase() over 5m stays > 0 for about 5 minutes after a single loss or failure: `for` must stay well under that
     return {"groups": [{"name": "kafkabench", "rules": [
-        rule("KafkabenchProbesLost", "increase(kafkabench_end_to_end_messages_lost_total[5m]) > 0", "1m",
-             "Probes through broker {{ $labels.broker_id }} were not read back within the SLA"),
+        rule("KafkabenchProbesLost", f"{increase_per_broker('lost', '5m')} > 0", "1m",
+             f"Broker {{{{ $labels.broker_id }}}}: {count} probe(s) not read back within the SLA in the last 5"
+             " minutes"),
+        rule("KafkabenchProbesFailed", f"{increase_per_broker('produced_failed', '5m')} > 0", "1m",
+             f"Broker {{{{ $labels.broker_id }}}}: the producer reported {count} probe(s) failed in the last 5 minutes"
+             " (kafkabench_end_to_end_produce_errors_total says why)"),
         rule("KafkabenchAvailabilityUnderSLO", f"kafkabench_end_to_end_availability < {AVAILABILITY_SLO}", "2m",
-             "Broker {{ $labels.broker_id }}: availability {{ $value }} under " + str(AVAILABILITY_SLO)),
+             "Broker {{ $labels.broker_id }}: availability {{ $value | humanizePercentage }} under the SLO of " + slo),
         rule("KafkabenchConsumerLagSeconds", f"kafkabench_consumergroup_lag_seconds > {LAG_SECONDS_ALERT}", "5m",
-             "Group {{ $labels.consumergroup }} is {{ $value }} s behind on {{ $labels.topic }}"),
+             "Group {{ $labels.consumergroup }} is {{ $value | humanizeDuration }} behind on {{ $labels.topic }}"
+             " partition {{ $labels.partition }}"),
+        # probes sent through the broker, none read back: said outright, without waiting for each probe's SLA
         rule("KafkabenchBrokerWithoutSuccessfulProbe",
-             "sum by (broker_id) (increase(kafkabench_end_to_end_messages_received_total[2m])) == 0"
-             " and sum by (broker_id) (increase(kafkabench_end_to_end_messages_produced_total[2m])) > 0", "1m",
+             f"{increase_per_broker('received', '2m')} == 0 and {increase_per_broker('produced', '2m')} > 0", "1m",
              "No probe through broker {{ $labels.broker_id }} came back in 2 minutes"),
+        rule("KafkabenchBrokerDown", "kafkabench_broker_up == 0", "30s",
+             "Broker {{ $labels.broker_id }} is down: out of the cluster metadata or not answering" + since_leader),
+        # the part came back by itself and measures again, but what it measured around the restart is missing
+        rule("KafkabenchMonitorPartRestarted", "increase(kafkabench_monitor_part_restarts_total[10m]) > 0", "0s",
+             f"The monitor's {{{{ $labels.part }}}} part restarted {count} time(s) in the last 10 minutes", "ticket"),
     ]}]}
 
 
@@ -84,8 +106,9 @@ def dashboard() -> dict:
          "{{broker_id}}", "short"),
         ("Probes duplicated / out of order", "sum by (broker_id) (increase(kafkabench_end_to_end_messages_duplicated_total[1m])"
          " + increase(kafkabench_end_to_end_messages_out_of_order_total[1m]))", "{{broker_id}}", "short"),
-        ("Produce errors", "sum by (error) (increase(kafkabench_end_to_end_messages_produced_failed_total[1m]))",
-         "{{error}}", "short"),
+        ("Produce errors", "sum by (error) (increase(kafkabench_end_to_end_produce_errors_total[1m]))", "{{error}}",
+         "short"),
+        ("Brokers up", "kafkabench_broker_up", "{{broker_id}}", "short"),
         ("Consumer lag per group", "sum by (consumergroup) (kafka_consumergroup_lag)", "{{consumergroup}}", "short"),
         ("Consumer lag seconds per group", "max by (consumergroup) (kafkabench_consumergroup_lag_seconds)",
          "{{consumergroup}}", "s"),

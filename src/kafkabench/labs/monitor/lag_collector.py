@@ -2,6 +2,10 @@
 committed offsets, members, and each partition's end offset, turned into lag in offsets, lag in seconds and a
 status (labs.monitor.lag). State is kept per (group, topic, partition) in fixed-size rings, and dropped with its
 metrics when a group or partition goes away, so memory stays flat over days.
+
+Committed offsets and members are asked through kafka-python: these requests go to each group's coordinator, and
+librdkafka's admin client can abort the process when that coordinator's connection is down (librdkafka issue 4605,
+reproduced by benchmarks/librdkafka_4605.py). Listing groups and end offsets stay on librdkafka.
 """
 
 from __future__ import annotations
@@ -12,16 +16,20 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
+from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaError
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.connection import Connection
 from kafkabench.labs.monitor.lag import EndOffsets, Poll, group_status, partition_status
-from kafkabench.labs.monitor.metrics import MonitorMetrics
+from kafkabench.labs.monitor.metrics import MonitorMetrics, Recorder
 
 HISTORY = 3600  # end-offset samples per partition (an idle stretch keeps two): an hour at a 1 s interval
 TIMEOUT_S = 10.0
+MONITOR_GROUPS = re.compile(r"^kafkabench-monitor-[0-9a-f]{16}$")  # monitors' own groups are probes, not consumers
+LAG_MIN_INTERVAL_S = 1.0  # lag is polled at most once a second: a dozen admin requests per poll
 
 
 @dataclass
@@ -38,34 +46,22 @@ class GroupLag:
 
 
 class LagCollector:
-    """Polls in a thread of its own (`start`): an admin call to a broker that is down waits out its timeout there,
-    never in the probe loop, which takes the `latest` figures as they are."""
+    """Polled by the lag part's loop (`run`), in a process of its own: an admin call to a broker that is down
+    waits out its timeout there, never in the probe loop."""
 
     def __init__(self, bootstrap: str | Connection, patterns: list[str], exclude: re.Pattern, window: int,
-                 metrics: MonitorMetrics) -> None:
-        self._admin = AdminClient(quiet_client_config(bootstrap))
+                 metrics: MonitorMetrics | Recorder) -> None:
+        connection = bootstrap if isinstance(bootstrap, Connection) else Connection(bootstrap)
+        self._admin = AdminClient(quiet_client_config(connection))
+        self._groups_admin = KafkaAdminClient(bootstrap_servers=connection.bootstrap_servers.split(","),
+                                              request_timeout_ms=int(TIMEOUT_S * 1000), **connection.kafka_python())
         self._patterns = [re.compile(pattern) for pattern in patterns]
         self._exclude, self._window, self._metrics = exclude, window, metrics
         self._ends: dict[tuple[str, int], EndOffsets] = {}
         self._polls: dict[tuple[str, str, int], deque] = {}
-        self.latest: dict[str, GroupLag] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self, interval_s: float) -> None:
-        def loop() -> None:
-            while not self._stop.is_set():
-                begun = time.monotonic()
-                self.latest = self.collect(begun)
-                self._stop.wait(max(0.0, interval_s - (time.monotonic() - begun)))
-
-        self._thread = threading.Thread(target=loop, name="kafkabench-lag", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(TIMEOUT_S * 3)
+    def close(self) -> None:
+        self._groups_admin.close()
 
     def collect(self, now_s: float) -> dict[str, GroupLag]:
         groups = self._groups()
@@ -118,22 +114,20 @@ class LagCollector:
 
     def _committed(self, group: str) -> dict[tuple[str, int], int]:
         try:
-            future = self._admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                             request_timeout=TIMEOUT_S)[group]
-            found = future.result(timeout=TIMEOUT_S + 5).topic_partitions
-        except KafkaException:
+            found = self._groups_admin.list_group_offsets({group: None}).get(group, {})
+        except KafkaError:
             return {}
-        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+        return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items() if meta.offset >= 0}
 
     def _members(self, groups: list[str]) -> dict[str, int]:
-        if not groups:
-            return {}
         members = {}
-        for group, future in self._admin.describe_consumer_groups(groups, request_timeout=TIMEOUT_S).items():
+        for group in groups:  # one at a time: kafka-python raises for the whole call at the first group's error
             try:
-                members[group] = len(future.result(timeout=TIMEOUT_S + 5).members)
-            except KafkaException:
+                described = self._groups_admin.describe_groups([group]).get(group)
+            except KafkaError:
                 continue
+            if described is not None and not described.get("error"):
+                members[group] = len(described.get("members") or [])
         return members
 
     def _end_offsets(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -164,3 +158,19 @@ def _remove(gauge, *labels: str) -> None:
         gauge.remove(*labels)
     except KeyError:
         pass
+
+
+def run(connection: Connection, scenario, send, stopping: threading.Event) -> None:
+    """The lag part: poll every max(interval, LAG_MIN_INTERVAL_S), send each poll's figures, until `stopping`."""
+    recorder = Recorder()
+    collector = LagCollector(connection, scenario.groups, MONITOR_GROUPS, scenario.lag_window, recorder)
+    every = max(scenario.interval, LAG_MIN_INTERVAL_S)
+    try:
+        while not stopping.is_set():
+            begun = time.monotonic()
+            groups = collector.collect(begun)
+            send({"kind": "lag", "groups": {group: lag.to_dict() for group, lag in groups.items()},
+                  "metrics": recorder.take()})
+            stopping.wait(max(0.0, every - (time.monotonic() - begun)))
+    finally:
+        collector.close()

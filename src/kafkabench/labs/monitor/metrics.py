@@ -1,9 +1,12 @@
-"""The monitor's Prometheus metrics, in a registry of their own (prometheus_client).
+"""The monitor's Prometheus metrics, in a registry of their own (prometheus_client), kept by the process that serves
+them; the parts that measure run in processes of their own and send what they did as operations (`Recorder`).
 
 Probe metrics are named like KMinion's end-to-end metrics, under the `kafkabench_` namespace, labelled
-`partition_id` and `broker_id` (the partition's leader when the probe was sent). Consumer lag keeps
-kafka_exporter's names, so dashboards built for it work unchanged, plus lag in seconds and a Burrow-style status.
-Latency buckets reach from a tenth of a millisecond (loopback) to a minute (an outage).
+`partition_id` and `broker_id` (the partition's leader when the probe was sent). Their counters exist at 0 for every
+(partition, replica) as soon as the partition is known, so the first loss is an increase an alert sees. Consumer lag
+keeps kafka_exporter's names, so dashboards built for it work unchanged, plus lag in seconds and a Burrow-style
+status. Broker liveness (`broker_up`) and the monitor's own part restarts complete them. Latency buckets reach from a
+tenth of a millisecond (loopback) to a minute (an outage).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ class MonitorMetrics:
         self.produced = Counter("end_to_end_messages_produced", "Probes handed to the producer", PROBE, namespace=ns,
                                 registry=registry)
         self.acked = Counter("end_to_end_messages_acked", "Probes acknowledged", PROBE, namespace=ns, registry=registry)
-        self.produce_failed = Counter("end_to_end_messages_produced_failed", "Probes the producer reported failed, by "
-                                      "error", (*PROBE, "error"), namespace=ns, registry=registry)
+        self.produce_failed = Counter("end_to_end_messages_produced_failed", "Probes the producer reported failed",
+                                      PROBE, namespace=ns, registry=registry)
+        self.produce_errors = Counter("end_to_end_produce_errors", "Probes the producer reported failed, by error",
+                                      ("error",), namespace=ns, registry=registry)
         self.received = Counter("end_to_end_messages_received", "Probes read back (first reads)", PROBE,
                                 namespace=ns, registry=registry)
         self.lost = Counter("end_to_end_messages_lost", "Probes not read back within the SLA", PROBE, namespace=ns,
@@ -57,6 +62,34 @@ class MonitorMetrics:
                                  "estimated from end-offset history", LAG, namespace=ns, registry=registry)
         self.status = Gauge("consumergroup_status", "1 for the group's current status (OK, WARNING, REWIND, STALL, "
                             "STOP)", ("consumergroup", "status"), namespace=ns, registry=registry)
+        self.broker_up = Gauge("broker_up", "1 while the broker is in the cluster's metadata and answers a request of "
+                               "its own, else 0", ("broker_id",), namespace=ns, registry=registry)
+        self.since_probe_leader = Gauge("broker_seconds_since_probe_leader", "Seconds since the broker last led its "
+                                        "probe partition (0 while it does)", ("broker_id",), namespace=ns,
+                                        registry=registry)
+        self.part_restarts = Counter("monitor_part_restarts", "Times a part of the monitor (prober, lag, brokers) "
+                                     "ended and was started again", ("part",), namespace=ns, registry=registry)
+
+    def know_partition(self, partition: int, replicas: list[int]) -> None:
+        """Every probe counter of the partition at 0 for each broker that may lead it."""
+        for broker in replicas:
+            labels = (str(partition), str(broker))
+            for counter in PROBE_COUNTERS:
+                getattr(self, counter).labels(*labels)
+
+    def know_part(self, part: str) -> None:
+        self.part_restarts.labels(part)
+
+    def apply(self, operations: list[tuple]) -> None:
+        """What a part's `Recorder` recorded, done to the metrics here."""
+        for name, labels, method, args in operations:
+            target = getattr(self, name)
+            if method == "call":  # a method of this class: set_status, know_partition
+                target(*args)
+            elif method == "remove":
+                _remove(target, labels)
+            else:
+                getattr(target.labels(*labels) if labels else target, method)(*args)
 
     def set_status(self, group: str, status: str) -> None:
         for name in STATUSES:
@@ -64,3 +97,57 @@ class MonitorMetrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class Recorder:
+    """A part's stand-in for MonitorMetrics: `recorder.lost.labels("0", "2").inc()` records the operation, which
+    `take()` hands over for the serving process's MonitorMetrics.apply. Only what the part did crosses; a part that
+    dies loses at most what it had not handed over yet."""
+
+    def __init__(self) -> None:
+        self._operations: list[tuple] = []
+
+    def __getattr__(self, name: str) -> _RecordedMetric:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _RecordedMetric(self._operations, name, ())
+
+    def set_status(self, group: str, status: str) -> None:
+        self._operations.append(("set_status", (), "call", (group, status)))
+
+    def know_partition(self, partition: int, replicas: list[int]) -> None:
+        self._operations.append(("know_partition", (), "call", (partition, list(replicas))))
+
+    def take(self) -> list[tuple]:
+        taken, self._operations = self._operations, []
+        return taken
+
+
+class _RecordedMetric:
+    def __init__(self, operations: list, name: str, labels: tuple) -> None:
+        self._operations, self._name, self._labels = operations, name, labels
+
+    def labels(self, *labels: str) -> _RecordedMetric:
+        return _RecordedMetric(self._operations, self._name, tuple(labels))
+
+    def remove(self, *labels: str) -> None:
+        self._operations.append((self._name, tuple(labels), "remove", ()))
+
+    def inc(self, amount: float = 1) -> None:
+        self._operations.append((self._name, self._labels, "inc", (amount,)))
+
+    def set(self, value: float) -> None:
+        self._operations.append((self._name, self._labels, "set", (value,)))
+
+    def observe(self, value: float) -> None:
+        self._operations.append((self._name, self._labels, "observe", (value,)))
+
+
+PROBE_COUNTERS = ("produced", "acked", "produce_failed", "received", "lost", "late", "duplicated", "out_of_order")
+
+
+def _remove(metric, labels: tuple) -> None:
+    try:
+        metric.remove(*labels)
+    except KeyError:
+        pass

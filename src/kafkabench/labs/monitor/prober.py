@@ -13,6 +13,11 @@ linger, each probe giving up after the SLA (`message.timeout.ms`); the consumer 
 at the start, in a group of this instance's own, and commits its position every interval (the commit is timed,
 labelled with the group's coordinator); the group is deleted when the watch ends.
 
+No coordinator-bound request goes through librdkafka's admin client: DescribeConsumerGroups and DeleteConsumerGroups
+there can abort the process when the coordinator's connection is down (librdkafka issue 4605, reproduced by
+benchmarks/librdkafka_4605.py). The coordinator is read from metadata the way the broker finds it (the leader of
+`__consumer_offsets` partition abs(hashCode(group)) % partitions) and the group is deleted through kafka-python.
+
 Per window (one interval) `take_window` hands out what the terminal, `--json-lines` and the result show: per broker
 the probes sent, acknowledged, read back within the SLA, lost, duplicated and out of order, roundtrip p50/p99, and
 availability (probes decided in the last AVAILABILITY_S: read back within the SLA / read back or lost).
@@ -29,7 +34,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.connection import Connection
@@ -41,6 +45,7 @@ PROBE = struct.Struct(">8sIQqi")  # instance, partition, sequence, send time (mo
 AVAILABILITY_S = 60.0
 LEADERS_TIMEOUT_S = 0.5
 LEADERS_EVERY_S = 1.0
+OFFSETS_TOPIC = "__consumer_offsets"
 ANSWERS_POLL_S = 0.1  # the answering thread's wait: it wakes at once for an answer, this bounds its stop
 
 
@@ -58,10 +63,33 @@ class BrokerWindow:
 
     COUNTS = ("sent", "acked", "received", "lost", "failed", "duplicated", "out_of_order")
 
+    def to_message(self) -> dict:
+        """Everything, for the serving process: BrokerWindow(**message) again there."""
+        return {**{name: getattr(self, name) for name in self.COUNTS}, "availability": self.availability,
+                "roundtrip_us": self.roundtrip_us}
+
+    def add(self, other: BrokerWindow) -> None:
+        """`other`'s counts and roundtrips added to these; its availability, the later one, kept."""
+        for name in self.COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.roundtrip_us += other.roundtrip_us
+        self.availability = other.availability if other.availability is not None else self.availability
+
     def to_dict(self) -> dict:
         ordered = sorted(self.roundtrip_us)
         return {**{name: getattr(self, name) for name in self.COUNTS}, "availability": self.availability,
                 "roundtrip_p50_ms": nearest_rank_ms(ordered, 0.50), "roundtrip_p99_ms": nearest_rank_ms(ordered, 0.99)}
+
+
+def coordinator_partition(group: str, partitions: int) -> int:
+    """The `__consumer_offsets` partition whose leader coordinates `group`: Kafka's Utils.abs(group.hashCode()) %
+    partitions, with Java's String.hashCode over UTF-16 code units."""
+    code = 0
+    units = group.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        code = (31 * code + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    signed = code - (1 << 32) if code >= 1 << 31 else code
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions
 
 
 def nearest_rank_ms(ordered_us: list[int], quantile: float) -> float | None:
@@ -77,6 +105,7 @@ class Prober:
         self.topic, self.sla_s, self.metrics, self.clock = topic, sla_s, metrics, clock
         self.instance = uuid.uuid4().bytes[:8]
         self.group = f"kafkabench-monitor-{self.instance.hex()}"
+        self.connection = bootstrap if isinstance(bootstrap, Connection) else Connection(bootstrap)
         self.tracker = SequenceTracker(sla_s, span=int(sla_s / interval_s) + 16)
         self.leaders: dict[int, int] = {}
         self._windows: dict[int, BrokerWindow] = {}
@@ -93,7 +122,6 @@ class Prober:
         self._consumer = Consumer(quiet_client_config(bootstrap, **{
             "group.id": self.group, "enable.auto.commit": False, "enable.partition.eof": False,
             "on_commit": self._committed}))
-        self._admin = AdminClient(quiet_client_config(bootstrap))
         self.coordinator = -1
 
     def watch(self, leaders: dict[int, int], timeout_s: float = 10) -> None:
@@ -182,10 +210,12 @@ class Prober:
     def find_coordinator(self) -> None:
         """Which broker coordinates this instance's group now (the commit latency's label); -1 until known."""
         try:
-            future = self._admin.describe_consumer_groups([self.group], request_timeout=5)[self.group]
-            self.coordinator = future.result(timeout=10).coordinator.id
-        except (KafkaException, AttributeError):
-            pass
+            offsets = self._producer.list_topics(OFFSETS_TOPIC, timeout=LEADERS_TIMEOUT_S * 4).topics.get(OFFSETS_TOPIC)
+        except KafkaException:
+            return
+        if offsets is not None and offsets.error is None and offsets.partitions:
+            leader = offsets.partitions[coordinator_partition(self.group, len(offsets.partitions))].leader
+            self.coordinator = leader if leader >= 0 else self.coordinator
 
     def take_window(self) -> dict[int, BrokerWindow]:
         """broker -> its figures since the last take, availability set."""
@@ -204,9 +234,17 @@ class Prober:
         self._answerer.join()
         self._producer.flush(1)
         self._consumer.close()
+        from kafka.admin import KafkaAdminClient  # kafka-python: a coordinator-bound request (see the module's doc)
+        from kafka.errors import KafkaError
+
         try:
-            self._admin.delete_consumer_groups([self.group], request_timeout=5)[self.group].result(timeout=10)
-        except KafkaException:
+            admin = KafkaAdminClient(bootstrap_servers=self.connection.bootstrap_servers.split(","),
+                                     request_timeout_ms=5000, **self.connection.kafka_python())
+            try:
+                admin.delete_groups([self.group])
+            finally:
+                admin.close()
+        except KafkaError:
             pass  # never committed (no group), or the coordinator is down: nothing more to do
 
     def _serve_answers(self) -> None:
@@ -232,7 +270,8 @@ class Prober:
                 window.failed += 1
 
     def _failed(self, labels: tuple[str, str], error: str) -> None:
-        self.metrics.produce_failed.labels(*labels, error).inc()
+        self.metrics.produce_failed.labels(*labels).inc()
+        self.metrics.produce_errors.labels(error).inc()
 
     def _read(self, value: bytes | None, read_ns: int) -> None:
         if value is None or len(value) != PROBE.size:
@@ -281,3 +320,50 @@ class Prober:
         if window is None:
             window = self._windows[broker] = BrokerWindow()
         return window
+
+
+SHAPE_EVERY_S = 30.0
+ADMIN_TIMEOUT_S = 10.0
+
+
+def run(connection: Connection, scenario, send, stopping: threading.Event) -> None:
+    """The prober part: a window of probes per interval, sent with the metrics it moved, until `stopping`. The
+    probe topic is brought back in shape (a partition led by each broker) every SHAPE_EVERY_S."""
+    from kafkabench.labs.monitor.metrics import Recorder
+
+    recorder = Recorder()
+    prober = Prober(connection, scenario.probe_topic, scenario.sla, scenario.interval, recorder)
+    try:
+        _reshape(prober, connection, scenario.probe_topic, recorder)
+        tick = next_shape = time.monotonic()
+        next_shape += SHAPE_EVERY_S
+        while not stopping.is_set():
+            tick += scenario.interval
+            prober.probe(int(tick * 1e9))
+            prober.commit()
+            windows = prober.take_window()
+            send({"kind": "probes", "brokers": {broker: window.to_message() for broker, window in windows.items()},
+                  "leaders": prober.leaders, "metrics": recorder.take()})
+            if time.monotonic() >= next_shape:
+                _reshape(prober, connection, scenario.probe_topic, recorder)
+                next_shape = time.monotonic() + SHAPE_EVERY_S
+    finally:
+        prober.close()
+
+
+def _reshape(prober: Prober, connection: Connection, topic: str, metrics) -> None:
+    from kafkabench.admin import KafkaAdmin
+    from kafkabench.errors import KafkaAdminError
+    from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
+
+    try:
+        with KafkaAdmin(connection, timeout_s=ADMIN_TIMEOUT_S) as admin:
+            info = ensure_probe_topic(admin, topic)
+    except KafkaAdminError:
+        if not prober.leaders:
+            raise
+        return  # a broker is down: the topic keeps its shape until the next look
+    for p in info.partitions:
+        metrics.know_partition(p.partition, list(p.replicas))
+    prober.watch({p.partition: p.leader if p.leader is not None else p.replicas[0] for p in info.partitions})
+    prober.find_coordinator()

@@ -1,27 +1,56 @@
-"""The monitor's tables: one per window while it runs (per broker: availability, roundtrip p50 / p99, lost,
-duplicated, out of order; per group: lag, lag seconds, status), and the whole watch's totals at the end."""
+"""The monitor's tables: one per window while it runs, which a terminal keeps updated in place (per broker: state,
+availability, roundtrip p50 / p99, lost, failed, duplicated, out of order; per group: status, lag, lag seconds; the
+parts that restarted), and the whole watch's totals at the end."""
 
 from __future__ import annotations
 
 from kafkabench.core.results import ResultDocument
 from kafkabench.report.table import Table, columns, fixed, ms, stat
 
-BROKER_NAMES = ["broker", "availability", "roundtrip p50", "p99", "sent", "read", "lost", "failed", "dup", "out of order"]
+# a terminal's table, in 100 columns: the per-window probe counts (sent, read back) are in the log's minute summary,
+# the JSON lines, the metrics endpoint and the result
+BROKER_NAMES = ["broker", "state", "availability", "p50", "p99", "lost", "failed", "dup", "out of order"]
 GROUP_NAMES = ["group", "lag", "lag s", "status", "members"]
+DOWN = {"fenced": ("fenced", " ago"), "not answering": ("not answering for", "")}
 
 
 def window_table(window: dict) -> Table:
-    table = Table(f"t={window['t_s']:.1f} s  (latencies in ms; availability over the last minute)",
-                  columns(BROKER_NAMES, ("broker",)))
+    """One row per broker (its state, then its probes' figures), per watched group (its status in the state column)
+    and per part of the monitor that restarted, styled as an error while it is restarting."""
+    table = Table(f"t={window['t_s']:.1f} s  (roundtrip p50 / p99 in ms; availability over the last minute)",
+                  columns(BROKER_NAMES, ("broker", "state")))
+    blank = [""] * (len(BROKER_NAMES) - 5)
     for broker, f in window["brokers"].items():
-        table.add(broker, fixed(f["availability"], 3), ms(f["roundtrip_p50_ms"]), ms(f["roundtrip_p99_ms"]),
-                  str(f["sent"]), str(f["received"]), str(f["lost"]), str(f["failed"]), str(f["duplicated"]),
-                  str(f["out_of_order"]), kind="error" if f["lost"] or f["failed"] else "")
+        table.add(broker, broker_state(f["state"], f["state_for_s"]), fixed(f["availability"], 3),
+                  ms(f["roundtrip_p50_ms"]), ms(f["roundtrip_p99_ms"]), str(f["lost"]), str(f["failed"]),
+                  str(f["duplicated"]), str(f["out_of_order"]),
+                  kind="error" if f["lost"] or f["failed"] or f["state"] in DOWN else "")
     for group, g in window["groups"].items():
         seconds = "-" if g["lag_seconds"] is None else f"{'>= ' if g['lag_seconds_at_least'] else ''}{g['lag_seconds']:.1f}"
-        table.add(f"group {group}", f"lag {g['lag']:,}", f"{seconds} s", g["status"], f"{g['members']} member(s)",
-                  "", "", "", "", "", kind="" if g["status"] == "OK" else "error")
+        table.add(f"group {group}", g["status"], f"lag {g['lag']:,}", f"{seconds} s", f"{g['members']} member(s)",
+                  *blank, kind="" if g["status"] == "OK" else "error")
+    for name, part in window["parts"].items():
+        if part["state"] != "running" or part["restarts"]:
+            table.add(name, f"{part['state']} (restarts {part['restarts']})", "", "", "", *blank,
+                      kind="sub" if part["state"] == "running" else "error")
     return table
+
+
+def broker_state(state: str, for_s: float | None) -> str:
+    """As the terminal shows it: up, down (fenced 12 s ago), down (not answering for 5 s), "-" when unknown."""
+    if state in DOWN:
+        return f"down ({why_down(state, for_s)})"
+    return "-" if state == "unknown" else state
+
+
+def why_down(state: str, for_s: float | None) -> str:
+    """fenced 12 s ago, not answering for 5 s; without `for_s` only fenced, not answering."""
+    what, after = DOWN[state]
+    return f"{what} {duration(for_s)}{after}" if for_s is not None else state
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def tables(document: ResultDocument) -> list[Table]:

@@ -1,75 +1,91 @@
-"""`kafkabench monitor`: every interval, one probe per partition of the probe topic, read back in this process, and
-the consumer lag of the watched groups; the figures go to the Prometheus endpoint as they happen, and one window
-per interval to the terminal (a table, or a JSON line with `--json-lines`) and to the result's timeline.
+"""`kafkabench monitor`: its parts (the prober, the lag collector, the broker watch) run in processes of their own
+(labs.monitor.parts); this process serves the Prometheus endpoint, gathers what the parts send into one window per
+interval for the terminal (a table, or a JSON line with `--json-lines`) and the result's timeline, and starts a part
+again when it ends. It runs no Kafka client itself, so nothing a client library does can take the endpoint down.
 
-It runs until `--duration` or Ctrl-C, which is its normal end: the result document is written either way. The probe
-topic is brought back in shape (a partition led by each broker) every SHAPE_EVERY_S.
+It runs until `--duration` or Ctrl-C, which is its normal end: the result document is written either way.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import threading
 import time
 from pathlib import Path
 
 from prometheus_client import start_http_server
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
-from kafkabench.errors import ConfigError, KafkaAdminError
+from kafkabench.errors import ConfigError
 from kafkabench.labs.document import new_document
-from kafkabench.labs.monitor.lag_collector import LagCollector
+from kafkabench.labs.monitor.brokers import BrokerStates
 from kafkabench.labs.monitor.metrics import MonitorMetrics
-from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
-from kafkabench.labs.monitor.prober import BrokerWindow, Prober, nearest_rank_ms
-from kafkabench.labs.monitor.report import window_table
+from kafkabench.labs.monitor.parts import Parts
+from kafkabench.labs.monitor.prober import BrokerWindow, nearest_rank_ms
 from kafkabench.labs.monitor.scenario import MonitorScenario
+from kafkabench.labs.monitor.screen import Screens
 
-SHAPE_EVERY_S = 30.0
-LAG_MIN_INTERVAL_S = 1.0  # lag is polled at most once a second: a dozen admin requests per poll
-MONITOR_GROUPS = re.compile(r"^kafkabench-monitor-[0-9a-f]{16}$")  # monitors' own groups are probes, not consumers
-ADMIN_TIMEOUT_S = 10.0
+FIRST_LOOK_S = 30.0  # the parts start (a Python process and its clients each) and take their first look
 
 
-def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+def run_monitor(scenario: MonitorScenario, target: Target, out_dir: Path, listener: Listener,
+                stop: threading.Event | None = None) -> ResultDocument:
+    """Watch until the duration, Ctrl-C or `stop` (a watch embedded in another program ends by it)."""
+    stop = stop or threading.Event()
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("monitor", target, scenario.model_dump(mode="json", exclude_none=True))
     run = Run(client="confluent", scenario="monitor", params={"probe_topic": scenario.probe_topic})
     document.runs.append(run)
     metrics = MonitorMetrics()
     server = _serve(metrics, scenario, listener)
-    prober = Prober(target.connection, scenario.probe_topic, scenario.sla, scenario.interval, metrics)
-    lag = LagCollector(target.connection, scenario.groups, MONITOR_GROUPS, scenario.lag_window, metrics)
+
+    def note(message: str) -> None:
+        document.notes.append(message)
+        listener.note(message)
+
+    parts = Parts(target.connection, scenario, metrics, note)
+    brokers = BrokerStates(metrics)
     watch = _Watch(run, scenario.interval)
+    screens = Screens()
+    groups: dict[str, dict] = {}
+    probes: dict[int, BrokerWindow] = {}
+
+    def absorb(messages: list[tuple[str, dict]]) -> None:
+        nonlocal groups
+        for _part, message in messages:
+            if message["kind"] == "probes":
+                for broker, figures in message["brokers"].items():
+                    probes.setdefault(int(broker), BrokerWindow()).add(BrokerWindow(**figures))
+            elif message["kind"] == "lag":
+                groups = message["groups"]
+            elif message["kind"] == "brokers":
+                brokers.saw(message, time.monotonic())
+
     try:
-        _reshape(target, scenario, prober)
-        lag.start(max(scenario.interval, LAG_MIN_INTERVAL_S))
+        parts.start()
+        looking = time.monotonic()  # the first window shows the brokers: the parts' first look is awaited, bounded
+        while not brokers.known() and time.monotonic() - looking < FIRST_LOOK_S:
+            absorb(parts.receive(until_s=time.monotonic() + 0.1))
         start = time.monotonic()
-        next_shape = start + SHAPE_EVERY_S
         deadline = start + scenario.duration if scenario.duration else float("inf")
         tick = start
-        while tick < deadline:
-            tick += scenario.interval
-            prober.probe(int(min(tick, deadline) * 1e9))
-            prober.commit()
+        while tick < deadline and not stop.is_set():
+            tick = min(tick + scenario.interval, deadline)
+            absorb(parts.receive(until_s=tick))
             now = time.monotonic()
-            window = watch.add(now - start, prober.take_window(), lag.latest)
-            listener.window("monitor", json.dumps(window) if scenario.json_lines else window_table(window))
-            if now >= next_shape:
-                _reshape(target, scenario, prober)
-                next_shape = now + SHAPE_EVERY_S
+            window = watch.add(now - start, probes, groups, brokers.view(now), parts.states())
+            probes = {}
+            listener.window("monitor", json.dumps(window) if scenario.json_lines else screens.next(window))
     except KeyboardInterrupt:
         pass  # a watch ends when it is told to: what it saw is the result
     finally:
-        lag.stop()
-        prober.close()
+        parts.stop()
         if server is not None:
             server.shutdown()
-        watch.finish()
+        watch.finish(parts.states())
         write_result(document, out_dir)
     return document
 
@@ -86,21 +102,10 @@ def _serve(metrics: MonitorMetrics, scenario: MonitorScenario, listener: Listene
     return server
 
 
-def _reshape(target: Target, scenario: MonitorScenario, prober: Prober) -> None:
-    try:
-        with KafkaAdmin(target.connection, timeout_s=ADMIN_TIMEOUT_S) as admin:
-            info = ensure_probe_topic(admin, scenario.probe_topic)
-    except KafkaAdminError:
-        if not prober.leaders:
-            raise
-        return  # a broker is down: the topic keeps its shape until the next look
-    prober.watch({p.partition: p.leader if p.leader is not None else p.replicas[0] for p in info.partitions})
-    prober.find_coordinator()
-
-
 class _Watch:
     """The windows as the result keeps them: a bounded timeline, totals in counters, the roundtrip of every probe in
-    one histogram, outages (a broker's probes lost or failed, until a window without) as bands."""
+    one histogram, outages (a broker's probes lost or failed, until a window without) as bands, and each change of a
+    broker's state."""
 
     def __init__(self, run: Run, interval_s: float) -> None:
         self.run = run
@@ -108,23 +113,38 @@ class _Watch:
         self.totals = dict.fromkeys(BrokerWindow.COUNTS, 0)
         self.roundtrip = LatencyHistogram()
         self.outages: dict[int, dict] = {}  # broker -> the outage under way
+        self.availability: dict[int, float] = {}  # the last one the prober gave: a window without probes keeps it
+        self.states: dict[int, str] = {}
         run.params["outages"] = []
+        run.params["broker_states"] = []
 
-    def add(self, t_s: float, brokers: dict[int, BrokerWindow], groups: dict) -> dict:
-        every = sorted(value for figures in brokers.values() for value in figures.roundtrip_us)
+    def add(self, t_s: float, probes: dict[int, BrokerWindow], groups: dict, liveness: dict[int, dict],
+            parts: dict[str, dict]) -> dict:
+        every = sorted(value for figures in probes.values() for value in figures.roundtrip_us)
         counts = dict.fromkeys(BrokerWindow.COUNTS, 0)
-        for broker, figures in brokers.items():
+        for broker, figures in probes.items():
             for name in BrokerWindow.COUNTS:
                 counts[name] += getattr(figures, name)
             for value in figures.roundtrip_us:
                 self.roundtrip.record_ns(value * 1000)
             self._outage(broker, t_s, bool(figures.lost or figures.failed))
+            if figures.availability is not None:
+                self.availability[broker] = figures.availability
         for name, count in counts.items():
             self.totals[name] += count
+        for broker, seen in liveness.items():
+            if self.states.get(broker) != seen["state"]:
+                self.states[broker] = seen["state"]
+                self.run.params["broker_states"].append({"broker": broker, "state": seen["state"], "t_s": round(t_s, 3)})
         self.timeline.add({"t_s": round(t_s, 3), **counts, "p50_ms": nearest_rank_ms(every, 0.50),
                            "p99_ms": nearest_rank_ms(every, 0.99), "max_ms": every[-1] / 1000 if every else None})
-        return {"t_s": round(t_s, 3), "brokers": {str(b): f.to_dict() for b, f in brokers.items()},
-                "groups": {group: lag.to_dict() for group, lag in groups.items()}}
+        brokers = {}
+        for broker in sorted(set(probes) | set(liveness) | set(self.availability)):
+            figures = probes.get(broker, BrokerWindow())
+            figures.availability = self.availability.get(broker)
+            seen = liveness.get(broker, {"state": "unknown", "state_for_s": None, "since_probe_leader_s": None})
+            brokers[str(broker)] = {**figures.to_dict(), **seen}
+        return {"t_s": round(t_s, 3), "brokers": brokers, "groups": groups, "parts": parts}
 
     def _outage(self, broker: int, t_s: float, failing: bool) -> None:
         under_way = self.outages.get(broker)
@@ -136,8 +156,8 @@ class _Watch:
             under_way["healed_s"] = round(t_s, 3)
             del self.outages[broker]
 
-    def finish(self) -> None:
-        self.run.counters = dict(self.totals)
+    def finish(self, parts: dict[str, dict]) -> None:
+        self.run.counters = {**self.totals, "part_restarts": sum(part["restarts"] for part in parts.values())}
         self.run.stats = stats_from({"roundtrip": self.roundtrip})
         self.run.timeline = self.timeline.entries()
         self.run.duration_s = self.run.timeline[-1]["t_s"] if self.run.timeline else 0.0

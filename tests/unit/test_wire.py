@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from kafkabench.sasl_probe import ask_sasl
+from kafkabench.wire import ask_sasl
 
 
 def serve_once(reply) -> int:

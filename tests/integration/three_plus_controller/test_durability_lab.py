@@ -12,19 +12,13 @@ from kafkabench.cluster.faults import EmbeddedFaults
 from kafkabench.core.results import read_result
 from kafkabench.labs.durability.availability import PROBE_SETTINGS
 
-from tests.conftest import three_brokers, wait_for
+from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
 # the lab leaves the cluster whole: a broker left dead or paused never gets there, while a loaded machine's followers
 # may still be catching up for some seconds after the lab's own heal
 HEALED_S = 60
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with three_brokers(tmp_path_factory.mktemp("durability"), controllers=1) as c:
-        yield c
 
 
 def durability(cluster, out, *args):
@@ -102,11 +96,11 @@ def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughpu
     durable = {(s["mode"], s["down"]): s for s in groups[(3, 2, "all")]["steps"]}
     for mode in ("pause", "kill"):
         one, two = durable[(mode, "one follower")], durable[(mode, "two brokers")]
-        assert one["writes"] == "accepted" and one["reads"]["ok"]
+        assert one["writes"] == "accepted" and one["reads"]["ok"], one
         # refused at once: far below the probe's request.timeout.ms, after which a write the broker held is answered
         assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS"
         assert two["refused_in_ms"] < PROBE_SETTINGS["request.timeout.ms"] / 4
-        assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"]  # nothing more was acked
+        assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"], two  # nothing more was acked
     for step in groups[(3, 1, "1")]["steps"]:
         assert step["writes"] == "accepted" and step["acked"] == step["sent"] - step["unanswered"]
         assert step["reads"]["ok"]

@@ -15,21 +15,13 @@ from kafkabench.labs.delivery.report import verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 
-from tests.conftest import three_brokers
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with three_brokers(tmp_path_factory.mktemp("delivery"), controllers=1) as c:
-        yield c
-
-
 @pytest.fixture
 def target(cluster):
-    yield Target.embedded(cluster)
-    EmbeddedFaults(cluster).bring_back()  # a failed test leaves no broker down for the next
+    return Target.embedded(cluster)
 
 
 def deliver(target, out: Path, **fields):
