@@ -35,9 +35,11 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from kafkabench.admin import quiet_client_config
+from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.connection import Connection
-from kafkabench.labs.monitor.metrics import MonitorMetrics
+from kafkabench.errors import KafkaAdminError
+from kafkabench.labs.monitor.metrics import MonitorMetrics, Recorder
+from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
 from kafkabench.labs.monitor.sequences import SequenceTracker
 from kafkabench.waiting import wait_until
 
@@ -47,6 +49,8 @@ LEADERS_TIMEOUT_S = 0.5
 LEADERS_EVERY_S = 1.0
 OFFSETS_TOPIC = "__consumer_offsets"
 ANSWERS_POLL_S = 0.1  # the answering thread's wait: it wakes at once for an answer, this bounds its stop
+SHAPE_EVERY_S = 30.0
+ADMIN_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -100,8 +104,8 @@ def nearest_rank_ms(ordered_us: list[int], quantile: float) -> float | None:
 
 
 class Prober:
-    def __init__(self, bootstrap: str | Connection, topic: str, sla_s: float, interval_s: float, metrics: MonitorMetrics,
-                 clock=time.monotonic_ns) -> None:
+    def __init__(self, bootstrap: str | Connection, topic: str, sla_s: float, interval_s: float,
+                 metrics: MonitorMetrics | Recorder, clock=time.monotonic_ns) -> None:
         self.topic, self.sla_s, self.metrics, self.clock = topic, sla_s, metrics, clock
         self.instance = uuid.uuid4().bytes[:8]
         self.group = f"kafkabench-monitor-{self.instance.hex()}"
@@ -322,15 +326,9 @@ class Prober:
         return window
 
 
-SHAPE_EVERY_S = 30.0
-ADMIN_TIMEOUT_S = 10.0
-
-
 def run(connection: Connection, scenario, send, stopping: threading.Event) -> None:
     """The prober part: a window of probes per interval, sent with the metrics it moved, until `stopping`. The
     probe topic is brought back in shape (a partition led by each broker) every SHAPE_EVERY_S."""
-    from kafkabench.labs.monitor.metrics import Recorder
-
     recorder = Recorder()
     prober = Prober(connection, scenario.probe_topic, scenario.sla, scenario.interval, recorder)
     try:
@@ -351,11 +349,7 @@ def run(connection: Connection, scenario, send, stopping: threading.Event) -> No
         prober.close()
 
 
-def _reshape(prober: Prober, connection: Connection, topic: str, metrics) -> None:
-    from kafkabench.admin import KafkaAdmin
-    from kafkabench.errors import KafkaAdminError
-    from kafkabench.labs.monitor.probe_topic import ensure_probe_topic
-
+def _reshape(prober: Prober, connection: Connection, topic: str, metrics: Recorder) -> None:
     try:
         with KafkaAdmin(connection, timeout_s=ADMIN_TIMEOUT_S) as admin:
             info = ensure_probe_topic(admin, topic)
