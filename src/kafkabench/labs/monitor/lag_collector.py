@@ -51,17 +51,29 @@ class LagCollector:
 
     def __init__(self, bootstrap: str | Connection, patterns: list[str], exclude: re.Pattern, window: int,
                  metrics: MonitorMetrics | Recorder) -> None:
-        connection = bootstrap if isinstance(bootstrap, Connection) else Connection(bootstrap)
-        self._admin = AdminClient(quiet_client_config(connection))
-        self._groups_admin = KafkaAdminClient(bootstrap_servers=connection.bootstrap_servers.split(","),
-                                              request_timeout_ms=int(TIMEOUT_S * 1000), **connection.kafka_python())
+        self._connection = bootstrap if isinstance(bootstrap, Connection) else Connection(bootstrap)
+        self._admin = AdminClient(quiet_client_config(self._connection))
+        self._groups_admin: KafkaAdminClient | None = None  # made at the first poll that can reach a broker
         self._patterns = [re.compile(pattern) for pattern in patterns]
         self._exclude, self._window, self._metrics = exclude, window, metrics
         self._ends: dict[tuple[str, int], EndOffsets] = {}
         self._polls: dict[tuple[str, str, int], deque] = {}
 
     def close(self) -> None:
-        self._groups_admin.close()
+        if self._groups_admin is not None:
+            self._groups_admin.close()
+
+    def _groups_client(self) -> KafkaAdminClient | None:
+        """kafka-python's admin client, made when a broker answers its bootstrap (on a loaded machine, or with a
+        broker down, a first try can fail: the next poll tries again, the part goes on)."""
+        if self._groups_admin is None:
+            try:
+                self._groups_admin = KafkaAdminClient(bootstrap_servers=self._connection.bootstrap_servers.split(","),
+                                                      request_timeout_ms=int(TIMEOUT_S * 1000),
+                                                      **self._connection.kafka_python())
+            except KafkaError:
+                return None
+        return self._groups_admin
 
     def collect(self, now_s: float) -> dict[str, GroupLag]:
         groups = self._groups()
@@ -113,17 +125,20 @@ class LagCollector:
         return [name for name in names if not self._patterns or any(p.search(name) for p in self._patterns)]
 
     def _committed(self, group: str) -> dict[tuple[str, int], int]:
+        client = self._groups_client()
+        if client is None:
+            return {}
         try:
-            found = self._groups_admin.list_group_offsets({group: None}).get(group, {})
+            found = client.list_group_offsets({group: None}).get(group, {})
         except KafkaError:
             return {}
         return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items() if meta.offset >= 0}
 
     def _members(self, groups: list[str]) -> dict[str, int]:
-        members = {}
-        for group in groups:  # one at a time: kafka-python raises for the whole call at the first group's error
+        members, client = {}, self._groups_client()
+        for group in groups if client is not None else ():  # one at a time: kafka-python raises at the first error
             try:
-                described = self._groups_admin.describe_groups([group]).get(group)
+                described = client.describe_groups([group]).get(group)
             except KafkaError:
                 continue
             if described is not None and not described.get("error"):
