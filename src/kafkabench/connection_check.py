@@ -27,7 +27,7 @@ from kafkabench.config.redact import scrub_text
 from kafkabench.config.security import HOSTNAME_KEY, ClientSecurity
 from kafkabench.connection import Connection
 from kafkabench.errors import ConnectionProblem
-from kafkabench.wire import ask_sasl
+from kafkabench.wire import ask_sasl, unverified_tls
 
 __all__ = ["ConnectionProblem", "check_connection"]
 
@@ -247,9 +247,7 @@ def _trusting(security: ClientSecurity | None) -> ssl.SSLContext:
     """What librdkafka trusts: the PEM truststore, else the system's CAs; nothing checked without `security`, or
     for a PKCS12 truststore Python cannot read (the handshake then only tells whether the port speaks TLS)."""
     if security is None or security.truststore_file is not None:
-        context = ssl.create_default_context()
-        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-        return context
+        return unverified_tls()
     context = ssl.create_default_context(cafile=security.ca_file, cadata=security.ca_pem)
     context.check_hostname = security.verify_hostname
     return context

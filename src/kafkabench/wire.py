@@ -57,6 +57,13 @@ def answers(host: str, port: int, tls: ssl.SSLContext | None, timeout_s: float) 
         return False
 
 
+def unverified_tls() -> ssl.SSLContext:
+    """TLS that checks no certificate: for asking whether a server speaks, not who it is (the clients check that)."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
+
+
 def _ask(host: str, port: int, tls: ssl.SSLContext | None, request, response_class, version: int, timeout_s: float):
     request.with_header(correlation_id=1, client_id="kafkabench-check")
     with socket.create_connection((host, port), timeout=timeout_s) as raw:

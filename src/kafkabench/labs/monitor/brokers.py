@@ -19,7 +19,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError
 from kafkabench.labs.monitor.metrics import MonitorMetrics
-from kafkabench.wire import answers
+from kafkabench.wire import answers, unverified_tls
 
 ANSWER_TIMEOUT_S = 5.0  # ApiVersions takes a live broker milliseconds; a loaded machine, a few seconds at worst
 METADATA_TIMEOUT_S = 5.0
@@ -28,7 +28,7 @@ METADATA_TIMEOUT_S = 5.0
 def run(connection: Connection, scenario, send, stopping: threading.Event) -> None:
     """The brokers part: one look per interval, sent as it is, until `stopping`."""
     addresses: dict[int, str] = {}
-    tls = _unverified_tls() if connection.protocol in ("SSL", "SASL_SSL") else None
+    tls = unverified_tls() if connection.protocol in ("SSL", "SASL_SSL") else None
     with KafkaAdmin(connection, timeout_s=METADATA_TIMEOUT_S) as admin, ThreadPoolExecutor(4) as pool:
         while not stopping.is_set():
             begun = time.monotonic()
@@ -58,13 +58,6 @@ def _metadata(admin: KafkaAdmin, topic: str) -> tuple[dict[int, str] | None, dic
 def _answers(address: str, tls: ssl.SSLContext | None) -> bool:
     host, _, port = address.rpartition(":")
     return answers(host.strip("[]"), int(port), tls, ANSWER_TIMEOUT_S)
-
-
-def _unverified_tls() -> ssl.SSLContext:
-    """Whether a broker answers, not who it is: the certificate is not checked here (the clients check it)."""
-    context = ssl.create_default_context()
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    return context
 
 
 class BrokerStates:

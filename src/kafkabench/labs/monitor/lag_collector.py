@@ -24,7 +24,7 @@ from kafka.errors import KafkaError
 from kafkabench.admin import quiet_client_config
 from kafkabench.connection import Connection
 from kafkabench.labs.monitor.lag import EndOffsets, Poll, group_status, partition_status
-from kafkabench.labs.monitor.metrics import MonitorMetrics, Recorder
+from kafkabench.labs.monitor.metrics import Recorder
 
 HISTORY = 3600  # end-offset samples per partition (an idle stretch keeps two): an hour at a 1 s interval
 TIMEOUT_S = 10.0
@@ -50,7 +50,7 @@ class LagCollector:
     waits out its timeout there, never in the probe loop."""
 
     def __init__(self, bootstrap: str | Connection, patterns: list[str], exclude: re.Pattern, window: int,
-                 metrics: MonitorMetrics | Recorder) -> None:
+                 metrics: Recorder) -> None:
         self._connection = bootstrap if isinstance(bootstrap, Connection) else Connection(bootstrap)
         self._admin = AdminClient(quiet_client_config(self._connection))
         self._groups_admin: KafkaAdminClient | None = None  # made at the first poll that can reach a broker
@@ -163,16 +163,9 @@ class LagCollector:
         for key in [key for key in self._polls if key not in polled]:
             del self._polls[key]
             for gauge in (self._metrics.lag, self._metrics.current_offset, self._metrics.lag_seconds):
-                _remove(gauge, key[0], key[1], str(key[2]))
+                gauge.remove(key[0], key[1], str(key[2]))  # a label set never set is ignored where it is applied
         for key in [key for key in self._ends if key not in ends and not any(k[1:] == key for k in polled)]:
             del self._ends[key]
-
-
-def _remove(gauge, *labels: str) -> None:
-    try:
-        gauge.remove(*labels)
-    except KeyError:
-        pass
 
 
 def run(connection: Connection, scenario, send, stopping: threading.Event) -> None:
