@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# two pytest-xdist workers; a module's tests stay on one (tests/conftest.py says how they are grouped)
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 .PHONY: demo test test-stress clean
 
@@ -9,7 +11,7 @@ demo: $(VENV)/.installed
 	$(BIN)/kafkabench run quick
 
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
 
 # The same suite with a busy process pinned to one core beside it (started and stopped here, bounded by itself
 # too): the machine a CI run gets when other work shares it.
@@ -17,7 +19,7 @@ test-stress: $(VENV)/.installed-dev
 	@$(BIN)/python tools/cpu_hog.py --seconds 5400 & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
 	echo "cpu hog $$hog spinning on one core"; \
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kafkabench needs Python 3.11+; run make PYTHON=python3.11 ...")'

@@ -12,7 +12,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.errors import WaitTimeout
 from kafkabench.waiting import wait_until
 
-from tests.prometheus import install_prometheus
+from tests.debian import PROMETHEUS, PROMTOOL, install
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,9 @@ def write_acks_all(bootstrap: str, topic: str, count: int = 5, timeout_s: float 
 
 @pytest.fixture(scope="session")
 def prometheus_installed():
-    """Debian's prometheus and promtool (tests.prometheus), installed once a session when missing; the test is
+    """Debian's prometheus and promtool (tests.debian), installed once a session when missing; the test is
     skipped, saying why, when they cannot be had."""
-    if reason := install_prometheus():
+    if reason := install("prometheus", PROMETHEUS, PROMTOOL):
         pytest.skip(reason)
 
 
@@ -104,3 +104,17 @@ def isolated_cluster_dir(tmp_path_factory):
         os.environ.pop("KAFKABENCH_CLUSTER_DIR", None)
     else:
         os.environ["KAFKABENCH_CLUSTER_DIR"] = previous
+
+
+LONGEST_GROUP = "tests/integration/three_plus_controller"
+
+
+def pytest_collection_modifyitems(items):
+    """`make test` runs two pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker,
+    so its cluster fixture starts once, and the fault package shares its one cluster; that package runs first,
+    being the longest, so the other worker takes every other module meanwhile."""
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        group = LONGEST_GROUP if path.startswith(LONGEST_GROUP + "/") else path
+        item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUP + "/"))

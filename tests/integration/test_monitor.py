@@ -18,7 +18,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.waiting import wait_until
 
 from tests.integration.monitoring import monitor_in_background
-from tests.prometheus import PROMETHEUS, PROMTOOL
+from tests.debian import PROMETHEUS, PROMTOOL
 
 pytestmark = pytest.mark.integration
 

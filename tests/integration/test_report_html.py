@@ -3,11 +3,6 @@ network for nothing, and the charts carry the numbers of the result files."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from kafkabench.cluster import EmbeddedCluster
@@ -17,40 +12,15 @@ from kafkabench.core.events import SILENT
 from kafkabench.labs import registry
 from kafkabench.report.html import write_report
 
+from tests.debian import CHROMIUM, install
+
 pytestmark = pytest.mark.integration
-
-CHROMIUM = Path("/usr/bin/chromium")
-INSTALL_TIMEOUT_S = 900
-
-
-def _apt_get(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["apt-get", *args], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-                          capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-
-
-def _install_chromium() -> str | None:
-    """Install Debian's chromium when it is missing and we may; the reason it cannot be had, else None."""
-    if CHROMIUM.exists():
-        return None
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        return f"{CHROMIUM} is missing and installing it needs root and apt-get"
-    install = ("install", "-y", "--no-install-recommends", "chromium")
-    try:
-        done = _apt_get(*install)
-        if done.returncode != 0:  # a stale package list is the usual reason: refresh it once
-            _apt_get("update")
-            done = _apt_get(*install)
-    except subprocess.TimeoutExpired:
-        return f"apt-get install chromium took longer than {INSTALL_TIMEOUT_S} s"
-    if done.returncode != 0 or not CHROMIUM.exists():
-        return f"apt-get install chromium failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
-    return None
 
 
 @pytest.fixture(scope="session")
 def chromium():
     """Headless Chromium through playwright, installed from Debian on first use."""
-    reason = _install_chromium()
+    reason = install("chromium", CHROMIUM)
     if reason:
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright

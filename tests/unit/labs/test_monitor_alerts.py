@@ -12,7 +12,7 @@ import yaml
 
 from kafkabench.labs.monitor.config_files import write_config
 
-from tests.prometheus import PROMTOOL
+from tests.debian import PROMTOOL
 
 STEP = "15s"  # scrape and evaluation interval: fine enough to show the 30 s `for` of a broker going down
 
