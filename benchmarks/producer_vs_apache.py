@@ -22,7 +22,8 @@ from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
 from kafkabench.core.events import SILENT
 from kafkabench.labs.throughput import apache as apache_perf
-from kafkabench.labs.throughput.run import plan_throughput, run_throughput
+from kafkabench.labs.throughput.plan import plan_throughput
+from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 CASES = [(100, 1_000_000), (1_048_576, 400)]  # (record size, records per run)

@@ -58,6 +58,18 @@ class TimelineEntry(BaseModel):
     _totals: _Totals = PrivateAttr()
     _histogram: str = PrivateAttr("")  # LatencyHistogram.encode() of the metric; "" when nothing was recorded
 
+    @property
+    def start_ns(self) -> int:
+        return self._totals.start_ns
+
+    @property
+    def end_ns(self) -> int:
+        return self._totals.end_ns
+
+    def histogram(self) -> LatencyHistogram:
+        """The entry's latencies of its metric, exactly (empty when none were recorded)."""
+        return _decoded(self._histogram)
+
 
 class Timeline:
     """Windows of every worker of a role, merged by index once every worker still running has sent it."""

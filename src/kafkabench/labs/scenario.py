@@ -7,11 +7,12 @@ Field metadata says how the CLI shows a field (`Cli`) and which client setting a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from kafkabench.config.client_settings import ClientSettings, build_settings
 from kafkabench.config.properties import Setting
@@ -73,7 +74,14 @@ def setting_text(value: str | int | float | bool) -> str:
     return str(value)
 
 
+def _rate(rate: float) -> float:
+    if rate != -1 and not (math.isfinite(rate) and rate > 0):
+        raise ValueError("must be a finite number > 0 (or -1: as fast as possible)")
+    return rate
+
+
 Acks = Annotated[Literal["0", "1", "all"], BeforeValidator(_acks)]
+Rate = Annotated[float, AfterValidator(_rate)]  # per second on an open-loop schedule; -1: as fast as possible
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 RoleSettings = Annotated[dict[str, Setting], BeforeValidator(_settings)]
 

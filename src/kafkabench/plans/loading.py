@@ -1,6 +1,6 @@
 """Plans and profiles from YAML: a built-in name or a file, with errors that say where.
 
-`plan.yaml: scenarios -> 2 (produce) -> rate: must be > 0 (or -1: as fast as possible)`; scenarios are
+`plan.yaml: scenarios -> 2 (produce) -> rate: must be a finite number > 0 (or -1: as fast as possible)`; scenarios are
 counted from 1, as a reader counts them. Profiles are looked up next to the plan (`profiles/NAME.yaml`),
 then among the built-in ones; a path works too.
 """

@@ -38,7 +38,7 @@ def test_an_axis_and_a_setting_for_the_same_knob_are_refused_and_bad_values_name
 @pytest.mark.parametrize("fields, message", [
     ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
     ({"faults": ["kill-broker"]}, "must be one of kill-leader"), ({"faults": ["restart-leader:3"]}, "takes no duration"),
-    ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate must be > 0"),
+    ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate\n.*must be a finite number > 0"),
     ({"bounce_every": 2, "bounce_after_heal": 1}, "--bounce-every or --bounce-after-heal, not both"),
 ])
 def test_bad_scenarios_say_what_is_wrong(fields, message):

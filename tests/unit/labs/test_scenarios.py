@@ -76,3 +76,11 @@ def test_a_bad_option_value_names_the_option():
         from_cli("produce", {"count": "5", "acks": "2"})
     with pytest.raises(ConfigError, match=r"^needs count or duration"):
         from_cli("produce", {})
+
+
+@pytest.mark.parametrize("lab", ["produce", "durability", "delivery"])
+@pytest.mark.parametrize("rate", ["nan", "inf", "-inf", "0", "-2"])
+def test_a_rate_that_is_no_number_of_records_per_second_is_refused(lab, rate):
+    with pytest.raises(ConfigError, match=r"^--rate: must be a finite number > 0 \(or -1: as fast as possible\)$"):
+        from_cli(lab, {**{k: str(v) for k, v in MINIMAL[lab].items()}, "rate": rate})
+    assert from_cli(lab, {**{k: str(v) for k, v in MINIMAL[lab].items()}, "rate": "-1"}).rate == -1

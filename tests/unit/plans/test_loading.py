@@ -40,7 +40,7 @@ def test_errors_say_where(tmp_path):
             rate: 0
         """
     message = error_of(tmp_path, plan)
-    assert message == f"{tmp_path / 'plan.yaml'}: scenarios -> 2 (produce) -> rate: must be > 0 (or -1: as fast as possible)"
+    assert message == f"{tmp_path / 'plan.yaml'}: scenarios -> 2 (produce) -> rate: must be a finite number > 0 (or -1: as fast as possible)"
     assert "scenarios -> 1 (fast) -> count: must be > 0" in error_of(tmp_path, "name: p\nscenarios: [{lab: produce, name: fast, count: -5}]\n")
     assert "scenarios -> 1 (tuner): unknown lab 'tuner'; expected one of 'latency'" in error_of(tmp_path, "name: p\nscenarios: [{lab: tuner}]\n")
     assert "scenarios -> 1 (latency) -> sizes: not a known key here" in error_of(tmp_path, "name: p\nscenarios: [{lab: latency, sizes: 3}]\n")

@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
 
-from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Scenario, TopicSettings)
+from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Rate, Scenario, TopicSettings)
 
 MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep:MS")
 FAULTS = ("kill-leader", "pause-leader", "restart-leader", "kill-follower", "kill-controller")
@@ -59,7 +59,7 @@ class DeliveryScenario(Scenario):
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(10_000, le=2**32, description="Messages per cell (the seed's 10,000).")
     size: int = Field(64, ge=14, description="Bytes per message (the id takes 14).")
     singles: int = Field(8, ge=0, description="The first sends, each timed alone (the seed's stopwatch: 8).")
-    rate: float = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "
+    rate: Rate = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "
                                         "as its faults need; -1: as fast as the client takes them.")
     faults: Annotated[list[Fault], Cli("--fault", repeat=True)] = Field(
         [], description="A broker fault during each run (repeatable; several take turns): kill-leader[:S], "
@@ -89,8 +89,6 @@ class DeliveryScenario(Scenario):
 
     @model_validator(mode="after")
     def _one_trigger(self) -> DeliveryScenario:
-        if self.rate != -1 and self.rate <= 0:
-            raise ValueError("rate must be > 0 (or -1: as fast as possible)")
         if self.fault_after is not None and "fault_at" in self.model_fields_set:
             raise ValueError("give --fault-at or --fault-after, not both")
         if self.bounce_after_heal is not None and "bounce_every" in self.model_fields_set:

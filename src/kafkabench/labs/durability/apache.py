@@ -26,7 +26,7 @@ from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.durability.cells import Cell
 from kafkabench.labs.throughput import apache as apache_tools
-from kafkabench.labs.throughput.run import plan_throughput
+from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 TOOL = "ProducerPerformance"

@@ -10,7 +10,8 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.base import Lab
 from kafkabench.labs.throughput import report
-from kafkabench.labs.throughput.run import plan_throughput, run_throughput
+from kafkabench.labs.throughput.plan import plan_throughput
+from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.artifacts import JarCache
@@ -30,9 +29,7 @@ from kafkabench.config.translate import translate
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.errors import KafkabenchError
-
-if TYPE_CHECKING:
-    from kafkabench.labs.throughput.run import ThroughputPlan
+from kafkabench.labs.throughput.plan import ThroughputPlan
 
 _PRODUCER_SUMMARY = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "

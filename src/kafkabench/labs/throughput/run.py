@@ -9,18 +9,13 @@ first fills a fresh one (set-up, not measured), reads it back checking every val
 from __future__ import annotations
 
 import hashlib
-import random
 import shutil
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
-from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
-from kafkabench.config.client_settings import ClientSettings, fit_payload
 from kafkabench.config.redact import redact
-from kafkabench.config.translate import translate
 from kafkabench.core import fleet, merge
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Ready, Start, Task, task_params
@@ -30,72 +25,21 @@ from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
+from kafkabench.labs.throughput.plan import Streaming, ThroughputPlan, plan_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 WORKER_START_S = 120
 DRAIN_S = 30  # after the producers: how long consumers may take to read what was acknowledged
 FILL_CLIENT = "confluent"  # writes the records a consume scenario without a topic reads
 
-Streaming = ProduceScenario | ConsumeScenario
 
-
-@dataclass
-class ThroughputPlan:
-    scenario: Streaming
-    payloads: list[bytes]
-    settings: ClientSettings
-    producer_config: dict
-    consumer_config: dict
-    not_applicable: dict[str, list[str]]
-    group: str
-
-    @property
-    def role(self) -> str:
-        return self.scenario.lab
-
-
-def load_payloads(scenario: Streaming) -> list[bytes]:
-    if not scenario.payload:
-        return [random.Random(scenario.size).randbytes(scenario.size)]  # incompressible, the same every run
-    payloads = []
-    for path in scenario.payload:
-        try:
-            payloads.append(path.read_bytes())
-        except FileNotFoundError:
-            raise ConfigError(f"payload file {path} does not exist") from None
-    return payloads
-
-
-def plan_throughput(scenario: Streaming, listener: Listener) -> ThroughputPlan:
-    if scenario.count is None and scenario.duration is None:
-        raise ConfigError("give --count or --duration")
-    if scenario.client not in client_registry.KAFKA_CLIENTS:
-        raise ConfigError(f"--client {scenario.client}: the throughput lab runs Kafka clients: {', '.join(client_registry.KAFKA_CLIENTS)}")
-    status = client_registry.availability(scenario.client)
-    if not status.available:
-        raise ConfigError(f"--client {scenario.client} cannot run here: {status.reason}")
-    payloads = load_payloads(scenario)
-    group = getattr(scenario, "group", None) or f"kafkabench-{uuid.uuid4().hex[:8]}"
-    producer = {key: value for key, value in (("acks", getattr(scenario, "acks", None)),
-                                              ("compression.type", getattr(scenario, "compression", None))) if value}
-    start_from = "latest" if scenario.lab == "produce" else scenario.start_from
-    settings = scenario.settings({"producer": producer, "consumer": {"group.id": group, "auto.offset.reset": start_from}})
-    fit_payload(settings, max(len(p) for p in payloads))
-    for line in settings.notes:
-        listener.note(f"set {line}")
-    translated = {role: translate(scenario.client, role, settings.values(role)) for role in ("producer", "consumer")}
-    for role, t in translated.items():
-        if t.not_applicable:
-            listener.note(f"{scenario.client} has no {role} setting for {', '.join(t.not_applicable)}: not applied")
-    return ThroughputPlan(scenario, payloads, settings, translated["producer"].config, translated["consumer"].config,
-                          {role: t.not_applicable for role, t in translated.items() if t.not_applicable}, group)
-
-
-def run_throughput(scenario: Streaming, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+def run_throughput(scenario: Streaming, target: Target, out_dir: Path, listener: Listener,
+                   drain_s: float = DRAIN_S) -> ResultDocument:
+    """`drain_s`: how long consumers may go on reading what was acknowledged once the producers are done."""
     if scenario.lab == "consume" and scenario.topic is None:
         return _fill_and_consume(scenario, target, out_dir, listener)
     plan = plan_throughput(scenario, listener)
-    document = _measure_run(plan, target, out_dir, listener)
+    document = _measure_run(plan, target, out_dir, listener, drain_s)
     if scenario.compare_apache:
         from kafkabench.labs.throughput.apache import add_apache_comparison
 
@@ -122,7 +66,8 @@ def _fill_and_consume(scenario: ConsumeScenario, target: Target, out_dir: Path, 
             pass
 
 
-def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: Listener,
+                 drain_s: float = DRAIN_S) -> ResultDocument:
     scenario = plan.scenario
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document(plan.role, target, _params(plan), [f"set {line}" for line in plan.settings.notes])
@@ -140,7 +85,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
             topic, temporary_topic = _ensure_topic(admin, plan, run_id)
             document.params["topic"] = topic
             try:
-                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener)
+                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
             finally:
                 for worker in workers:
                     worker.process.stop()
@@ -257,7 +202,8 @@ def split_count(count: int, available: dict[int, int]) -> dict[int, int] | None:
 
 
 def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
-             workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener) -> tuple[str | None, str]:
+             workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener,
+             drain_s: float) -> tuple[str | None, str]:
     """(what ended the run early or None, its kind)"""
     scenario = plan.scenario
     try:
@@ -268,7 +214,7 @@ def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: li
         for worker in workers:
             worker.process.send(Start())
         several = plan.role == "consume" and scenario.consumers > 1
-        fleet.follow(workers, timelines, _Progress(listener, scenario), DRAIN_S, scenario.timeout + 10,
+        fleet.follow(workers, timelines, _Progress(listener, scenario), drain_s, scenario.timeout + 10,
                      scenario.count if several else None)
     except WorkerFailed as failed:
         broken = next((w for w in workers if w.name == failed.worker), None)

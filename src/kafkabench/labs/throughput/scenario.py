@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
-from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Scenario,
-                                      TopicSettings)
+from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,
+                                      Scenario, TopicSettings)
 
 COUNT = "Records in all (split over the workers)."
 DURATION = "Seconds to run (with --count: whichever comes first)."
@@ -27,35 +27,35 @@ class _Streaming(Scenario):
     compare_apache: bool = Field(False, description="Also run Apache's perf tool with the same settings and print both.")
 
 
-class ProduceScenario(_Streaming):
-    lab: Literal["produce"] = "produce"
+class ProducerWorkload(Scenario):
+    """What producers send and how: the fields every lab built on produce runs shares (produce, max-rate)."""
+
+    client: str = Field("confluent", description=CLIENT)
     size: PositiveInt = Field(100, description="Bytes per record (incompressible), without --payload.")
     payload: Annotated[list[Path], Cli("--payload", repeat=True)] = Field(
         [], description="File whose bytes are a record; repeat to send several in turn.")
-    rate: float = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
     producers: PositiveInt = Field(1, description="Producer worker processes.")
     consumers: NonNegativeInt = Field(0, description="Consumer worker processes reading at the same time (e2e under load).")
-    warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
-        0, description="Records each Java producer sends and has acknowledged before the measurement, not counted "
-                       "(its JIT compiles the send path meanwhile); set by the durability lab.")
-    topic: Annotated[str | None, Cli(offered=True)] = Field(
-        None, description="Topic (created if missing, kept); default: a temporary one.")
     partitions: PositiveInt = Field(1, description="Partitions of a topic created here.")
     replication_factor: PositiveInt = Field(1, description="Replicas of a topic created here.")
     acks: Annotated[Acks | None, Knob("producer", "acks")] = Field(None, description="0, 1, all or -1; default: the client's.")
     compression: Annotated[Codec | None, Knob("producer", "compression.type")] = Field(
         None, description="none, gzip, snappy, lz4, zstd; default: the client's.")
+    timeout: PositiveFloat = Field(30, description="Seconds without any progress before the run is failed.")
     topic_config: TopicSettings = {}
     producer: ProducerSettings = {}
     consumer: ConsumerSettings = {}
     overrides: Overrides = {}
 
-    @field_validator("rate")
-    @classmethod
-    def _rate(cls, rate: float) -> float:
-        if rate != -1 and rate <= 0:
-            raise ValueError("must be > 0 (or -1: as fast as possible)")
-        return rate
+
+class ProduceScenario(ProducerWorkload, _Streaming):
+    lab: Literal["produce"] = "produce"
+    rate: Rate = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
+    warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
+        0, description="Records each Java producer sends and has acknowledged before the measurement, not counted "
+                       "(its JIT compiles the send path meanwhile); set by the durability lab.")
+    topic: Annotated[str | None, Cli(offered=True)] = Field(
+        None, description="Topic (created if missing, kept); default: a temporary one.")
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceScenario:

@@ -1,0 +1,161 @@
+"""One step: producers offer a fixed rate on an open-loop schedule with consumers reading alongside, for `settle`
+seconds that are not judged and `measure` seconds that are. A step is a produce run of the throughput lab (its
+own result directory under the lab's), its figures taken from the windows of the measured seconds only, then
+judged. A step passes only if every check holds, and each failed check is named:
+
+- the producers achieved at least 98 % of the offered rate;
+- no send failed;
+- consumer lag is not growing: the lag slope's 95 % interval is not all above 20 ms per second;
+- every SLO holds at the upper end of its percentile's 95 % interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.timeline import TimelineEntry
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.capacity.figures import Interval, percentile_interval, slope_interval
+from kafkabench.labs.capacity.slo import Slo
+from kafkabench.labs.throughput.run import run_throughput
+from kafkabench.labs.throughput.scenario import ProduceScenario
+
+ACHIEVED_SHARE = 0.98
+LAG_GROWTH_S_PER_S = 0.02
+DRAIN_S = 5  # after a step's producers: what consumers have not read by then is lag the step already showed
+METRIC_ROLE = {"e2e": "consume", "publish": "produce"}
+
+
+@dataclass(frozen=True)
+class Phase:
+    settle_s: float
+    measure_s: float
+
+    @property
+    def window_s(self) -> float:
+        """Progress windows: 1 s, shorter when the measured part is short, so it always has 10 to resample."""
+        return min(1.0, self.measure_s / 10)
+
+
+@dataclass
+class Step:
+    kind: str  # search, hold, sweep, probe
+    offered: float  # records/s; -1: as fast as the producers go
+    achieved: float | None = None  # records/s acknowledged over the measured windows
+    mb_per_s: float | None = None
+    errors: int = 0
+    percentiles: dict[str, Interval] = field(default_factory=dict)  # "p99" -> ms of the judged metric
+    lag_slope: Interval | None = None  # seconds of lag gained per second
+    passed: bool = False
+    reasons: list[str] = field(default_factory=list)  # why it failed; empty when it passed
+    directory: str = ""
+    error: str | None = None
+    windows: list[LatencyHistogram] = field(default_factory=list, repr=False)  # the judged metric's, not written
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
+                "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
+                "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
+                "verdict": "pass" if self.passed else "fail", "reasons": self.reasons, "directory": self.directory,
+                "error": self.error}
+
+
+class _Windows(Listener):
+    """The timeline entries of each role as the run relays them, passed on to the lab's listener too."""
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.entries: dict[str, list[TimelineEntry]] = {"produce": [], "consume": []}
+
+    def note(self, message: str) -> None:
+        self.listener.note(message)
+
+    def window(self, role: str, entry) -> None:
+        if isinstance(entry, TimelineEntry):
+            self.entries.setdefault(role, []).append(entry)
+
+
+def run_step(kind: str, produce: ProduceScenario, phase: Phase, slos: list[Slo], metric: str, target: Target,
+             out_dir: Path, listener: Listener) -> Step:
+    scenario = produce.model_copy(update={"duration": phase.settle_s + phase.measure_s, "count": None,
+                                          "interval": phase.window_s})
+    windows = _Windows(listener)
+    error = None
+    try:
+        run_throughput(scenario, target, out_dir, windows, drain_s=DRAIN_S)
+    except LabFailed as failed:
+        error = str(failed)
+    step = step_figures(kind, scenario.rate, windows.entries, phase, slos, metric)
+    step.directory, step.error = out_dir.name, error
+    return judge(step, slos, metric)
+
+
+def step_figures(kind: str, offered: float, entries: dict[str, list[TimelineEntry]], phase: Phase, slos: list[Slo],
+                 metric: str) -> Step:
+    """The measured seconds' figures: windows that start at or after `settle` seconds from the producers' first
+    window and end by the end of the measured seconds (half a window of slack for the consumers' own windows)."""
+    step = Step(kind, offered)
+    produced = entries.get("produce", [])
+    if not produced:
+        return step
+    origin = min(entry.start_ns for entry in produced)
+    slack = int(phase.window_s * 1e9 / 2)
+    begin, end = origin + int(phase.settle_s * 1e9) - slack, origin + int((phase.settle_s + phase.measure_s) * 1e9) + slack
+    measured = {role: [e for e in role_entries if e.start_ns >= begin and e.end_ns <= end]
+                for role, role_entries in entries.items()}
+    sent = measured.get("produce", [])
+    if sent:
+        seconds = (max(e.end_ns for e in sent) - min(e.start_ns for e in sent)) / 1e9
+        step.achieved = sum(e.records for e in sent) / seconds
+        step.mb_per_s = sum(e.mb_per_s * (e.end_ns - e.start_ns) / 1e9 for e in sent) / seconds
+    step.errors = sum(e.errors for e in entries.get("produce", []))
+    step.windows = [e.histogram() for e in measured.get(METRIC_ROLE[metric], [])]
+    for slo in slos:
+        interval = percentile_interval(step.windows, slo.percentile)
+        if interval is not None:
+            step.percentiles[slo.name] = interval
+    if offered > 0 and entries.get("consume"):
+        step.lag_slope = _lag_slope(produced, entries["consume"], sent, offered, slack)
+    return step
+
+
+def _lag_slope(produced: list[TimelineEntry], consumed: list[TimelineEntry], measured: list[TimelineEntry],
+               offered: float, slack_ns: int) -> Interval | None:
+    """Lag (s) at the end of each measured producer window: acknowledged so far minus received by then, over the
+    offered rate; its slope over those times."""
+    times, lags = [], []
+    for window in measured:
+        acked = sum(e.records for e in produced if e.end_ns <= window.end_ns)
+        received = sum(e.records for e in consumed if e.end_ns <= window.end_ns + slack_ns)
+        times.append(window.end_ns / 1e9)
+        lags.append((acked - received) / offered)
+    return slope_interval(times, lags)
+
+
+def judge(step: Step, slos: list[Slo], metric: str) -> Step:
+    reasons = []
+    if step.error:
+        reasons.append(f"the run failed: {step.error}")
+    if step.achieved is None:
+        reasons.append("no measured window: the step ended before its measured seconds")
+    elif step.offered > 0 and step.achieved < ACHIEVED_SHARE * step.offered:
+        reasons.append(f"achieved {step.achieved:,.0f} records/s, {step.achieved / step.offered:.1%} of the offered "
+                       f"rate (needs {ACHIEVED_SHARE:.0%})")
+    if step.errors:
+        reasons.append(f"{step.errors:,} sends failed")
+    if step.lag_slope is not None and step.lag_slope.low > 0 and step.lag_slope.value > LAG_GROWTH_S_PER_S:
+        reasons.append(f"consumer lag grew {step.lag_slope.value * 1000:,.0f} ms per second "
+                       f"(95 % from {step.lag_slope.low * 1000:,.0f})")
+    for slo in slos:
+        interval = step.percentiles.get(slo.name)
+        if interval is None:
+            reasons.append(f"no {metric} latency measured for {slo.name}")
+        elif interval.high > slo.limit_ms:
+            reasons.append(f"{metric} {slo.name} {interval.value:,.3g} ms (95 % up to {interval.high:,.3g}) > "
+                           f"{slo.limit_ms:g} ms")
+    step.reasons, step.passed = reasons, not reasons
+    return step
