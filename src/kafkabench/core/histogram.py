@@ -97,6 +97,20 @@ class LatencyHistogram:
             min_ms=hdr.get_min_value() / 1000,
         )
 
+    def buckets(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index, count) of every recorded bucket, ascending, as arrays: the counts array read in one piece, for
+        code that sums many histograms bucket for bucket (bucket_values gives the indexes' values)."""
+        counts = np.ctypeslib.as_array(self._hdr.counts)
+        indexes = np.flatnonzero(counts)
+        return indexes, counts[indexes].astype(np.int64)
+
+    def bucket_values(self, indexes: np.ndarray) -> np.ndarray:
+        """The highest value (us) each bucket index stands for, as percentiles read it; the same for every
+        histogram (they share one layout)."""
+        hdr = self._hdr
+        return np.asarray([hdr.get_highest_equivalent_value(hdr.get_value_from_index(int(i))) for i in indexes],
+                          dtype=np.int64)
+
     def recorded_steps(self) -> list[tuple[int, int, int]]:
         """(count below, count up to and including, value in us) of every recorded bucket, ascending: the
         steps of hdr.get_recorded_iterator(), read bucket by bucket up to the maximum, about seven times

@@ -4,9 +4,8 @@
   95 % interval is a bootstrap over windows: windows are drawn with replacement, their histograms summed, the
   percentile read again. Latencies next to each other in time are alike (a GC pause, a full batch); resampling
   whole windows keeps that, where resampling single records would make the interval too narrow.
-- Consumer lag in seconds, at the end of each producer window: records acknowledged so far and not yet received,
-  divided by the offered rate. Its slope over the measured windows (least squares) with a 95 % interval says
-  whether the consumers fall behind.
+- A slope (least squares) with its 95 % interval says whether something grows over the measured windows: the
+  capacity lab's consumer lag (step.py).
 """
 
 from __future__ import annotations
@@ -56,14 +55,14 @@ def percentile_interval(windows: list[LatencyHistogram], percentile: float, resa
 
 def _count_matrix(windows: list[LatencyHistogram]) -> tuple[np.ndarray, np.ndarray]:
     """Every recorded bucket's value (us, ascending) and a windows x buckets matrix of counts."""
-    steps = [window.recorded_steps() for window in windows]
-    values = sorted({value for window in steps for _below, _upto, value in window})
-    column = {value: i for i, value in enumerate(values)}
-    counts = np.zeros((len(windows), len(values)), dtype=np.int64)
-    for row, window in enumerate(steps):
-        for below, upto, value in window:
-            counts[row, column[value]] += upto - below
-    return np.asarray(values, dtype=np.int64), counts
+    if not windows:
+        return np.zeros(0, np.int64), np.zeros((0, 0), np.int64)
+    buckets = [window.buckets() for window in windows]
+    indexes = np.unique(np.concatenate([window_indexes for window_indexes, _counts in buckets]))
+    counts = np.zeros((len(windows), len(indexes)), dtype=np.int64)
+    for row, (window_indexes, window_counts) in enumerate(buckets):
+        counts[row, np.searchsorted(indexes, window_indexes)] = window_counts
+    return windows[0].bucket_values(indexes), counts
 
 
 def _percentile_us(values_us: np.ndarray, counts: np.ndarray, percentile: float) -> np.ndarray:
@@ -72,7 +71,7 @@ def _percentile_us(values_us: np.ndarray, counts: np.ndarray, percentile: float)
     cumulative = np.cumsum(counts, axis=1)
     totals = cumulative[:, -1]
     ranks = np.maximum(1, np.floor(totals * percentile / 100 + 0.5)).astype(np.int64)
-    index = np.array([np.searchsorted(row, rank) for row, rank in zip(cumulative, ranks)])
+    index = (cumulative < ranks[:, None]).sum(axis=1)  # the first bucket whose cumulative count reaches the rank
     return values_us[index].astype(float)
 
 

@@ -5,7 +5,8 @@ judged. A step passes only if every check holds, and each failed check is named:
 
 - the producers achieved at least 98 % of the offered rate;
 - no send failed;
-- consumer lag is not growing: the lag slope's 95 % interval is not all above 20 ms per second;
+- consumer lag is not growing: the slope of the measured windows' median e2e (how old a record is when it is
+  read) is not above 20 ms per second with its 95 % interval all above 0;
 - every SLO holds at the upper end of its percentile's 95 % interval.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.results import Run
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.figures import Interval, percentile_interval, slope_interval
@@ -52,16 +54,16 @@ class Step:
     lag_slope: Interval | None = None  # seconds of lag gained per second
     passed: bool = False
     reasons: list[str] = field(default_factory=list)  # why it failed; empty when it passed
-    directory: str = ""
     error: str | None = None
+    histograms: dict[str, LatencyHistogram] = field(default_factory=dict, repr=False)  # measured, per metric
     windows: list[LatencyHistogram] = field(default_factory=list, repr=False)  # the judged metric's, not written
+    runs: list[Run] = field(default_factory=list, repr=False)  # the produce run's own: client version, settings
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
                 "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
                 "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
-                "verdict": "pass" if self.passed else "fail", "reasons": self.reasons, "directory": self.directory,
-                "error": self.error}
+                "verdict": "pass" if self.passed else "fail", "reasons": self.reasons, "error": self.error}
 
 
 class _Windows(Listener):
@@ -86,12 +88,12 @@ def run_step(kind: str, produce: ProduceScenario, phase: Phase, slos: list[Slo],
     windows = _Windows(listener)
     error = None
     try:
-        run_throughput(scenario, target, out_dir, windows, drain_s=DRAIN_S)
+        document = run_throughput(scenario, target, out_dir, windows, drain_s=DRAIN_S)
     except LabFailed as failed:
-        error = str(failed)
+        document, error = failed.document, str(failed).split("; partial results kept in")[0]
     step = step_figures(kind, scenario.rate, windows.entries, phase, slos, metric)
-    step.directory, step.error = out_dir.name, error
-    return judge(step, slos, metric)
+    step.error, step.runs = error, document.runs
+    return judge(step, slos, metric) if kind != "probe" else step
 
 
 def step_figures(kind: str, offered: float, entries: dict[str, list[TimelineEntry]], phase: Phase, slos: list[Slo],
@@ -113,26 +115,30 @@ def step_figures(kind: str, offered: float, entries: dict[str, list[TimelineEntr
         step.achieved = sum(e.records for e in sent) / seconds
         step.mb_per_s = sum(e.mb_per_s * (e.end_ns - e.start_ns) / 1e9 for e in sent) / seconds
     step.errors = sum(e.errors for e in entries.get("produce", []))
+    for role, role_metric in (("produce", "publish_latency"), ("consume", "e2e")):
+        merged = LatencyHistogram()
+        for entry in measured.get(role, []):
+            merged.merge(entry.histogram())
+        if merged.count:
+            step.histograms[role_metric] = merged
     step.windows = [e.histogram() for e in measured.get(METRIC_ROLE[metric], [])]
     for slo in slos:
         interval = percentile_interval(step.windows, slo.percentile)
         if interval is not None:
             step.percentiles[slo.name] = interval
-    if offered > 0 and entries.get("consume"):
-        step.lag_slope = _lag_slope(produced, entries["consume"], sent, offered, slack)
+    step.lag_slope = _lag_slope(measured.get("consume", []))
     return step
 
 
-def _lag_slope(produced: list[TimelineEntry], consumed: list[TimelineEntry], measured: list[TimelineEntry],
-               offered: float, slack_ns: int) -> Interval | None:
-    """Lag (s) at the end of each measured producer window: acknowledged so far minus received by then, over the
-    offered rate; its slope over those times."""
+def _lag_slope(consumed: list[TimelineEntry]) -> Interval | None:
+    """How far behind the consumers are, in seconds, at each measured window: the median age of what they received
+    in it (e2e from the intended send time, so a record that waited anywhere counts); its slope over time."""
     times, lags = [], []
-    for window in measured:
-        acked = sum(e.records for e in produced if e.end_ns <= window.end_ns)
-        received = sum(e.records for e in consumed if e.end_ns <= window.end_ns + slack_ns)
-        times.append(window.end_ns / 1e9)
-        lags.append((acked - received) / offered)
+    for window in consumed:
+        histogram = window.histogram()
+        if histogram.count:
+            times.append(window.end_ns / 1e9)
+            lags.append(histogram.value_at_percentile_ms(50) / 1000)
     return slope_interval(times, lags)
 
 

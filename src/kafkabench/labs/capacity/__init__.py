@@ -1,0 +1,59 @@
+"""The capacity lab: the highest rate a cluster and a client sustain within latency objectives (`max-rate`), and the
+latency-vs-rate curve (`max-rate --sweep`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT, Listener
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.labs.base import Lab
+from kafkabench.labs.capacity import report
+from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
+from kafkabench.labs.capacity.scenario import MaxRateScenario
+from kafkabench.report.definitions import Definition
+
+
+class MaxRateLab(Lab):
+    name = "max-rate"
+    scenario = MaxRateScenario
+    summary = ("The highest records/s sustained within latency SLOs (--slo p99=50ms): a geometric search, bisection, "
+               "a hold to confirm; --sweep: the latency-vs-rate curve.")
+    definitions = (
+        Definition("capacity_offered", "offered/s", "records/s",
+                   "The step's rate on the producers' open-loop schedule (all producers together); unpaced for the "
+                   "probe.", ("max-rate",)),
+        Definition("capacity_achieved", "achieved/s", "records/s",
+                   "Records acknowledged in the step's measured seconds over their span. A step passes only at 98 % "
+                   "of the offered rate or more.", ("max-rate",)),
+        Definition("capacity_lag_slope", "lag ms/s", "ms per second",
+                   "How fast consumer lag grows: the least-squares slope, over the measured windows, of each window's "
+                   "median e2e (how old a record is when it is read, from its intended send time). A step fails when "
+                   "the slope is above 20 ms per second and its 95 % interval above 0.", ("max-rate",)),
+        Definition("capacity_verdict", "verdict", "",
+                   "pass when the rate was achieved, no send failed, lag did not grow and every SLO holds at the "
+                   "upper end of its percentile's 95 % interval (a bootstrap over the measured windows).",
+                   ("max-rate",)),
+    )
+
+    def check(self, scenario: MaxRateScenario) -> None:
+        check_max_rate(scenario, SILENT)
+
+    def run(self, scenario: MaxRateScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        return run_max_rate(scenario, target, out_dir, events)
+
+    def tables(self, document):
+        return [report.steps_table(document)]
+
+    def headline(self, document):
+        return report.headline(document)
+
+    def lines(self, document):
+        return report.lines(document)
+
+    def run_label(self, run: Run) -> str:
+        return f"step {run.params.get('step')} {run.scenario} {run.params.get('offered_rate', 0):,.0f}/s"
+
+
+LABS = (MaxRateLab(),)

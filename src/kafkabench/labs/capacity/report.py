@@ -1,0 +1,71 @@
+"""The capacity lab's report parts: a row per step (offered, achieved, each SLO percentile with the upper end of
+its interval, the lag slope, the verdict), the answer in one line, and why each failed step failed."""
+
+from __future__ import annotations
+
+from kafkabench.core.results import ResultDocument
+from kafkabench.report.table import Table, columns, fixed, ms
+
+TIPS = {"offered/s": "capacity_offered", "achieved/s": "capacity_achieved", "lag ms/s": "capacity_lag_slope",
+        "verdict": "capacity_verdict"}
+
+
+def steps_table(document: ResultDocument) -> Table:
+    params = document.params
+    metric = params.get("metric", "e2e")
+    slo_names = [f"p{float(text.split('=')[0].strip().lower().lstrip('p')):g}" for text in params.get("slo", [])]
+    names = ["step", "kind", "offered/s", "achieved/s", "MB/s",
+             *(f"{metric} {name} (95 % up to)" for name in slo_names), "lag ms/s", "verdict"]
+    title = (f"{document.lab}: client {params.get('client')}, {params.get('size')}-byte values, "
+             f"{params.get('producers')} producer(s), {params.get('consumers')} consumer(s), {params.get('partitions')} "
+             f"partition(s), RF {params.get('replication_factor')}, acks {params.get('acks') or 'client default'}; "
+             f"latencies in ms")
+    table = Table(title, columns(names, ("kind", "verdict"), TIPS))
+    for number, step in enumerate(params.get("steps", []), 1):
+        offered = "unpaced" if step["offered"] < 0 else f"{step['offered']:,.0f}"
+        achieved = "-" if step["achieved"] is None else f"{step['achieved']:,.0f}"
+        percentiles = [_interval(step["percentiles_ms"].get(name)) for name in slo_names]
+        slope = step.get("lag_slope_s_per_s")
+        lag = "-" if slope is None else f"{slope[0] * 1000:+,.1f}"
+        verdict = "-" if step["kind"] == "probe" else step["verdict"]
+        table.add(str(number), step["kind"], offered, achieved, fixed(step.get("mb_per_s")), *percentiles, lag, verdict,
+                  kind="error" if step.get("error") else "")
+    return table
+
+
+def _interval(values: list[float] | None) -> str:
+    return "-" if values is None else f"{ms(values[0])} ({ms(values[2])})"
+
+
+def headline(document: ResultDocument) -> str:
+    """`sustainable: 41,300 records/s (40.3 MB/s) with e2e p99 38 ms <= 50 ms; next step 43,400 failed: ...`"""
+    found = document.params.get("sustainable")
+    if not found:
+        return "no rate sustained" + (f": {document.params['stop_reason']}" if document.params.get("stop_reason") else "")
+    metric, limits = document.params.get("metric", "e2e"), _limits(document)
+    held = "held" if found.get("held") else "not held"
+    mb = f" ({found['mb_per_s']:.1f} MB/s)" if found.get("mb_per_s") else ""
+    figures = [f"{metric} {name} {ms(values[0])} ms <= {limits[name]:g} ms"
+               for name, values in found.get("percentiles_ms", {}).items() if name in limits]
+    line = f"sustainable: {found['records_per_s']:,.0f} records/s{mb}" + (f" with {', '.join(figures)}" if figures else "")
+    if found.get("from") == "sweep":
+        return f"{line} (the highest rate of the sweep that passed every repeat)"
+    line += f", {held}"
+    if found.get("next_failed"):
+        line += f"; next step {found['next_failed']:,.0f} failed: {'; '.join(found.get('next_reasons', []))}"
+    return line
+
+
+def _limits(document: ResultDocument) -> dict[str, float]:
+    from kafkabench.labs.capacity.slo import parse_slo
+
+    return {slo.name: slo.limit_ms for slo in map(parse_slo, document.params.get("slo", []))}
+
+
+def lines(document: ResultDocument) -> list[str]:
+    out = [f"step {n} failed: {'; '.join(step['reasons'])}" for n, step in enumerate(document.params.get("steps", []), 1)
+           if step["verdict"] == "fail" and step["kind"] != "probe"]
+    if document.params.get("stop_reason"):
+        out.append(f"stopped: {document.params['stop_reason']}")
+    out += [note for note in document.notes if note.startswith(("the hold", "no hold"))]
+    return out + [headline(document)]  # the answer, last

@@ -1,0 +1,200 @@
+"""`kafkabench max-rate`: the highest rate this cluster and client sustain within the SLOs, or with --sweep the
+latency-vs-rate curve at fixed rates.
+
+1. Probe (unless --start-rate and --ceiling are both given, or the sweep's rates): producers unpaced for a few
+   seconds; the search starts at a quarter of what they achieved, and never goes above twice that.
+2. Search (search.py): each step a fixed rate (step.py); raise geometrically until a step fails, then bisect
+   until the bracket is within --precision, in at most --max-steps steps.
+3. Hold: the found rate again for --hold seconds. A hold that fails steps down by the precision and holds again,
+   at most HOLD_ATTEMPTS times, and says so.
+
+Every step is a run of the result (`runs[i]`, its measured part's histograms kept) and an entry of
+`params.steps` (offered, achieved, each SLO percentile with its interval, the lag slope, the verdict and why).
+A step that fails because the run itself failed (a broker died, a send was refused) ends the lab: what was
+measured is kept and the lab exits non-zero.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.capacity.scenario import MaxRateScenario
+from kafkabench.labs.capacity.search import RateSearch
+from kafkabench.labs.capacity.step import Phase, Step, run_step
+from kafkabench.labs.document import count_brokers, new_document
+from kafkabench.labs.throughput.plan import plan_throughput
+from kafkabench.labs.throughput.scenario import ProduceScenario, ProducerWorkload
+
+PROBE = Phase(settle_s=1, measure_s=3)
+START_SHARE, CEILING_FACTOR = 0.25, 2.0
+HOLD_ATTEMPTS = 3
+AUTO_SWEEP = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2)  # shares of the probe's rate
+
+
+def check_max_rate(scenario: MaxRateScenario, listener: Listener) -> None:
+    plan_throughput(_produce(scenario, rate=-1), listener)
+
+
+def _produce(scenario: MaxRateScenario, rate: float) -> ProduceScenario:
+    workload = scenario.model_dump(include=set(ProducerWorkload.model_fields) - {"lab"})
+    return ProduceScenario(**workload, rate=rate, duration=scenario.settle + scenario.measure)
+
+
+def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    document = new_document("max-rate", target, scenario.model_dump(mode="json", exclude_none=True))
+    count_brokers(document, target, scenario.timeout)
+    session = _Session(scenario, target, out_dir, document, listener)
+    try:
+        if scenario.sweep:
+            session.sweep()
+        else:
+            session.search()
+    except KeyboardInterrupt:
+        document.error = "interrupted"
+    except _Ended as ended:
+        document.error = str(ended)
+    finally:
+        shutil.rmtree(session.scratch, ignore_errors=True)
+        session.write()
+    if document.error:
+        raise LabFailed(f"{document.error}; the steps done so far are kept in {out_dir}", document)
+    return document
+
+
+class _Ended(Exception):
+    """A step whose run failed: the cluster or the client broke, not the rate."""
+
+
+class _Session:
+    def __init__(self, scenario: MaxRateScenario, target: Target, out_dir: Path, document: ResultDocument,
+                 listener: Listener) -> None:
+        self.scenario, self.target, self.out_dir = scenario, target, out_dir
+        self.document, self.listener = document, listener
+        self.phase = Phase(scenario.settle, scenario.measure)
+        self.slos = scenario.slos
+        self.scratch = out_dir / f".step-{uuid.uuid4().hex[:8]}"
+        self.steps: list[Step] = []
+        self.histograms: list[dict[str, str]] = []  # per run of the document, its measured histograms, encoded
+
+    # ---- the two ways through ------------------------------------------------------------------
+
+    def search(self) -> None:
+        s = self.scenario
+        probed = None if s.start_rate and s.ceiling else self._probe()
+        ceiling = s.ceiling or CEILING_FACTOR * probed
+        start = min(s.start_rate or START_SHARE * probed, ceiling)
+        search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))
+        self.listener.note(f"searching from {start:,.0f} records/s, at most {ceiling:,.0f}, within {s.precision:.0%}")
+        while (rate := search.next_rate()) is not None:
+            step = self._step("search", rate)
+            search.record(rate, step.passed)
+        self.document.params["stop_reason"] = search.stop_reason
+        self.listener.note(f"search ended: {search.stop_reason}")
+        found = search.passed
+        if found is not None and s.hold > 0:
+            found = self._hold(found)
+        self._answer(found)
+
+    def sweep(self) -> None:
+        s = self.scenario
+        rates = s.sweep_rates or [round(share * self._probe()) for share in AUTO_SWEEP]
+        rates = sorted(set(max(1.0, rate) for rate in rates))
+        self.listener.note(f"sweep of {len(rates)} rates x {s.repeats} repeats, interleaved: "
+                           f"{', '.join(f'{rate:,.0f}' for rate in rates)} records/s")
+        for repeat in range(s.repeats):
+            for rate in rates:
+                self._step("sweep", rate, repeat + 1)
+        self.document.params["stop_reason"] = "every rate of the sweep ran"
+        passing = [step.offered for step in self.steps if step.kind == "sweep"
+                   if all(other.passed for other in self.steps if other.kind == "sweep" and other.offered == step.offered)]
+        self.document.params["sustainable"] = ({"records_per_s": max(passing), "held": False, "from": "sweep"}
+                                               if passing else None)
+
+    # ---- the parts ---------------------------------------------------------------------------
+
+    def _probe(self) -> float:
+        self.listener.note(f"probe: producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
+        step = run_step("probe", _produce(self.scenario, -1).model_copy(update={"consumers": 0}), PROBE, [],
+                        "publish", self.target, self.scratch, self.listener)
+        self._keep(step)
+        if step.error or not step.achieved:
+            raise _Ended(f"the probe failed: {step.error or 'nothing was acknowledged'}")
+        self.listener.note(f"probe: {step.achieved:,.0f} records/s unpaced")
+        return step.achieved
+
+    def _step(self, kind: str, rate: float, repeat: int | None = None) -> Step:
+        step = run_step(kind, _produce(self.scenario, rate), self.phase, self.slos, self.scenario.metric, self.target,
+                        self.scratch, self.listener)
+        self._keep(step, repeat)
+        self.listener.note(self._line(step, len(self.steps)))
+        if step.error:
+            raise _Ended(f"step {len(self.steps)} at {rate:,.0f} records/s failed: {step.error}")
+        return step
+
+    def _hold(self, rate: float) -> float | None:
+        for attempt in range(HOLD_ATTEMPTS):
+            self.listener.note(f"holding {rate:,.0f} records/s for {self.scenario.hold:g} s")
+            phase = Phase(self.scenario.settle, self.scenario.hold)
+            step = run_step("hold", _produce(self.scenario, rate).model_copy(
+                update={"duration": phase.settle_s + phase.measure_s}), phase, self.slos, self.scenario.metric,
+                self.target, self.scratch, self.listener)
+            self._keep(step)
+            self.listener.note(self._line(step, len(self.steps)))
+            if step.error:
+                raise _Ended(f"the hold at {rate:,.0f} records/s failed: {step.error}")
+            if step.passed:
+                return rate
+            lower = rate / (1 + self.scenario.precision)
+            self.document.notes.append(f"the hold at {rate:,.0f} records/s failed ({'; '.join(step.reasons)}): "
+                                       f"stepping down to {lower:,.0f}")
+            self.listener.note(self.document.notes[-1])
+            rate = lower
+        self.document.notes.append(f"no hold passed in {HOLD_ATTEMPTS} attempts: no rate is confirmed")
+        return None
+
+    def _answer(self, found: float | None) -> None:
+        """The found rate with the figures of the step that confirmed it, and the nearest rate above it that failed."""
+        hold = next((step for step in reversed(self.steps) if step.kind == "hold" and step.passed), None)
+        judged = hold or next((step for step in reversed(self.steps) if step.passed and step.offered == found), None)
+        if found is None or judged is None:
+            self.document.params["sustainable"] = None
+            return
+        above = [step for step in self.steps if step.kind in ("search", "hold") and not step.passed and step.offered > found]
+        nearest = min(above, key=lambda step: step.offered, default=None)
+        self.document.params["sustainable"] = {
+            "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None,
+            "percentiles_ms": {name: interval.as_list() for name, interval in judged.percentiles.items()},
+            "next_failed": nearest.offered if nearest else None, "next_reasons": nearest.reasons if nearest else []}
+
+    def _keep(self, step: Step, repeat: int | None = None) -> None:
+        self.steps.append(step)
+        first = step.runs[0] if step.runs else None
+        params = {"step": len(self.steps), "kind": step.kind, "offered_rate": step.offered,
+                  **({"repeat": repeat} if repeat else {})}
+        self.document.runs.append(Run(
+            client=self.scenario.client, client_version=first.client_version if first else "",
+            scenario=step.kind, params=params, stats=stats_from(step.histograms),
+            throughput={"records_per_s": step.achieved, "payload_mb_per_s": step.mb_per_s} if step.achieved else {},
+            counters={"errors": step.errors}, config=first.config if first else {}, error=step.error))
+        self.histograms.append({metric: h.encode() for metric, h in step.histograms.items()})
+        self.document.params["steps"] = [s.to_dict() for s in self.steps]
+        self.write()
+
+    def write(self) -> None:
+        write_result(self.document, self.out_dir, self.histograms)
+
+    def _line(self, step: Step, number: int) -> str:
+        achieved = f"{step.achieved:,.0f}" if step.achieved is not None else "-"
+        figures = [f"{self.scenario.metric} {name} {i.value:,.3g} ms (95 % up to {i.high:,.3g})"
+                   for name, i in step.percentiles.items()]
+        verdict = "pass" if step.passed else f"fail: {'; '.join(step.reasons)}"
+        return (f"step {number} ({step.kind}): {step.offered:,.0f} records/s offered, {achieved} achieved"
+                f"{', ' if figures else ''}{', '.join(figures)}: {verdict}")
+

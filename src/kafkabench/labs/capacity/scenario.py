@@ -1,0 +1,81 @@
+"""The capacity lab's parameters: `kafkabench max-rate` and a plan's `lab: max-rate` scenario."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from kafkabench.errors import ConfigError
+from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
+from kafkabench.labs.scenario import Cli
+from kafkabench.labs.throughput.scenario import ProducerWorkload
+
+AUTO = "auto"
+
+
+class MaxRateScenario(ProducerWorkload):
+    lab: Literal["max-rate"] = "max-rate"
+    slo: Annotated[list[str], Cli("--slo", repeat=True)] = Field(
+        [], description=f"Latency objective, {FORM}; repeat for several. None: only the rate, errors and lag decide.")
+    metric: Literal["e2e", "publish"] = Field(
+        "e2e", description="e2e (send schedule to consumer, needs --consumers >= 1) or publish (send schedule to ack).")
+    consumers: int = Field(1, ge=0, description="Consumer worker processes reading at the same time.")
+    start_rate: PositiveFloat | None = Field(None, description="Records/s of the first step; default: a quarter of "
+                                                               "what a short unpaced probe achieves.")
+    ceiling: PositiveFloat | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
+    precision: float = Field(0.05, gt=0, le=1, description="Stop when the highest passing and the lowest failing rate "
+                                                            "are within this fraction.")
+    settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged).")
+    measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
+    hold: float = Field(60, ge=0, description="Seconds the found rate is held to confirm it (0: no hold).")
+    max_steps: PositiveInt = Field(14, description="Most search steps.")
+    sweep: str | None = Field(None, description="Instead of a search, fixed rates: RATE,RATE,... (records/s) or "
+                                                "auto (from a tenth to 1.2x of the probe's rate): the latency-vs-rate curve.")
+    repeats: PositiveInt = Field(3, description="With --sweep: runs of each rate, interleaved.")
+
+    @field_validator("slo")
+    @classmethod
+    def _slos(cls, slos: list[str]) -> list[str]:
+        parsed = []
+        for text in slos:
+            try:
+                parsed.append(parse_slo(text))
+            except ConfigError as exc:
+                raise ValueError(str(exc).removeprefix("--slo ")) from None
+        if len({slo.percentile for slo in parsed}) < len(parsed):
+            raise ValueError("one objective per percentile")
+        return slos
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, sweep: str | None) -> str | None:
+        if sweep is None or sweep.strip().lower() == AUTO:
+            return sweep and AUTO
+        try:
+            rates = [float(part) for part in sweep.split(",") if part.strip()]
+        except ValueError:
+            raise ValueError(f"{sweep!r}: give records/s as RATE,RATE,... or auto") from None
+        if not rates or not all(math.isfinite(rate) and rate > 0 for rate in rates):
+            raise ValueError(f"{sweep!r}: every rate must be a finite number > 0")
+        return sweep
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MaxRateScenario:
+        if self.metric == "e2e" and self.consumers < 1:
+            raise ValueError("--metric e2e needs --consumers 1 or more (or --metric publish)")
+        if self.start_rate and self.ceiling and self.start_rate > self.ceiling:
+            raise ValueError(f"--start-rate {self.start_rate:g} is above --ceiling {self.ceiling:g}")
+        return self
+
+    @property
+    def slos(self) -> list[Slo]:
+        return [parse_slo(text) for text in self.slo]
+
+    @property
+    def sweep_rates(self) -> list[float] | None:
+        """The rates asked for; None with auto (the probe decides) or without a sweep."""
+        if self.sweep is None or self.sweep == AUTO:
+            return None
+        return [float(part) for part in self.sweep.split(",") if part.strip()]

@@ -1,0 +1,86 @@
+"""The capacity lab on the real broker: a short max-rate search that ends with a confirmed rate and its steps, a
+sweep of three rates, and SLOs it cannot read refused before anything runs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kafkabench.core.results import read_histogram, read_result
+from kafkabench.labs.capacity.figures import Interval
+from kafkabench.labs.capacity.slo import parse_slo
+from kafkabench.labs.capacity.step import Step, judge
+
+pytestmark = pytest.mark.integration
+
+
+def kafkabench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def judged_again(step: dict, slos: list[str], metric: str = "e2e") -> list[str]:
+    """The reasons judge() gives for a step's recorded figures: the verdict in the file is the one its figures make."""
+    figures = Step(step["kind"], step["offered"], achieved=step["achieved"], errors=step["errors"], error=step["error"],
+                   percentiles={name: Interval(*values) for name, values in step["percentiles_ms"].items()},
+                   lag_slope=Interval(*step["lag_slope_s_per_s"]) if step["lag_slope_s_per_s"] else None)
+    return judge(figures, [parse_slo(text) for text in slos], metric).reasons
+
+
+def test_a_short_search_ends_with_a_rate_and_every_step_judged(kafka_cluster, tmp_path):
+    # low rates of 100 B and a loose SLO: on an idle machine every step passes, raising to the ceiling, then holding
+    # it; a machine busy enough to fail one still ends with steps that say why and a rate or none
+    slos = ["p99=2s", "p50=1s"]
+    done = kafkabench("max-rate", "--slo", slos[0], "--slo", slos[1], "--start-rate", "500", "--ceiling", "1000",
+                      "--settle", "1", "--measure", "2", "--hold", "2", "-b", kafka_cluster.bootstrap_servers,
+                      "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = read_result(tmp_path)
+    steps = document.params["steps"]
+    assert 2 <= len(steps) <= 5 and steps[0]["kind"] == "search" and steps[0]["offered"] == 500
+    for step in steps:
+        assert step["reasons"] == judged_again(step, slos) and (step["verdict"] == "pass") == (not step["reasons"])
+        p99 = step["percentiles_ms"]["p99"]
+        assert 0 < p99[1] <= p99[0] <= p99[2] and set(step["percentiles_ms"]) == {"p99", "p50"}
+        assert step["achieved"] > 0 and step["lag_slope_s_per_s"] is not None
+    sustainable = document.params["sustainable"]
+    if all(step["verdict"] == "pass" for step in steps):
+        assert [(s["kind"], s["offered"]) for s in steps] == [("search", 500), ("search", 1000), ("hold", 1000)]
+        assert document.params["stop_reason"] == "passed at the ceiling, 1,000 records/s: the cluster may take more"
+        assert sustainable["records_per_s"] == 1000 and sustainable["held"]
+    else:
+        assert sustainable is None or sustainable["records_per_s"] in {s["offered"] for s in steps if s["verdict"] == "pass"}
+    # one run per step with the measured part's histograms, read back exactly as counted
+    assert [run.scenario for run in document.runs] == [step["kind"] for step in steps]
+    for run in document.runs:
+        e2e = read_histogram(tmp_path, run, "e2e")
+        assert e2e.count == run.stats["e2e"].count > 0
+    lines = done.stdout.replace("\n", " ")
+    assert (f"sustainable: {sustainable['records_per_s']:,.0f} records/s" if sustainable else "no rate sustained") in lines
+    assert "step 1 (search): 500 records/s offered" in done.stderr + done.stdout
+
+
+def test_a_sweep_of_three_rates_gives_a_point_per_rate_with_intervals(kafka_cluster, tmp_path):
+    done = kafkabench("max-rate", "--sweep", "200,400,800", "--repeats", "1", "--settle", "1", "--measure", "1.5",
+                      "--slo", "p99=5s", "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads(done.stdout)
+    steps = document["params"]["steps"]
+    assert [(s["kind"], s["offered"]) for s in steps] == [("sweep", 200), ("sweep", 400), ("sweep", 800)]
+    for step in steps:
+        assert step["reasons"] == judged_again(step, ["p99=5s"])
+        assert step["percentiles_ms"]["p99"][2] >= step["percentiles_ms"]["p99"][0] > 0
+    passing = [s["offered"] for s in steps if s["verdict"] == "pass"]
+    assert document["params"]["sustainable"] == ({"records_per_s": max(passing), "held": False, "from": "sweep"}
+                                                 if passing else None)
+
+
+@pytest.mark.parametrize("slo, says", [("p99=50", "give the limit a unit"), ("p100=5ms", "between p50 and p99.9"),
+                                       ("latency<5ms", "write it as pNN=LIMIT")])
+def test_an_slo_it_cannot_read_is_refused_in_one_line_before_anything_runs(slo, says, tmp_path):
+    done = kafkabench("max-rate", "--slo", slo, "-b", "127.0.0.1:1", "--out", str(tmp_path), timeout=60)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and says in lines[0] and "--slo" in lines[0], done.stderr
+    assert not (tmp_path / "result.json").exists()

@@ -1,0 +1,117 @@
+"""A step's figures from real timeline entries: only the measured seconds count, percentiles are the merged
+windows' own with a bootstrap interval around them, lag is a slope; and SLOs as users write them."""
+
+import numpy as np
+import pytest
+
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.protocol import Window
+from kafkabench.core.timeline import Timeline
+from kafkabench.errors import ConfigError
+from kafkabench.labs.capacity.figures import percentile_interval, slope_interval
+from kafkabench.labs.capacity.slo import Slo, parse_slo
+from kafkabench.labs.capacity.step import Phase, judge, step_figures
+
+S = 1_000_000_000
+
+
+def entries(role: str, metric: str, per_window: list[tuple[int, list[int]]], window_s: float = 1.0, offset_ns: int = 0):
+    """Timeline entries of one worker: per window (records, latencies in us)."""
+    timeline = Timeline(["w"], metric)
+    out = []
+    for index, (records, latencies) in enumerate(per_window):
+        histogram = LatencyHistogram()
+        histogram.record_many_us(np.asarray(latencies, dtype=np.int64))
+        start = offset_ns + int(index * window_s * S)
+        window = Window(index=index, start_ns=start, end_ns=start + int(window_s * S), records=records,
+                        payload_bytes=records * 100, histograms={metric: histogram.encode()} if latencies else {})
+        out += timeline.add("w", window)
+    return out
+
+
+@pytest.mark.parametrize("text, slo", [("p99=50ms", Slo(99, 50)), ("P99.9 = 1s", Slo(99.9, 1000)),
+                                       ("p50=250us", Slo(50, 0.25)), ("p75=3.5ms", Slo(75, 3.5))])
+def test_slos_are_read_as_written(text, slo):
+    assert parse_slo(text) == slo
+
+
+@pytest.mark.parametrize("text, message", [
+    ("p99=50", "give the limit a unit"), ("p99<50ms", "write it as pNN=LIMIT"), ("p49=1ms", "between p50 and p99.9"),
+    ("p99.99=1ms", "between p50 and p99.9"), ("p99=0ms", "more than 0"), ("99=5ms", "write it as pNN=LIMIT")])
+def test_a_bad_slo_is_refused_in_one_line_naming_it(text, message):
+    with pytest.raises(ConfigError, match=message) as error:
+        parse_slo(text)
+    assert str(error.value).startswith(f"--slo {text!r}: ") and "\n" not in str(error.value)
+
+
+def test_the_percentile_is_the_merged_windows_own_and_its_interval_holds_it():
+    rng = np.random.default_rng(5)
+    windows = []
+    for _ in range(12):
+        histogram = LatencyHistogram()
+        histogram.record_many_us(rng.lognormal(8, 0.7, 4000).astype(np.int64))
+        windows.append(histogram)
+    merged = LatencyHistogram()
+    for window in windows:
+        merged.merge(window)
+    for percentile in (50, 99, 99.9):
+        interval = percentile_interval(windows, percentile)
+        assert interval.value == merged.value_at_percentile_ms(percentile)
+        assert interval.low <= interval.value <= interval.high
+    assert percentile_interval([], 99) is None
+    single = percentile_interval(windows[:1], 99)
+    assert single.low == single.value == single.high
+
+
+def test_windows_unlike_each_other_widen_the_interval():
+    calm, stormy = [], []
+    for index in range(10):
+        a, b = LatencyHistogram(), LatencyHistogram()
+        a.record_many_us(np.full(1000, 10_000))
+        b.record_many_us(np.full(1000, 10_000 if index % 2 else 40_000))
+        calm.append(a), stormy.append(b)
+    narrow, wide = percentile_interval(calm, 99), percentile_interval(stormy, 50)
+    assert narrow.high - narrow.low < 0.1
+    assert wide.low <= 10.01 and wide.high >= 39.9
+
+
+def test_the_slope_and_its_interval_on_synthetic_series():
+    times = list(range(10))
+    flat = slope_interval(times, [0.5, 0.52, 0.49, 0.51, 0.5, 0.48, 0.5, 0.51, 0.49, 0.5])
+    assert flat.low < 0 < flat.high
+    growing = slope_interval(times, [0.1 * t + (0.01 if t % 2 else -0.01) for t in times])
+    assert growing.value == pytest.approx(0.1, abs=0.005) and growing.low > 0.09
+    assert slope_interval([1, 2], [1, 2]) is None and slope_interval([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_only_the_measured_seconds_are_judged_and_growing_lag_fails_the_step():
+    # 2 s settle, 4 s measured, 1 s windows at 1,000 records/s offered; settle latencies are far worse
+    produced = entries("produce", "publish_latency", [(1000, [50_000] * 100)] * 2 + [(1000, [2_000] * 100)] * 4)
+    keeping_up = entries("consume", "e2e", [(1000, [90_000] * 100)] * 2 + [(1000, [5_000] * 100)] * 4)
+    step = judge(step_figures("search", 1000, {"produce": produced, "consume": keeping_up}, Phase(2, 4),
+                              [Slo(99, 10)], "e2e"), [Slo(99, 10)], "e2e")
+    assert step.achieved == pytest.approx(1000) and step.percentiles["p99"].value == pytest.approx(5.0, rel=0.01)
+    assert step.histograms["publish_latency"].count == 400 and step.histograms["e2e"].count == 400
+    assert step.passed, step.reasons
+
+    # read at 80 % of the rate: each window's records are 200 ms older than the last's
+    falling_behind = entries("consume", "e2e", [(1000, [5_000] * 100)] * 2 +
+                             [(800, [5_000 + 200_000 * i] * 100) for i in range(1, 5)])
+    step = judge(step_figures("search", 1000, {"produce": produced, "consume": falling_behind}, Phase(2, 4),
+                              [Slo(99, 10)], "e2e"), [Slo(99, 10)], "e2e")
+    assert step.lag_slope.value == pytest.approx(0.2, rel=0.01) and not step.passed
+    assert step.reasons[0] == "consumer lag grew 200 ms per second (95 % from 200)"
+
+
+def test_every_failed_check_is_named():
+    produced = entries("produce", "publish_latency", [(500, [30_000] * 100)] * 4)
+    produced_errors = produced
+    step = step_figures("search", 1000, {"produce": produced_errors}, Phase(0, 4), [Slo(99, 10)], "publish")
+    step.errors, step.error = 3, "broker 1 died"
+    judge(step, [Slo(99, 10)], "publish")
+    assert step.reasons == ["the run failed: broker 1 died",
+                            "achieved 500 records/s, 50.0% of the offered rate (needs 98%)",
+                            "3 sends failed", "publish p99 30 ms (95 % up to 30) > 10 ms"]
+    empty = judge(step_figures("search", 1000, {}, Phase(1, 2), [Slo(99, 10)], "e2e"), [Slo(99, 10)], "e2e")
+    assert empty.reasons == ["no measured window: the step ended before its measured seconds",
+                             "no e2e latency measured for p99"]

@@ -1,0 +1,93 @@
+"""The capacity lab's search and judgement on simulated systems: latency that explodes past a known knee, with
+noise, judged by the same code as a real step (window-bootstrap intervals, the SLO at the upper end)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.labs.capacity.figures import percentile_interval
+from kafkabench.labs.capacity.search import RateSearch
+from kafkabench.labs.capacity.slo import Slo
+from kafkabench.labs.capacity.step import Step, judge
+
+SLO = Slo(99, 50.0)
+KNEE = 40_000  # records/s past which latency climbs steeply
+
+
+def true_p99_ms(rate: float) -> float:
+    return 30.0 if rate <= KNEE else 30.0 * (1 + 20 * (rate / KNEE - 1))
+
+
+THRESHOLD = KNEE * (1 + (50 / 30 - 1) / 20)  # where the true p99 reaches the SLO's 50 ms
+
+
+def simulated_step(rate: float, rng: np.random.Generator, windows: int = 10, per_window: int = 2000) -> Step:
+    """A step of the simulated system: each window's latencies lognormal with the rate's p99, scaled by noise."""
+    sigma = 0.5
+    median_us = true_p99_ms(rate) * 1000 / math.exp(2.326 * sigma)
+    histograms = []
+    for _ in range(windows):
+        histogram = LatencyHistogram()
+        scale = rng.lognormal(0, 0.08)
+        histogram.record_many_us((rng.lognormal(math.log(median_us * scale), sigma, per_window)).astype(np.int64))
+        histograms.append(histogram)
+    step = Step("search", rate, achieved=rate)
+    step.percentiles = {"p99": percentile_interval(histograms, 99, resamples=400)}
+    return judge(step, [SLO], "e2e")
+
+
+def search_on(start: float, seed: int, ceiling: float = math.inf, system=simulated_step) -> RateSearch:
+    rng = np.random.default_rng(seed)
+    search = RateSearch(start, precision=0.05, max_steps=14, ceiling=ceiling)
+    while (rate := search.next_rate()) is not None:
+        search.record(rate, system(rate, rng).passed)
+    return search
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("start", [1_000, 10_000, 150_000])
+def test_it_finds_the_knee_within_the_precision_in_at_most_14_steps(start, seed):
+    search = search_on(start, seed)
+    assert len(search.steps) <= 14 and search.stop_reason.startswith("bracketed within 5%")
+    # within the precision of the threshold, below it: a step passes by the upper end of its interval
+    assert 0.95 * THRESHOLD <= search.passed <= THRESHOLD
+    assert search.failed / search.passed <= 1.05
+
+
+def test_a_step_that_fails_is_never_passed_by_noise_twice_in_a_row():
+    rng = np.random.default_rng(7)
+    for rate in (THRESHOLD * 1.03, THRESHOLD * 1.06, THRESHOLD * 1.1):
+        verdicts = [simulated_step(rate, rng).passed for _ in range(25)]
+        assert not any(a and b for a, b in zip(verdicts, verdicts[1:])), (rate, verdicts)
+
+
+def test_a_system_that_fails_at_the_first_rate_is_searched_downwards():
+    search = search_on(THRESHOLD * 8, seed=1)
+    rates = [rate for rate, _ in search.steps]
+    assert rates[:4] == pytest.approx([THRESHOLD * 8, THRESHOLD * 4, THRESHOLD * 2, THRESHOLD])
+    assert 0.95 * THRESHOLD <= search.passed <= THRESHOLD
+
+
+def test_a_system_that_never_fails_stops_at_the_stated_ceiling():
+    search = search_on(1_000, seed=1, ceiling=20_000)
+    assert [rate for rate, _ in search.steps] == [1_000, 2_000, 4_000, 8_000, 16_000, 20_000]
+    assert search.passed == 20_000 and search.failed is None
+    assert search.stop_reason == "passed at the ceiling, 20,000 records/s: the cluster may take more"
+
+
+def test_a_system_that_always_fails_stops_at_the_floor_or_the_step_limit():
+    never = lambda rate, rng: Step("search", rate, passed=False)  # noqa: E731
+    search = search_on(1_000, seed=1, system=never)
+    assert search.passed is None and search.stop_reason == "failed at the floor, 1 records/s"
+    assert len(search.steps) == 11  # 1000, 500, ... 1.95, then the floor itself
+    limited = RateSearch(1e9, max_steps=5)
+    while (rate := limited.next_rate()) is not None:
+        limited.record(rate, False)
+    assert len(limited.steps) == 5 and limited.stop_reason == "5 steps (--max-steps) taken"
+
+
+def test_a_start_outside_the_bounds_is_refused():
+    with pytest.raises(ValueError, match="outside"):
+        RateSearch(100, ceiling=50)
