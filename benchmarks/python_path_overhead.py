@@ -16,9 +16,9 @@ cache), then --repeats interleaved repeats in ABBA order, so neither side always
 - consume: one topic per size filled once (by the minimal confluent loop) with more records than any run
   reads; every run reads `count` records from the earliest offset in a fresh group, enable.auto.commit=false,
   client defaults otherwise. records/s = records / (partitions assigned -> last record in hand): the loops
-  start their clock in the rebalance listener, kafkabench on its start signal, which it sends once the
-  partitions are assigned and positioned: records its worker fetched in between (librdkafka prefetches)
-  count, but their fetch time is outside its clock, so on short runs kafkabench's figure comes out high.
+  start their clock in the rebalance listener; kafkabench's consume clock starts where fetching starts, which
+  for a confluent consumer holding records fetched before its start signal is the assignment too (before
+  that was fixed, its clock started at the signal after librdkafka had prefetched, and read up to 1.6x).
 
 Records per run scale with the client, the direction and the size so that each run takes a few seconds
 (COUNTS below; kafka-python gets 4x with the C crc32c package): --count is the figure for confluent

@@ -2,8 +2,9 @@
 
 params: core.protocol.ConsumeParams (from, count | duration_s, interval_s, check, idle_timeout_s, decode).
 `e2e`: a record's `kb-sent-ns` header (intended send time) to the value in hand, on this host's monotonic
-clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: start -> first record. The run's
-duration (for records/s) is start -> last record.
+clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: clock start -> first record. The run's
+duration (for records/s) is clock start -> last record. The clock starts at the start signal, or where fetching
+began when records fetched before the signal are in hand (ConsumeRun.clock_start_ns).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class ConsumeRun:
         self.early: list[Batch] = []  # records that arrived while waiting for the start signal
         self.stops = params.stop_offsets
         self.first_ns: int | None = None
+        self.started_ns: int | None = None  # where the clock started (clock_start_ns), once running
         self.last_ns: int | None = None
         self._cpu_start = time.process_time()
 
@@ -108,7 +110,8 @@ class ConsumeRun:
             self.client.hold(False)
 
     def run(self, emit: Emit) -> None:
-        start = self.until.begin()
+        self.until.begin()
+        start = self.started_ns = self.clock_start_ns()
         self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
         idle_s = self.params.idle_timeout_s
         idle_ns = int((idle_s if idle_s is not None else self.task.timeout_s) * 1e9)
@@ -129,6 +132,13 @@ class ConsumeRun:
             emit_due(self.stats, self.counters["received"], emit)
         emit_last(self.stats, self.counters["received"], emit)
 
+    def clock_start_ns(self) -> int:
+        """Where the clock starts: where fetching started. That is the start signal, unless records fetched before it
+        are already in hand (a client that fetches while held): then where that fetching began, so they are not
+        counted without the time it took to fetch them."""
+        since = self.client.fetching_since_ns()
+        return since if self.early and since is not None and since < self.until.start_ns else self.until.start_ns
+
     def _early(self, limit: int) -> Batch | None:
         if not self.early:
             return None
@@ -146,7 +156,7 @@ class ConsumeRun:
                 return
         if self.first_ns is None:
             self.first_ns = now
-            self.timings["first_record_s"] = (now - self.until.start_ns) / 1e9
+            self.timings["first_record_s"] = (now - self.started_ns) / 1e9
         self.last_ns = now
         if self.check is not None:
             self._check(batch)
@@ -184,6 +194,6 @@ class ConsumeRun:
             config = self.client.effective_config()
         except Exception as exc:
             config = {"error": {"effective_config": str(exc)}}
-        # from the start signal, not the first record: a run that got everything in one fetch still took time
-        started = self.until.start_ns or None
+        # from where fetching started, not the first record: a run that got everything in one fetch still took time
+        started = self.started_ns
         return outcome(self.stats, version, counters, config, started, self.last_ns, self._cpu_start, self.timings)

@@ -26,6 +26,7 @@ class Adapter:
         self._stats: dict | None = None
         self._pending: list[Message] = []
         self._held = False
+        self._assigned_ns: int | None = None
         self._acks: AckLog | None = None
 
     def version(self) -> str:
@@ -133,6 +134,7 @@ class Adapter:
                     partition.offset = consumer.get_watermark_offsets(partition, timeout=timeout_s)[1]
             consumer.assign(partitions)
             assigned.extend(partitions)
+            self._assigned_ns = time.monotonic_ns()  # librdkafka starts fetching them now
 
         self._consumer.subscribe([topic], on_assign=on_assign)
         deadline = time.monotonic() + timeout_s
@@ -145,6 +147,9 @@ class Adapter:
         # no pause(): librdkafka waits about a second before fetching a resumed partition again. Held, a
         # poll takes one message at a time instead, while librdkafka prefetches within its own queue limits.
         self._held = held
+
+    def fetching_since_ns(self) -> int | None:
+        return self._assigned_ns
 
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
