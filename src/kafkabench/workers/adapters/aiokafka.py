@@ -186,6 +186,9 @@ class Adapter:
 
         self._run(apply(), "cannot pause or resume fetching")
 
+    def fetching_since_ns(self) -> int | None:
+        return None  # held means paused: fetching starts at the start signal
+
     def poll_record(self, timeout_s: float):
         records = self._batch(timeout_s, max_records=1)
         return Record.of(records[0]) if records else None

@@ -171,7 +171,6 @@ class KafkaClient(Protocol):
         """When this consumer began fetching (monotonic ns) if it fetches while held; None when held means paused
         (fetching then starts when it is resumed). A client whose pause would delay its first fetch after the
         start keeps fetching while held instead, and says here since when."""
-        return None
 
     def poll_record(self, timeout_s: float) -> Record | None:
         """The next record, or None if none arrived within the timeout."""

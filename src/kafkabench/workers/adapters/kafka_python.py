@@ -150,6 +150,9 @@ class Adapter:
         else:
             self._consumer.resume(*self._consumer.paused())
 
+    def fetching_since_ns(self) -> int | None:
+        return None  # held means paused: fetching starts at the start signal
+
     def poll_record(self, timeout_s: float):
         records = _flat(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=1))
         return Record.of(records[0]) if records else None
