@@ -63,7 +63,8 @@ def test_a_short_search_ends_with_a_rate_and_every_step_judged(kafka_cluster, tm
 
 def test_a_sweep_of_three_rates_gives_a_point_per_rate_with_intervals(kafka_cluster, tmp_path):
     done = kafkabench("max-rate", "--sweep", "200,400,800", "--repeats", "1", "--settle", "1", "--measure", "1.5",
-                      "--slo", "p99=5s", "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path), "--json")
+                      "--slo", "p99=5s", "-X", "linger.ms=1", "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path),
+                      "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     document = json.loads(done.stdout)
     steps = document["params"]["steps"]
@@ -74,6 +75,55 @@ def test_a_sweep_of_three_rates_gives_a_point_per_rate_with_intervals(kafka_clus
     passing = [s["offered"] for s in steps if s["verdict"] == "pass"]
     assert document["params"]["sustainable"] == ({"records_per_s": max(passing), "held": False, "from": "sweep"}
                                                  if passing else None)
+    assert all(run["config"]["producer"]["linger.ms"] == "1" for run in document["runs"])
+
+
+def test_a_backlog_drains_while_the_producers_go_on(kafka_cluster, tmp_path):
+    done = kafkabench("backlog", "--rate", "2000", "--backlog-seconds", "3", "--max-drain", "60",
+                      "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = read_result(tmp_path)
+    figures = document.params["backlog"]
+    assert figures["drained"] and 0 < figures["drain_s"] < 60
+    assert figures["built_records"] >= 3 * 2000 * 0.9 and figures["built_bytes"] == figures["built_records"] * 100
+    # catching up means reading faster than the producers write
+    assert figures["catch_up_records_per_s"] > figures["produce_records_per_s"] > 0
+    assert [run.scenario for run in document.runs] == ["build produce", "drain produce", "drain consume"]
+    for run in document.runs:
+        metric = "e2e" if run.params["role"] == "consume" else "publish_latency"
+        assert read_histogram(tmp_path, run, metric).count == run.stats[metric].count > 0
+    assert f"drained a backlog of {figures['built_bytes'] / 1e6:,.0f} MB" in done.stdout.replace("\n", " ")
+
+
+@pytest.fixture
+def throttled_client(kafka_cluster):
+    """A client id whose fetches the broker holds to 20 KB/s (a consumer byte-rate quota), removed afterwards."""
+    from kafkabench.labs.throughput.apache import java_command
+
+    client_id = "kafkabench-throttled"
+
+    def quota(*change: str) -> None:
+        done = subprocess.run([*java_command("kafka.admin.ConfigCommand"), "--bootstrap-server",
+                               kafka_cluster.bootstrap_servers, "--alter", *change, "--entity-type", "clients",
+                               "--entity-name", client_id], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    quota("--add-config", "consumer_byte_rate=20000")
+    yield client_id
+    quota("--delete-config", "consumer_byte_rate")
+
+
+def test_a_backlog_that_cannot_drain_says_so_with_its_rates_and_ends_in_its_bound(kafka_cluster, throttled_client,
+                                                                                   tmp_path):
+    done = kafkabench("backlog", "--rate", "1000", "--backlog-seconds", "2", "--max-drain", "6",
+                      "-X", f"client.id={throttled_client}", "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = read_result(tmp_path).params["backlog"]
+    assert not figures["drained"] and figures["drain_s"] is None
+    assert figures["catch_up_records_per_s"] < figures["produce_records_per_s"]
+    assert figures["projected_drain_s"] is None and figures["left_records"] > 0
+    assert "not drained within 6 s" in done.stderr + done.stdout
+    assert "it never would: the consumers read no faster than the producers write" in done.stdout.replace("\n", " ")
 
 
 @pytest.mark.parametrize("slo, says", [("p99=50", "give the limit a unit"), ("p100=5ms", "between p50 and p99.9"),

@@ -50,12 +50,13 @@ def follow(workers: list[FleetWorker], timelines: dict[str, Timeline], events: L
     """Relay windows until every producer has its result, then let consumers drain and finish them.
     `consume_total`: finish the consumers once together they received that many (a group's partitions
     are rarely even, so no single consumer can be given a share). A worker failing before it was asked to
-    finish raises WorkerFailed; one failing or silent after it was asked keeps the error and its partial."""
-    producers = [w for w in workers if w.role == "produce"]
-    consumers = [w for w in workers if w.role == "consume"]
+    finish raises WorkerFailed; one failing or silent after it was asked keeps the error and its partial.
+    `on_tick` may add workers to `workers` (consumers started late) and ask some to finish (ask_finish)."""
     finishing = _Finishing(finish_timeout_s, clock)
     start_ns, drain_by_ns = clock(), None
     while any(w.running for w in workers):
+        producers = [w for w in workers if w.role == "produce"]
+        consumers = [w for w in workers if w.role == "consume"]
         for worker in workers:
             if worker.running:
                 _pump(worker, timelines[worker.role], events, finishing)
@@ -128,6 +129,13 @@ def _relay(worker: FleetWorker, message: BaseModel, timeline: Timeline, events: 
 def _emit(role: str, entries: list[TimelineEntry], events: Listener) -> None:
     for entry in entries:
         events.window(role, entry)
+
+
+def ask_finish(workers: list[FleetWorker]) -> None:
+    """Ask running workers to finish without waiting (from a follow hook: the loop collects their results)."""
+    for worker in workers:
+        if worker.running:
+            _send_finish(worker)
 
 
 def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:

@@ -9,6 +9,7 @@ from kafkabench.core.protocol import Window
 from kafkabench.core.timeline import Timeline
 from kafkabench.errors import ConfigError
 from kafkabench.labs.capacity.figures import percentile_interval, slope_interval
+from kafkabench.labs.capacity.scenario import BacklogScenario, parse_bytes
 from kafkabench.labs.capacity.slo import Slo, parse_slo
 from kafkabench.labs.capacity.step import Phase, judge, step_figures
 
@@ -115,3 +116,17 @@ def test_every_failed_check_is_named():
     empty = judge(step_figures("search", 1000, {}, Phase(1, 2), [Slo(99, 10)], "e2e"), [Slo(99, 10)], "e2e")
     assert empty.reasons == ["no measured window: the step ended before its measured seconds",
                              "no e2e latency measured for p99"]
+
+
+@pytest.mark.parametrize("text, size", [("2GB", 2 * 10**9), ("500 MB", 500 * 10**6), ("512MiB", 512 * 2**20),
+                                        ("1000", 1000), ("1.5kb", 1500)])
+def test_a_backlog_size_is_read_as_written(text, size):
+    assert parse_bytes(text) == size
+
+
+def test_a_backlog_is_given_one_way_and_as_a_size():
+    with pytest.raises(ValueError, match="give --backlog or --backlog-seconds, not both"):
+        BacklogScenario(backlog="1GB", backlog_seconds=5)
+    with pytest.raises(ValueError, match="give a size such as 2GB"):
+        BacklogScenario(backlog="lots")
+    assert BacklogScenario(backlog="1GiB").backlog_bytes == 2**30

@@ -14,7 +14,7 @@ from kafkabench.plans.loading import parse_plan
 
 # what a lab's model needs before it validates at all (the rest are defaults)
 MINIMAL = {"latency": {}, "produce": {"count": 10}, "consume": {"count": 10, "topic": "t"}, "compression": {}, "durability": {},
-           "delivery": {}, "monitor": {}, "max-rate": {}}
+           "delivery": {}, "monitor": {}, "max-rate": {}, "backlog": {}}
 ACKS = [0, 1, -1, "0", "1", "-1", "all", "ALL", " all "]
 
 

@@ -1,5 +1,5 @@
 """The capacity lab: the highest rate a cluster and a client sustain within latency objectives (`max-rate`), and the
-latency-vs-rate curve (`max-rate --sweep`)."""
+latency-vs-rate curve (`max-rate --sweep`); and how fast a backlog drains (`backlog`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.base import Lab
 from kafkabench.labs.capacity import report
+from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
 from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
-from kafkabench.labs.capacity.scenario import MaxRateScenario
+from kafkabench.labs.capacity.scenario import BacklogScenario, MaxRateScenario
 from kafkabench.report.definitions import Definition
 
 
@@ -56,4 +57,29 @@ class MaxRateLab(Lab):
         return f"step {run.params.get('step')} {run.scenario} {run.params.get('offered_rate', 0):,.0f}/s"
 
 
-LABS = (MaxRateLab(),)
+class BacklogLab(Lab):
+    name = "backlog"
+    scenario = BacklogScenario
+    summary = ("How fast consumers drain a backlog (--backlog 2GB built while they are away) with producers still "
+               "sending at --rate: drain time, catch-up rate, publish latency before and during.")
+
+    def check(self, scenario: BacklogScenario) -> None:
+        check_backlog(scenario, SILENT)
+
+    def run(self, scenario: BacklogScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        return run_backlog(scenario, target, out_dir, events)
+
+    def tables(self, document):
+        return [report.phases_table(document)]
+
+    def headline(self, document):
+        return report.backlog_headline(document)
+
+    def lines(self, document):
+        return [*super().lines(document), report.backlog_headline(document)]
+
+    def run_label(self, run: Run) -> str:
+        return run.scenario
+
+
+LABS = (MaxRateLab(), BacklogLab())

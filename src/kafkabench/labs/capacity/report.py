@@ -69,3 +69,39 @@ def lines(document: ResultDocument) -> list[str]:
         out.append(f"stopped: {document.params['stop_reason']}")
     out += [note for note in document.notes if note.startswith(("the hold", "no hold"))]
     return out + [headline(document)]  # the answer, last
+
+
+# ---- backlog --------------------------------------------------------------------------------------
+
+def phases_table(document: ResultDocument) -> Table:
+    params = document.params
+    title = (f"{document.lab}: client {params.get('client')}, {params.get('size')}-byte values at "
+             f"{params.get('rate', 0):,.0f} records/s, {params.get('consumers')} consumer(s), "
+             f"{params.get('partitions')} partition(s); latencies in ms")
+    table = Table(title, columns(["phase", "role", "records", "records/s", "MB/s", "latency", "p50", "p99", "p99.9"],
+                                 ("phase", "role", "latency")))
+    for run in document.runs:
+        metric = "e2e" if run.params.get("role") == "consume" else "publish_latency"
+        stat = run.stats.get(metric)
+        table.add(run.params.get("phase", ""), run.params.get("role", ""), f"{run.counters.get('records', 0):,}",
+                  f"{run.throughput.get('records_per_s', 0):,.0f}", fixed(run.throughput.get("payload_mb_per_s")),
+                  "e2e" if metric == "e2e" else "publish", *(ms(getattr(stat, f, None)) for f in ("p50_ms", "p99_ms", "p999_ms")))
+    return table
+
+
+def backlog_headline(document: ResultDocument) -> str:
+    """`drained 2,000 MB in 41.3 s: consumers read 120,000 records/s while producers sent 50,000`"""
+    figures = document.params.get("backlog")
+    if not figures or figures.get("build_s") is None:
+        return ""
+    built = f"{figures['built_bytes'] / 1e6:,.0f} MB ({figures['built_records']:,} records, {figures['build_s']:.1f} s)"
+    consume, produce = figures.get("catch_up_records_per_s"), figures.get("produce_records_per_s")
+    rates = (f"consumers read {consume:,.0f} records/s while producers sent {produce:,.0f}"
+             if consume is not None and produce is not None else "")
+    if figures["drained"]:
+        return f"drained a backlog of {built} in {figures['drain_s']:.1f} s: {rates}"
+    projected = figures.get("projected_drain_s")
+    when = (f"at these rates it would take {projected:,.0f} s more" if projected is not None
+            else "it never would: the consumers read no faster than the producers write")
+    return (f"not drained within {document.params.get('max_drain', 0):g} s: {rates}; "
+            f"{figures.get('left_records', 0):,} records left, {when}")

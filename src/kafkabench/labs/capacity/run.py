@@ -29,7 +29,7 @@ from kafkabench.labs.capacity.search import RateSearch
 from kafkabench.labs.capacity.step import Phase, Step, run_step
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import plan_throughput
-from kafkabench.labs.throughput.scenario import ProduceScenario, ProducerWorkload
+from kafkabench.labs.throughput.scenario import ProduceScenario
 
 PROBE = Phase(settle_s=1, measure_s=3)
 START_SHARE, CEILING_FACTOR = 0.25, 2.0
@@ -42,8 +42,7 @@ def check_max_rate(scenario: MaxRateScenario, listener: Listener) -> None:
 
 
 def _produce(scenario: MaxRateScenario, rate: float) -> ProduceScenario:
-    workload = scenario.model_dump(include=set(ProducerWorkload.model_fields) - {"lab"})
-    return ProduceScenario(**workload, rate=rate, duration=scenario.settle + scenario.measure)
+    return ProduceScenario(**scenario.workload(), rate=rate, duration=scenario.settle + scenario.measure)
 
 
 def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:

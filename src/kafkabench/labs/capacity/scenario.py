@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
@@ -79,3 +80,48 @@ class MaxRateScenario(ProducerWorkload):
         if self.sweep is None or self.sweep == AUTO:
             return None
         return [float(part) for part in self.sweep.split(",") if part.strip()]
+
+
+_SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>b|kb|mb|gb|kib|mib|gib)?")
+_UNIT_BYTES = {"b": 1, None: 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def parse_bytes(text: str) -> int:
+    """`2GB` (10^9), `500MiB` (2^20), `1000000` (bytes)."""
+    match = _SIZE.fullmatch(text.strip().lower())
+    if match is None or float(match["number"]) <= 0:
+        raise ValueError(f"{text!r}: give a size such as 2GB, 500MB or 512MiB")
+    return int(float(match["number"]) * _UNIT_BYTES[match["unit"]])
+
+
+class BacklogScenario(ProducerWorkload):
+    lab: Literal["backlog"] = "backlog"
+    rate: PositiveFloat = Field(10_000, description="Records/s the producers keep sending throughout, open loop.")
+    backlog: str | None = Field(None, description="Payload bytes to pile up before the consumers start: 2GB "
+                                                  "(10^9), 500MiB (2^20); default: --backlog-seconds.")
+    backlog_seconds: PositiveFloat | None = Field(None, description="Or: seconds of producing before the consumers "
+                                                                    "start (default 20 when --backlog is not given).")
+    consumers: int = Field(1, ge=1, description="Consumer worker processes that drain it, in a fresh group from the "
+                                                "topic's start.")
+    drained_lag: PositiveFloat = Field(1.0, description="Drained once the consumers' e2e p99 over a window is under "
+                                                        "this many seconds.")
+    max_drain: PositiveFloat = Field(300, description="Seconds the drain may take before it is reported as not "
+                                                      "finishing, with the rates measured and the time projected.")
+    interval: PositiveFloat = Field(0.5, description="Seconds per progress window (the drain time's resolution).")
+
+    @field_validator("backlog")
+    @classmethod
+    def _backlog(cls, backlog: str | None) -> str | None:
+        if backlog is not None:
+            parse_bytes(backlog)
+        return backlog
+
+    @model_validator(mode="after")
+    def _one_size(self) -> BacklogScenario:
+        if self.backlog is not None and self.backlog_seconds is not None:
+            raise ValueError("give --backlog or --backlog-seconds, not both")
+        return self
+
+    @property
+    def backlog_bytes(self) -> int | None:
+        return parse_bytes(self.backlog) if self.backlog else None

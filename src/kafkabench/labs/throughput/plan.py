@@ -45,7 +45,9 @@ def load_payloads(scenario: Streaming) -> list[bytes]:
     return payloads
 
 
-def plan_throughput(scenario: Streaming, listener: Listener) -> ThroughputPlan:
+def plan_throughput(scenario: Streaming, listener: Listener, start_from: str | None = None) -> ThroughputPlan:
+    """`start_from`: where consumers of a group without offsets start; default latest for produce (consumers read
+    alongside), the scenario's for consume."""
     if scenario.count is None and scenario.duration is None:
         raise ConfigError("give --count or --duration")
     if scenario.client not in client_registry.KAFKA_CLIENTS:
@@ -57,7 +59,7 @@ def plan_throughput(scenario: Streaming, listener: Listener) -> ThroughputPlan:
     group = getattr(scenario, "group", None) or f"kafkabench-{uuid.uuid4().hex[:8]}"
     producer = {key: value for key, value in (("acks", getattr(scenario, "acks", None)),
                                               ("compression.type", getattr(scenario, "compression", None))) if value}
-    start_from = "latest" if scenario.lab == "produce" else scenario.start_from
+    start_from = start_from or ("latest" if scenario.lab == "produce" else scenario.start_from)
     settings = scenario.settings({"producer": producer, "consumer": {"group.id": group, "auto.offset.reset": start_from}})
     fit_payload(settings, max(len(p) for p in payloads))
     for line in settings.notes:

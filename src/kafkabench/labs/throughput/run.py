@@ -138,13 +138,18 @@ def _split(total: int | None, parts: int) -> list[int | None]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
+def base_task(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path]) -> Task:
+    """What every worker of the run is given; each role adds its scenario and params."""
+    shared = [target.launcher.share(path) for path in payload_paths]
+    return Task(scenario="", client=plan.scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+                producer_config=plan.producer_config, consumer_config=plan.consumer_config, payload_files=shared,
+                payload_sha256s=[hashlib.sha256(p).hexdigest() for p in plan.payloads], timeout_s=plan.scenario.timeout)
+
+
 def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
                    workers: list[fleet.FleetWorker]) -> None:
     scenario, launcher, producing = plan.scenario, target.launcher, plan.role == "produce"
-    shared = [launcher.share(path) for path in payload_paths]
-    task = Task(scenario="", client=scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-                producer_config=plan.producer_config, consumer_config=plan.consumer_config, payload_files=shared,
-                payload_sha256s=[hashlib.sha256(p).hexdigest() for p in plan.payloads], timeout_s=scenario.timeout)
+    task = base_task(plan, target, topic, payload_paths)
     consumers = scenario.consumers if producing else max(1, scenario.consumers)
     # one consumer stops at the count itself; several each stop at their partitions' share of it
     several = not producing and consumers > 1 and scenario.count is not None

@@ -47,6 +47,10 @@ class ProducerWorkload(Scenario):
     consumer: ConsumerSettings = {}
     overrides: Overrides = {}
 
+    def workload(self) -> dict:
+        """This model's workload fields as they are (settings keep their sources), for a ProduceScenario of its own."""
+        return {name: getattr(self, name) for name in ProducerWorkload.model_fields if name != "lab"}
+
 
 class ProduceScenario(ProducerWorkload, _Streaming):
     lab: Literal["produce"] = "produce"
