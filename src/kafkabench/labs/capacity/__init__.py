@@ -56,6 +56,16 @@ class MaxRateLab(Lab):
     def run_label(self, run: Run) -> str:
         return f"step {run.params.get('step')} {run.scenario} {run.params.get('offered_rate', 0):,.0f}/s"
 
+    def annotate(self, document, entry):
+        from kafkabench.labs.capacity import charts
+
+        charts.annotate(document, entry)
+
+    def charts(self, entry):
+        from kafkabench.labs.capacity import charts
+
+        return [charts.rate_chart(entry)]
+
 
 class BacklogLab(Lab):
     name = "backlog"
