@@ -92,7 +92,7 @@ def test_a_backlog_drains_while_the_producers_go_on(kafka_cluster, tmp_path):
     for run in document.runs:
         metric = "e2e" if run.params["role"] == "consume" else "publish_latency"
         assert read_histogram(tmp_path, run, metric).count == run.stats[metric].count > 0
-    assert f"drained a backlog of {figures['built_bytes'] / 1e6:,.0f} MB" in done.stdout.replace("\n", " ")
+    assert f"drained a backlog of {figures['built_bytes'] / 1e6:,.1f} MB" in done.stdout.replace("\n", " ")
 
 
 @pytest.fixture

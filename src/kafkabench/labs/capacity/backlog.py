@@ -221,8 +221,7 @@ def _figures(document: ResultDocument, scenario: BacklogScenario, phases: _Phase
                "build_s": (drain_ns - phases.origin_ns) / 1e9 if drain_ns else None,
                "drained": drained_ns is not None, "drain_s": (drained_ns - drain_ns) / 1e9 if drained_ns else None}
     if drain_ns is not None and reading:
-        span_s = (end_ns - drain_ns) / 1e9
-        consume_rate = received / span_s if span_s > 0 else None
+        consume_rate = _rate(reading)  # over the consumers' windows, as their run's records/s
         produce_rate = _rate(during)
         figures.update(catch_up_records_per_s=consume_rate, produce_records_per_s=produce_rate)
         if not drained_ns:

@@ -94,7 +94,9 @@ def backlog_headline(document: ResultDocument) -> str:
     figures = document.params.get("backlog")
     if not figures or figures.get("build_s") is None:
         return ""
-    built = f"{figures['built_bytes'] / 1e6:,.0f} MB ({figures['built_records']:,} records, {figures['build_s']:.1f} s)"
+    megabytes = figures["built_bytes"] / 1e6
+    built = (f"{megabytes:,.{0 if megabytes >= 100 else 1}f} MB ({figures['built_records']:,} records, "
+             f"{figures['build_s']:.1f} s)")
     consume, produce = figures.get("catch_up_records_per_s"), figures.get("produce_records_per_s")
     rates = (f"consumers read {consume:,.0f} records/s while producers sent {produce:,.0f}"
              if consume is not None and produce is not None else "")
