@@ -42,6 +42,7 @@ def check_max_rate(scenario: MaxRateScenario, listener: Listener) -> None:
 
 
 def _produce(scenario: MaxRateScenario, rate: float) -> ProduceScenario:
+    """The step's produce run (run_step sets its duration and windows from the step's phase)."""
     return ProduceScenario(**scenario.workload(), rate=rate, duration=scenario.settle + scenario.measure)
 
 
@@ -128,26 +129,19 @@ class _Session:
         self.listener.note(f"probe: {step.achieved:,.0f} records/s unpaced")
         return step.achieved
 
-    def _step(self, kind: str, rate: float, repeat: int | None = None) -> Step:
-        step = run_step(kind, _produce(self.scenario, rate), self.phase, self.slos, self.scenario.metric, self.target,
-                        self.scratch, self.listener)
+    def _step(self, kind: str, rate: float, repeat: int | None = None, phase: Phase | None = None) -> Step:
+        phase = phase or self.phase
+        step = run_step(kind, _produce(self.scenario, rate), phase, self.slos, self.scenario.metric, self.target, self.scratch, self.listener)
         self._keep(step, repeat)
         self.listener.note(self._line(step, len(self.steps)))
         if step.error:
-            raise _Ended(f"step {len(self.steps)} at {rate:,.0f} records/s failed: {step.error}")
+            raise _Ended(f"step {len(self.steps)} ({kind}) at {rate:,.0f} records/s failed: {step.error}")
         return step
 
     def _hold(self, rate: float) -> float | None:
-        for attempt in range(HOLD_ATTEMPTS):
+        for _ in range(HOLD_ATTEMPTS):
             self.listener.note(f"holding {rate:,.0f} records/s for {self.scenario.hold:g} s")
-            phase = Phase(self.scenario.settle, self.scenario.hold)
-            step = run_step("hold", _produce(self.scenario, rate).model_copy(
-                update={"duration": phase.settle_s + phase.measure_s}), phase, self.slos, self.scenario.metric,
-                self.target, self.scratch, self.listener)
-            self._keep(step)
-            self.listener.note(self._line(step, len(self.steps)))
-            if step.error:
-                raise _Ended(f"the hold at {rate:,.0f} records/s failed: {step.error}")
+            step = self._step("hold", rate, phase=Phase(self.scenario.settle, self.scenario.hold))
             if step.passed:
                 return rate
             lower = rate / (1 + self.scenario.precision)
