@@ -89,15 +89,24 @@ class KafkaAdmin:
         config: dict[str, str] | None = None,
         wait: bool = True,
         replica_assignment: list[list[int]] | None = None,
+        unique: bool = False,
     ) -> TopicInfo | None:
-        """`replica_assignment`: each partition's brokers, its preferred leader first (instead of the counts)."""
+        """`replica_assignment`: each partition's brokers, its preferred leader first (instead of the counts).
+        `unique`: the caller made the name for this call (a uuid in it), so a topic of that name already existing
+        was created by this very request, whose first answer was lost (librdkafka sends it again after a request
+        timeout on a loaded broker), not by anyone else: it is taken as created."""
         if replica_assignment:
             new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
                            config=config or {})
         else:
             new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
         future = self._admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]
-        self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
+        try:
+            self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
+        except KafkaAdminError as exc:
+            if not (unique and isinstance(exc.__cause__, KafkaException)
+                    and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
+                raise
         return self.wait_until_usable(name) if wait else None
 
     def delete_topic(self, name: str, missing_ok: bool = True) -> None:

@@ -111,7 +111,8 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
     phases = _Phases(listener, scenario.backlog_bytes, _build_s(scenario, round(size)), scenario.drained_lag * 1000)
     try:
         with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-            admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"))
+            admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"),
+                               unique=True)
             try:
                 document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
             finally:

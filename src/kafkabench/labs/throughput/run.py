@@ -127,7 +127,7 @@ def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan, run_id: str) -> tuple
         admin.create_topic(scenario.topic, scenario.partitions, replication, config)
         return scenario.topic, None
     name = f"kafkabench-{plan.role}-{run_id}"
-    admin.create_topic(name, scenario.partitions, replication, config)
+    admin.create_topic(name, scenario.partitions, replication, config, unique=True)
     return name, name
 
 
