@@ -89,12 +89,12 @@ class KafkaAdmin:
         config: dict[str, str] | None = None,
         wait: bool = True,
         replica_assignment: list[list[int]] | None = None,
-        unique: bool = False,
+        exist_ok: bool = False,
     ) -> TopicInfo | None:
         """`replica_assignment`: each partition's brokers, its preferred leader first (instead of the counts).
-        `unique`: the caller made the name for this call (a uuid in it), so a topic of that name already existing
-        was created by this very request, whose first answer was lost (librdkafka sends it again after a request
-        timeout on a loaded broker), not by anyone else: it is taken as created."""
+        `exist_ok`: a topic of that name already existing is no error. For a name made for the call (a uuid in it)
+        it means this very request created it and its first answer was lost (librdkafka sends it again after a
+        request timeout on a loaded broker); for a topic that should exist or be created, that it exists."""
         if replica_assignment:
             new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
                            config=config or {})
@@ -104,7 +104,7 @@ class KafkaAdmin:
         try:
             self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
         except KafkaAdminError as exc:
-            if not (unique and isinstance(exc.__cause__, KafkaException)
+            if not (exist_ok and isinstance(exc.__cause__, KafkaException)
                     and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
                 raise
         return self.wait_until_usable(name) if wait else None

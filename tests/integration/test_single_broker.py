@@ -64,8 +64,9 @@ def test_creating_an_existing_topic_is_a_clear_error(admin, topic_name):
     admin.create_topic(topic_name)
     with pytest.raises(KafkaAdminError, match=f"create topic {topic_name} failed: .*already exists"):
         admin.create_topic(topic_name)
-    # a name made for the call: existing means this call's own request, sent again after its answer was lost
-    assert admin.create_topic(topic_name, unique=True).is_usable()
+    # exist_ok: a name made for the call exists because this call made it (its request sent again), or it only
+    # had to exist
+    assert admin.create_topic(topic_name, exist_ok=True).is_usable()
 
 
 def test_replication_beyond_the_cluster_is_refused(admin, kafka_cluster, topic_name):

@@ -112,7 +112,7 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
     try:
         with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
             admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"),
-                               unique=True)
+                               exist_ok=True)
             try:
                 document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
             finally:

@@ -159,7 +159,7 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
     """(the cell's runs, what ended it early or '', that failure's kind)"""
     topic = f"kafkabench-durability-{suffix}"
     with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-        admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings(), unique=True)
+        admin.create_topic(topic, cell.partitions, cell.replication_factor, cell.topic_settings(), exist_ok=True)
         try:
             description = verified_topic(admin, topic, cell.replication_factor, cell.min_isr)
             produce = cell_produce(cell, scenario, topic)

@@ -124,10 +124,11 @@ def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan, run_id: str) -> tuple
         except KafkabenchError:
             if plan.role == "consume":
                 raise ConfigError(f"topic {scenario.topic} does not exist on {admin.bootstrap_servers}") from None
-        admin.create_topic(scenario.topic, scenario.partitions, replication, config)
+        # exist_ok: a describe that failed on a loaded broker does not mean the topic is missing
+        admin.create_topic(scenario.topic, scenario.partitions, replication, config, exist_ok=True)
         return scenario.topic, None
     name = f"kafkabench-{plan.role}-{run_id}"
-    admin.create_topic(name, scenario.partitions, replication, config, unique=True)
+    admin.create_topic(name, scenario.partitions, replication, config, exist_ok=True)
     return name, name
 
 
