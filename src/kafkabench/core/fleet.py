@@ -153,6 +153,15 @@ def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:
             worker.outcome, worker.error = failed.partial, failed.reason
 
 
+def finish_after_failure(workers: list[FleetWorker], failed: WorkerFailed, timeout_s: float) -> str:
+    """The failed worker keeps its error and partial outcome, the others are finished; the line ending the run."""
+    broken = next((w for w in workers if w.name == failed.worker), None)
+    if broken is not None:
+        broken.outcome, broken.error = failed.partial, failed.reason
+    finish_all(workers, timeout_s)
+    return str(failed)
+
+
 def _send_finish(worker: FleetWorker) -> None:
     try:
         worker.process.send(Finish())

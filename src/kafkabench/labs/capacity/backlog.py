@@ -35,7 +35,7 @@ from kafkabench.errors import KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import BacklogScenario
 from kafkabench.labs.document import count_brokers, new_document
-from kafkabench.labs.throughput.plan import ThroughputPlan, plan_throughput
+from kafkabench.labs.throughput.plan import ThroughputPlan, payload_files, plan_throughput
 from kafkabench.labs.throughput.run import WORKER_START_S, base_task
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
@@ -101,30 +101,22 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("backlog", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
-    run_id = uuid.uuid4().hex[:8]
-    topic = f"kafkabench-backlog-{run_id}"
-    payloads = [out_dir / f".payload-{run_id}-{index}.bin" for index in range(len(plan.payloads))]
-    for path, value in zip(payloads, plan.payloads):
-        path.write_bytes(value)
+    topic = f"kafkabench-backlog-{uuid.uuid4().hex[:8]}"
     workers: list[fleet.FleetWorker] = []
     size = sum(len(p) for p in plan.payloads) / len(plan.payloads)
     phases = _Phases(listener, scenario.backlog_bytes, _build_s(scenario, round(size)), scenario.drained_lag * 1000)
-    try:
-        with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-            admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"),
-                               exist_ok=True)
+    with payload_files(plan, out_dir) as payloads, KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
+        admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"),
+                           exist_ok=True)
+        try:
+            document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
+        finally:
+            for worker in workers:
+                worker.process.stop()
             try:
-                document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
-            finally:
-                for worker in workers:
-                    worker.process.stop()
-                try:
-                    admin.delete_topic(topic)
-                except KafkabenchError:
-                    pass
-    finally:
-        for path in payloads:
-            path.unlink(missing_ok=True)
+                admin.delete_topic(topic)
+            except KafkabenchError:
+                pass
     document.params["topic"] = topic
     histograms = _figures(document, scenario, phases, workers)
     write_result(document, out_dir, histograms)
@@ -177,11 +169,7 @@ def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topi
         phases.origin_ns = monotonic_ns()
         fleet.follow(workers, timelines, phases, CONSUMERS_CATCH_UP_S, FINISH_TIMEOUT_S, on_tick=on_tick)
     except WorkerFailed as failed:
-        broken = next((w for w in workers if w.name == failed.worker), None)
-        if broken is not None:
-            broken.outcome, broken.error = failed.partial, failed.reason
-        fleet.finish_all(workers, FINISH_TIMEOUT_S)
-        return str(failed)
+        return fleet.finish_after_failure(workers, failed, FINISH_TIMEOUT_S)
     except KeyboardInterrupt:
         fleet.finish_all(workers, FINISH_TIMEOUT_S)
         return "interrupted"

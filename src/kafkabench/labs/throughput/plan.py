@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from kafkabench import clients as client_registry
 from kafkabench.config.client_settings import ClientSettings, fit_payload
@@ -31,6 +34,20 @@ class ThroughputPlan:
     @property
     def role(self) -> str:
         return self.scenario.lab
+
+
+@contextmanager
+def payload_files(plan: ThroughputPlan, out_dir: Path) -> Iterator[list[Path]]:
+    """The payloads as files the launcher shares with workers, removed afterwards."""
+    run_id = uuid.uuid4().hex[:8]
+    paths = [out_dir / f".payload-{run_id}-{index}.bin" for index in range(len(plan.payloads))]
+    try:
+        for path, payload in zip(paths, plan.payloads):
+            path.write_bytes(payload)
+        yield paths
+    finally:
+        for path in paths:
+            path.unlink(missing_ok=True)
 
 
 def load_payloads(scenario: Streaming) -> list[bytes]:

@@ -25,7 +25,7 @@ from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
-from kafkabench.labs.throughput.plan import Streaming, ThroughputPlan, plan_throughput
+from kafkabench.labs.throughput.plan import Streaming, ThroughputPlan, payload_files, plan_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 WORKER_START_S = 120
@@ -71,32 +71,23 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     scenario = plan.scenario
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document(plan.role, target, _params(plan), [f"set {line}" for line in plan.settings.notes])
-    run_id = uuid.uuid4().hex[:8]
-    payload_paths = []
-    for index, payload in enumerate(plan.payloads):
-        path = out_dir / f".payload-{run_id}-{index}.bin"
-        path.write_bytes(payload)
-        payload_paths.append(path)
     workers: list[fleet.FleetWorker] = []
     timelines: dict[str, Timeline] = {}
-    try:
-        with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-            document.cluster["brokers"] = len(admin.brokers())
-            topic, temporary_topic = _ensure_topic(admin, plan, run_id)
-            document.params["topic"] = topic
-            try:
-                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
-            finally:
-                for worker in workers:
-                    worker.process.stop()
-                if temporary_topic:
-                    try:
-                        admin.delete_topic(temporary_topic)
-                    except KafkabenchError:
-                        pass
-    finally:
-        for path in payload_paths:
-            path.unlink(missing_ok=True)
+    with payload_files(plan, out_dir) as payload_paths, \
+            KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
+        document.cluster["brokers"] = len(admin.brokers())
+        topic, temporary_topic = _ensure_topic(admin, plan)
+        document.params["topic"] = topic
+        try:
+            document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
+        finally:
+            for worker in workers:
+                worker.process.stop()
+            if temporary_topic:
+                try:
+                    admin.delete_topic(temporary_topic)
+                except KafkabenchError:
+                    pass
     roles = [role for role in ("produce", "consume") if any(w.role == role for w in workers)]
     document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role)) for role in roles]
     received = sum(run.counters.get("received", 0) for run in document.runs if run.scenario == "consume")
@@ -114,7 +105,7 @@ def stats_histograms(role: str, workers: list[fleet.FleetWorker]) -> dict[str, s
     return {metric: h.encode() for metric, h in merge.merge_histograms(outcomes).items()}
 
 
-def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan, run_id: str) -> tuple[str, str | None]:
+def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan) -> tuple[str, str | None]:
     scenario, config = plan.scenario, plan.settings.values("topic")
     replication = getattr(scenario, "replication_factor", 1)
     if scenario.topic:
@@ -127,7 +118,7 @@ def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan, run_id: str) -> tuple
         # exist_ok: a describe that failed on a loaded broker does not mean the topic is missing
         admin.create_topic(scenario.topic, scenario.partitions, replication, config, exist_ok=True)
         return scenario.topic, None
-    name = f"kafkabench-{plan.role}-{run_id}"
+    name = f"kafkabench-{plan.role}-{uuid.uuid4().hex[:8]}"
     admin.create_topic(name, scenario.partitions, replication, config, exist_ok=True)
     return name, name
 
@@ -223,11 +214,7 @@ def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: li
         fleet.follow(workers, timelines, _Progress(listener, scenario), drain_s, scenario.timeout + 10,
                      scenario.count if several else None)
     except WorkerFailed as failed:
-        broken = next((w for w in workers if w.name == failed.worker), None)
-        if broken is not None:
-            broken.outcome, broken.error = failed.partial, failed.reason
-        fleet.finish_all(workers, scenario.timeout + 10)
-        return str(failed), failed.kind
+        return fleet.finish_after_failure(workers, failed, scenario.timeout + 10), failed.kind
     except KeyboardInterrupt:
         fleet.finish_all(workers, scenario.timeout + 10)
         return "interrupted", "interrupted"
