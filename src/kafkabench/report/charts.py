@@ -14,7 +14,6 @@ import math
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from kafkabench.labs import registry
 from kafkabench.report.spectrum import axis_position
 
 # one colour per client in every chart; others take the rest in turn
@@ -68,12 +67,6 @@ def log_ticks(values: list[float]) -> dict:
 def make_chart(kind: str, result_id: str, title: str, caption: str, figure: go.Figure, wide: bool = False) -> dict:
     return {"id": f"{result_id}-{kind}", "chart": kind, "result": result_id, "title": title, "caption": caption,
             "wide": wide, "figure": json.loads(pio.to_json(figure, validate=True))}
-
-
-def result_charts(result: dict) -> list[dict]:
-    """Every result's percentile spectrum and timeline, with its lab's own charts between them."""
-    charts = [spectrum_chart(result), *registry.for_report(result["lab"]).charts(result), timeline_chart(result)]
-    return [chart for chart in charts if chart is not None]
 
 
 def spectrum_chart(result: dict) -> dict | None:
@@ -168,14 +161,6 @@ def fault_bands(run: dict, shade: str, end_s: float) -> list[dict]:
                       "label": {"text": f"{event['fault']} {event.get('broker', '')}".strip(), "textposition": "top left",
                                 "font": {"size": 10}}})
     return bands
-
-
-def summary_charts(results: list[dict]) -> list[dict]:
-    """Side by side over results of one lab (a plan's profiles and repeats): each lab says what it compares."""
-    by_lab: dict[str, list[dict]] = {}
-    for result in results:
-        by_lab.setdefault(result["lab"], []).append(result)
-    return [chart for lab, group in by_lab.items() for chart in registry.for_report(lab).summary_charts(group)]
 
 
 def across(kind: str, title: str, axis_title: str, results: list[dict], value, series) -> dict:

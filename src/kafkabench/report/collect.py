@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,7 +20,8 @@ from kafkabench.core.results import RESULT_FILE, SCHEMA, ResultDocument, Run, re
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs import registry
 from kafkabench.labs.base import Lab
-from kafkabench.report import definitions
+from kafkabench.report.definitions import DEFINITIONS, Definition
+from kafkabench.report.table import Table
 from kafkabench.report.environment import environment
 from kafkabench.report.spectrum import percentile_spectrum
 
@@ -115,8 +116,22 @@ def collect(paths: list[Path]) -> dict:
         "results": entries,
         "plan_runs": plan_runs(paths),
         "environment": environment([result.document for result in results], [e["id"] for e in entries]),
-        "definitions": definitions.as_dicts(),
+        "definitions": [{**asdict(d), "labs": list(d.labs)} for d in all_definitions()],
     }
+
+
+def all_definitions() -> tuple[Definition, ...]:
+    """The definitions every lab shares, then each registered lab's own."""
+    return DEFINITIONS + tuple(d for lab in registry.labs() for d in lab.definitions)
+
+
+def table_entry(table: Table) -> dict:
+    """A table as the report renders it: each column with its definition's text to show on hover."""
+    texts = {d.key: d.text for d in all_definitions()}
+    entry = table.as_dict()
+    for column in entry["columns"]:
+        column["tip"] = texts.get(column.pop("definition"), "")
+    return entry
 
 
 def plan_runs(paths: list[Path]) -> list[dict]:
@@ -177,7 +192,7 @@ def result_entry(result: LoadedResult, entry_id: str, name: str) -> dict:
         "error": document.error,
         "headline": lab.headline(document),
         "lines": lab.lines(document),
-        "tables": [table.as_dict() for table in lab.tables(document)],
+        "tables": [table_entry(table) for table in lab.tables(document)],
         "floor_p50_ms": None,
         "spectrum_one_metric": False,
         "runs": [run_entry(result.directory, run, index, lab) for index, run in enumerate(document.runs)],

@@ -1,5 +1,6 @@
 """What every number in a report means: one source of truth for the HTML report's definitions, its column
-and axis tooltips, and anyone else who needs the wording.
+and axis tooltips, and anyone else who needs the wording. These are the ones every lab shares; a lab adds its own
+(Lab.definitions), and the report puts them together (report.collect).
 
 The wording follows docs/design.md ("Measurement definitions") and the README's "How it is measured" and
 "What is measured" sections; change it there and here together.
@@ -7,7 +8,7 @@ The wording follows docs/design.md ("Measurement definitions") and the README's 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -93,25 +94,3 @@ DEFINITIONS: tuple[Definition, ...] = (
                "Every value that falls outside the histogram's range (1 us .. 1 h) is counted, never dropped silently."),
     Definition("max_rss_mb", "max RSS MB", "MB", "Peak resident memory of the worker process."),
 )
-
-
-
-def everything() -> tuple[Definition, ...]:
-    """These, then what each registered lab defines for its own metrics (Lab.definitions)."""
-    from kafkabench.labs import registry
-
-    return DEFINITIONS + tuple(d for lab in registry.labs() for d in lab.definitions)
-
-
-def definition(key: str) -> Definition | None:
-    return next((d for d in everything() if d.key == key), None)
-
-
-def tooltip(key: str) -> str:
-    """The text a column header or an axis shows on hover; empty for a name without a definition."""
-    found = definition(key)
-    return found.text if found else ""
-
-
-def as_dicts() -> list[dict]:
-    return [{**asdict(d), "labs": list(d.labs)} for d in everything()]

@@ -18,6 +18,7 @@ from pathlib import Path
 import plotly.offline
 from jinja2 import Environment, PackageLoader
 
+from kafkabench.labs import registry
 from kafkabench.report import charts, csv_export
 from kafkabench.report.collect import collect
 
@@ -43,13 +44,28 @@ def script_json(value: object) -> str:
 
 
 def render_html(data: dict) -> str:
-    sections = [{"result": result, "charts": charts.result_charts(result), "tables": result["tables"]}
+    sections = [{"result": result, "charts": result_charts(result), "tables": result["tables"]}
                 for result in data["results"]]
-    summary = charts.summary_charts(data["results"])
+    summary = summary_charts(data["results"])
     figures = {chart["id"]: chart["figure"] for chart in summary + [c for s in sections for c in s["charts"]]}
     return _templates().get_template("report.html").render(
         data=data, sections=sections, summary_charts=summary, environment=environment_rows(data),
         figures_json=script_json(figures), plotly_js=plotly_js_gzip_base64() if figures else "", counts=_counts(data))
+
+
+def result_charts(result: dict) -> list[dict]:
+    """Every result's percentile spectrum and timeline, with its lab's own charts between them."""
+    drawn = [charts.spectrum_chart(result), *registry.for_report(result["lab"]).charts(result),
+             charts.timeline_chart(result)]
+    return [chart for chart in drawn if chart is not None]
+
+
+def summary_charts(results: list[dict]) -> list[dict]:
+    """Side by side over results of one lab (a plan's profiles and repeats): each lab says what it compares."""
+    by_lab: dict[str, list[dict]] = {}
+    for result in results:
+        by_lab.setdefault(result["lab"], []).append(result)
+    return [chart for lab, group in by_lab.items() for chart in registry.for_report(lab).summary_charts(group)]
 
 
 def _counts(data: dict) -> dict:

@@ -11,14 +11,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from kafkabench.core.results import ResultDocument, Run
-from kafkabench.report.definitions import tooltip
 
 
 @dataclass
 class Column:
     name: str
     numeric: bool = True
-    tip: str = ""
+    definition: str = ""  # the key of its Definition: the report shows that text on hover
 
 
 @dataclass
@@ -50,9 +49,9 @@ class Screen:
 
 
 def columns(names: list[str], text: tuple[str, ...] = (), tips: dict[str, str] | None = None) -> list[Column]:
-    """Columns named `names`; those in `text` hold words (left-aligned), `tips` maps a name to its definition."""
+    """Columns named `names`; those in `text` hold words (left-aligned), `tips` maps a name to its definition's key."""
     tips = tips or {}
-    return [Column(name, name not in text, tooltip(tips[name]) if name in tips else "") for name in names]
+    return [Column(name, name not in text, tips.get(name, "")) for name in names]
 
 
 # ---- cell formats, the same in every table ----------------------------------------------------------

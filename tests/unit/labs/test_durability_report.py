@@ -7,10 +7,10 @@ import statistics
 import pytest
 
 from kafkabench.labs.durability import report
-from kafkabench.report import charts, csv_export
+from kafkabench.report import csv_export
 from kafkabench.report.collect import collect
 from kafkabench.report.compare import median_interval
-from kafkabench.report.html import render_html
+from kafkabench.report.html import render_html, result_charts
 from kafkabench.report.table import ms
 from tests.unit.report.results_factory import (DURABILITY_CELLS, availability_group, availability_step,
                                                durability_availability, durability_result)
@@ -38,7 +38,7 @@ def probed(tmp_path_factory):
 def chart(probed):
     root, _ = probed
     result = collect([root])["results"][0]
-    return result, {c["chart"]: c for c in charts.result_charts(result)}["durability-cost"]
+    return result, {c["chart"]: c for c in result_charts(result)}["durability-cost"]
 
 
 def with_availability(tmp_path, change):
@@ -105,7 +105,7 @@ def test_one_repeat_has_no_interval(tmp_path):
     points = report.chart_cells(document)
     assert [p["records_per_s_ci"] for p in points] == [None] * 4 and [p["publish_p99_ms_ci"] for p in points] == [None] * 4
     collected = collect([tmp_path])["results"][0]
-    [trace] = {c["chart"]: c for c in charts.result_charts(collected)}["durability-cost"]["figure"]["data"]
+    [trace] = {c["chart"]: c for c in result_charts(collected)}["durability-cost"]["figure"]["data"]
     assert trace["error_y"]["array"] == [None] * 4 and trace["error_x"]["arrayminus"] == [None] * 4
 
 
@@ -253,7 +253,7 @@ def test_a_wide_latency_spread_gets_a_log_axis_and_no_availability_no_legend(tmp
     cells["yolo confluent"] = (*cells["yolo confluent"][:6], (500.0, 520.0, 510.0))
     durability_result(tmp_path / "d", cells=cells)
     result = collect([tmp_path])["results"][0]
-    drawn = {c["chart"]: c for c in charts.result_charts(result)}["durability-cost"]["figure"]
+    drawn = {c["chart"]: c for c in result_charts(result)}["durability-cost"]["figure"]
     assert drawn["layout"]["xaxis"]["type"] == "log" and 500 in drawn["layout"]["xaxis"]["tickvals"]
     assert drawn["layout"]["showlegend"] is False
     [trace] = drawn["data"]
@@ -292,7 +292,7 @@ def test_different_answers_paused_and_killed_get_their_own_mark(tmp_path):
     result = collect([tmp_path])["results"][0]
     durable = next(cell for cell in result["durability_cells"] if cell["label"] == "durable confluent")
     assert durable["writes"] == ["no answer", "refused"]
-    traces = {c["chart"]: c for c in charts.result_charts(result)}["durability-cost"]["figure"]["data"]
+    traces = {c["chart"]: c for c in result_charts(result)}["durability-cost"]["figure"]["data"]
     [marked] = [trace for trace in traces if trace["text"] == ["durable confluent"]]
     assert marked["name"] == ("leaves writes unanswered with two brokers paused and refuses writes with two brokers "
                               "killed") and marked["marker"]["symbol"] == "star"

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from kafkabench.report import charts
+from kafkabench.report import charts, html
 from kafkabench.report.collect import collect
 from kafkabench.report.spectrum import axis_position
 
@@ -10,7 +10,7 @@ from .results_factory import compression_result, latency_result, produce_result
 
 
 def by_kind(result):
-    return {chart["chart"]: chart for chart in charts.result_charts(result)}
+    return {chart["chart"]: chart for chart in html.result_charts(result)}
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_summary_charts_compare_results_of_one_lab(tmp_path):
     latency_result(tmp_path / "b", {"confluent": 7.0}, "2026-01-01T11:00:00+00:00")
     produce_result(tmp_path / "p")
     data = collect([tmp_path])
-    [summary] = charts.summary_charts(data["results"])
+    [summary] = html.summary_charts(data["results"])
     assert summary["chart"] == "latency-summary" and summary["result"] == "summary"
     tcp, confluent = summary["figure"]["data"]
     assert tcp["x"] == ["a", "b"]

@@ -7,9 +7,8 @@ import plotly.offline
 import pytest
 
 from kafkabench.core.results import read_result, write_result
-from kafkabench.report import charts
 from kafkabench.report.collect import collect
-from kafkabench.report.html import environment_rows, render_html, script_json, write_report
+from kafkabench.report.html import environment_rows, render_html, result_charts, script_json, write_report
 
 from .results_factory import compression_result, latency_result, produce_result
 
@@ -57,7 +56,7 @@ def test_every_chart_div_has_its_figure_with_the_numbers(page):
     assert {kind for _, kind, _ in divs} == {"latency-spectrum", "latency-bars", "latency-split", "throughput-timeline",
                                             "compression-pareto"}
     for result in data["results"]:
-        for chart in charts.result_charts(result):
+        for chart in result_charts(result):
             assert figures[chart["id"]] == chart["figure"]
 
 
@@ -82,6 +81,8 @@ def test_sections_tables_environment_and_definitions(page):
     assert f"<td class=\"num\">{tcp_p50:.2f}</td>" in html
     assert "ratios to the same format uncompressed" in html and "dominated" in html
     assert "coordinated omission made visible" in html  # the publish_delay definition
+    x_floor = next(d["text"] for d in data["definitions"] if d["key"] == "x_floor")
+    assert f'<th class="num" title="{x_floor}">x floor</th>' in html  # a column shows its definition on hover
     rows = environment_rows(data)
     assert {"what": "Kafka", "value": "4.1.2", "results": "all"} in rows
     assert {"what": "machine", "value": "8 cores, 31.3 GB memory, Linux 6.1, Python 3.11.7, host lab", "results": "all"} in rows
