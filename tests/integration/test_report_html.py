@@ -143,3 +143,26 @@ def test_the_pareto_points_are_stored_mb_against_duration(drawn, results):
     points = {(x, y) for trace in traces for x, y in zip(trace["x"], trace["y"])}
     assert points == {(run.duration_s, run.counters["stored_bytes"] / 1e6) for run in document.runs}
     assert [t["meta"]["pareto"] for t in traces][0] == "front"
+
+
+# elements that reach past the right edge of their section (a card), other than inside a table's own scroller;
+# SVG shapes are clipped by their chart's own box, which is checked
+STICKING_OUT_JS = """() => [...document.querySelectorAll("main section *")].filter(node => !(node instanceof SVGElement)).filter(node => {
+    const card = node.closest("section").getBoundingClientRect(), box = node.getBoundingClientRect();
+    return box.width > 0 && box.right > card.right + 1 && !node.parentElement.closest(".table-wrap");
+}).map(node => `${node.tagName.toLowerCase()}.${node.className}: ${(node.textContent || "").trim().slice(0, 40)}`)"""
+
+
+@pytest.mark.parametrize("width", [360, 1000])
+def test_nothing_sticks_out_of_its_card(results, chromium, tmp_path_factory, width):
+    """On a phone and on a laptop: wide tables scroll inside their card, grids of charts and definitions shrink."""
+    html, _ = write_report([results], tmp_path_factory.mktemp("report") / "report.html", None)
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(html.as_uri())
+        page.wait_for_function("document.body.dataset.charts !== 'pending'", timeout=30_000)
+        page.evaluate("document.querySelectorAll('details').forEach(details => details.open = true)")
+        assert page.evaluate(STICKING_OUT_JS) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        page.close()
