@@ -91,6 +91,23 @@ def confluent_defaults() -> ClientDefaults:
     return _pick("confluent", version, "librdkafka rd_kafka_conf_dump()", lookup)
 
 
+def default_of(client: str, role: str, name: str) -> str | None:
+    """One setting's default as the client has it: a Java name, or a `librdkafka:` name for confluent; None where
+    the client has no such setting (or only kafkabench's tune asks about a client it cannot read)."""
+    from kafkabench.config import native
+
+    if client == "java":
+        return java_names.default(role, name)
+    if client != "confluent":
+        return None
+    dump = librdkafka_dump()
+    form, own = native.split(name)
+    candidates = [own] if form is not None else [LIBRDKAFKA_CANONICAL.get(name), LIBRDKAFKA_NAMES.get(name), name]
+    value = next((dump[c] for c in candidates if c and c in dump), None)
+    # the topic-level codec's `inherit` is the global compression.codec, whose default is none
+    return "none" if name == "compression.type" and value == "inherit" else value
+
+
 def kafka_python_defaults() -> ClientDefaults:
     from kafka import KafkaConsumer, KafkaProducer
 

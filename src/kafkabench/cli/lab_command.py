@@ -108,6 +108,8 @@ def _cli(model: type[BaseModel], name: str) -> Cli:
 
 
 def _flags(model: type[BaseModel], name: str) -> tuple[str, ...]:
+    if _cli(model, name).positional:
+        return (name.upper(),)
     return _cli(model, name).flags or (f"--{name.replace('_', '-')}",)
 
 
@@ -141,6 +143,8 @@ def _cli_type(model: type[BaseModel], name: str) -> Any:
 def _option(model: type[BaseModel], name: str) -> Any:
     info, cli = model.model_fields[name], _cli(model, name)
     help_text = info.description or ""
+    if cli.positional:
+        return typer.Argument(info.default, help=help_text, show_default=True, metavar=name.upper())
     if _cli_type(model, name) is bool:
         return typer.Option(info.default, *_flags(model, name), help=help_text)
     if cli.required:

@@ -30,12 +30,15 @@ class Cli:
     repeat: bool = False  # a list given by repeating the option instead of a comma list
     required: bool = False
     offered: bool = True
+    positional: bool = False  # an argument (`kafkabench tune latency`), not an option
 
-    def __init__(self, *flags: str, repeat: bool = False, required: bool = False, offered: bool = True) -> None:
+    def __init__(self, *flags: str, repeat: bool = False, required: bool = False, offered: bool = True,
+                 positional: bool = False) -> None:
         object.__setattr__(self, "flags", flags)
         object.__setattr__(self, "repeat", repeat)
         object.__setattr__(self, "required", required)
         object.__setattr__(self, "offered", offered)
+        object.__setattr__(self, "positional", positional)
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ class ProduceRun:
             self.counters["sent"] += 1
             index += 1
             value = next(values, None)
-            if index % BATCH == 0:
+            if index % BATCH == 0 or self.stats.due(sent):  # at a low rate the window's end comes first
                 self._serve()
                 self._take_acks(emit)
 

@@ -1,0 +1,78 @@
+"""The tune's last word: the finalists and the default re-measured side by side, and a recommendation only where
+it holds beyond noise.
+
+A finalist is recommended when every one of its re-runs met every check (the SLOs at the upper end of their
+intervals, the rate, no send errors, no growing lag) and `compare`'s test calls it an improvement on the default:
+the permutation test, the bootstrap interval of the change and the minimum effect all agree. When the default
+itself missed a check in any re-run, a finalist that met every check in all of its own is recommended on that
+ground, with its change stated as measured. Otherwise the default is as good as anything found.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from kafkabench.report.compare import MIN_EFFECT_PCT, MetricChange, compare_metric
+
+DEFAULT = "default"
+
+
+@dataclass
+class Candidate:
+    label: str  # "default", "trial 17"
+    settings: dict[str, dict[str, str]]  # what it sets on top of the user's own, per role
+    values: list[float] = field(default_factory=list)  # the objective of each re-run (lower is better)
+    feasible: list[bool] = field(default_factory=list)  # each re-run met every check
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def always_feasible(self) -> bool:
+        return bool(self.feasible) and all(self.feasible)
+
+
+@dataclass
+class Recommendation:
+    chosen: Candidate | None  # None: keep the default
+    reason: str
+    changes: dict[str, MetricChange]  # finalist label -> its change from the default
+
+
+def recommend(default: Candidate, finalists: list[Candidate], metric: str,
+              min_effect_pct: float = MIN_EFFECT_PCT) -> Recommendation:
+    changes = {c.label: compare_metric(metric, "lower", default.values, c.values, min_effect_pct) for c in finalists}
+    feasible = [c for c in finalists if c.always_feasible and c.values]
+    better = [c for c in feasible if changes[c.label].verdict == "improvement"]
+    if better:
+        chosen = min(better, key=lambda c: c.median)
+        change = changes[chosen.label]
+        return Recommendation(chosen, f"{chosen.label}: {metric} {change.change_pct:+.1f} % against the default "
+                                      f"(95 % {change.ci_low_pct:+.1f} to {change.ci_high_pct:+.1f} %, "
+                                      f"p = {change.p_value:.3g}), every check met in all "
+                                      f"{len(chosen.feasible)} re-runs", changes)
+    if feasible and not default.always_feasible:
+        chosen = min(feasible, key=lambda c: c.median)
+        missed = default.feasible.count(False)
+        return Recommendation(chosen, f"{chosen.label}: met every check in all {len(chosen.feasible)} re-runs where "
+                                      f"the default missed one in {missed} of {len(default.feasible)}; {metric} "
+                                      f"{_change_text(changes[chosen.label])}", changes)
+    if not finalists:
+        reason = "no trial met every check: the default is as good as anything found"
+    elif not feasible:
+        reason = "no finalist met every check in all its re-runs: the default is as good as anything found"
+    else:
+        best = min(feasible, key=lambda c: c.median)
+        reason = (f"the default is as good as anything found: the best finalist, {best.label}, is "
+                  f"{_change_text(changes[best.label])} ({changes[best.label].reason})")
+    return Recommendation(None, reason, changes)
+
+
+def _change_text(change: MetricChange) -> str:
+    if change.change_pct is None:
+        return "not comparable"
+    interval = (f" (95 % {change.ci_low_pct:+.1f} to {change.ci_high_pct:+.1f} %)"
+                if change.ci_low_pct is not None else "")
+    return f"{change.change_pct:+.1f} %{interval} against the default"

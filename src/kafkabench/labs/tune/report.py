@@ -1,0 +1,97 @@
+"""The tune's report parts: a row per trial (what it changed, its objective with the interval, the SLOs, the
+verdict or why it was refused), a row per finalist of the re-runs (median, change from the default with its
+interval, verdict), and the recommendation in one line."""
+
+from __future__ import annotations
+
+from kafkabench.core.results import ResultDocument
+from kafkabench.labs.tune.space import ROLES
+from kafkabench.report.table import Table, columns, ms
+
+TIPS = {"objective": "tune_objective", "verdict": "tune_verdict", "change": "tune_change"}
+
+
+def _title(document: ResultDocument, what: str) -> str:
+    p = document.params
+    return (f"tune {p.get('goal')}: client {p.get('client')}, {p.get('size'):,}-byte values at {p.get('rate', 0):g} "
+            f"records/s, {p.get('sampler', '?')}; {what}")
+
+
+
+
+
+def changes_text(settings: dict, baseline: dict) -> str:
+    """What `settings` set that the default does not (role-prefixed where a name is a producer and a consumer one)."""
+    changed = [(role, k, v) for role in ROLES for k, v in settings.get(role, {}).items()
+               if baseline.get(role, {}).get(k) != v]
+    twice = {k for _, k, _ in changed if sum(1 for _, other, _ in changed if other == k) > 1}
+    return ", ".join(f"{role + ' ' if k in twice else ''}{k}={v}" for role, k, v in changed) or "no change"
+
+
+def _interval(values: list[float] | None) -> str:
+    return "-" if not values else f"{ms(values[0])} ({ms(values[1])}-{ms(values[2])})"
+
+
+def trials_table(document: ResultDocument) -> Table:
+    p = document.params
+    objective = f"e2e {p.get('objective', 'p50')}"
+    slo_names = [text.split("=")[0].strip().lower() for text in p.get("slo", [])]
+    names = ["trial", "kind", f"{objective} ms (95 %)", *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict",
+             "changed"]
+    table = Table(_title(document, "a row per trial, latencies in ms"),
+                  columns(names, ("kind", "verdict", "changed"), {names[2]: "tune_objective", "verdict": "tune_verdict"}))
+    for trial in p.get("trials", []):
+        if trial.get("refused"):
+            verdict = f"refused: {trial['refused']}"
+        elif trial.get("objective_ms") is None:
+            verdict = "failed" if trial.get("state") == "fail" else trial.get("state", "-")
+        else:
+            verdict = "meets every check" if trial.get("feasible") else "; ".join(trial.get("reasons", []))
+        slos = [_interval(trial.get("percentiles_ms", {}).get(f"p{float(n.lstrip('p')):g}")) for n in slo_names]
+        table.add(str(trial["number"]), trial["kind"], _interval(trial.get("objective_ms")), *slos, verdict,
+                  changes_text(trial.get("settings", {}), p.get("baseline", {})),
+                  kind="dominated" if trial.get("refused") or not trial.get("feasible") else "")
+    return table
+
+
+def final_table(document: ResultDocument) -> Table | None:
+    final = document.params.get("final")
+    if not final:
+        return None
+    objective = f"e2e {document.params.get('objective', 'p50')}"
+    names = ["candidate", "runs", f"{objective} median ms", "change", "verdict", "every check met", "settings"]
+    table = Table(_title(document, "the finalists and the default re-measured, interleaved"),
+                  columns(names, ("candidate", "verdict", "every check met", "settings"), {"change": "tune_change"}))
+    chosen = document.params.get("recommendation", {}).get("label")
+    for entry in final:
+        values, change = entry["values_ms"], entry.get("change")
+        median = sorted(values)[len(values) // 2] if len(values) % 2 else (
+            sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2 if values else None)
+        change_text = "-" if not change or change.get("change_pct") is None else (
+            f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
+                                               if change.get("ci_low_pct") is not None else ""))
+        met = f"{sum(entry['feasible'])}/{len(entry['feasible'])}"
+        table.add(entry["label"], str(len(values)), ms(median), change_text, change["verdict"] if change else "baseline",
+                  met, changes_text(entry["settings"], document.params.get("baseline", {})),
+                  kind="reference" if entry["label"] == chosen else "")
+    return table
+
+
+def headline(document: ResultDocument) -> str:
+    recommendation = document.params.get("recommendation")
+    if not recommendation:
+        return "no recommendation" + (f": {document.error}" if document.error else "")
+    return f"recommendation: {recommendation['reason']}"
+
+
+def lines(document: ResultDocument) -> list[str]:
+    out = []
+    if document.params.get("stop_reason"):
+        out.append(f"search stopped: {document.params['stop_reason']}")
+    importances = document.params.get("importances") or {}
+    if importances:
+        ranked = sorted(importances.items(), key=lambda item: -item[1])
+        out.append("what mattered (Optuna's importances): " + ", ".join(f"{k} {v:.0%}" for k, v in ranked[:5]))
+    if document.params.get("outputs"):
+        out.append("written: " + ", ".join(document.params["outputs"]))
+    return out + [headline(document)]

@@ -1,0 +1,355 @@
+"""`kafkabench tune latency`: the settings that give the lowest e2e percentile at a rate, within the SLOs, found by
+measuring.
+
+1. The default (the client's defaults under the user's own settings) is measured --noise-runs times: the noise
+   floor, and the first points of the study.
+2. The well-known presets (the `latency` and `throughput` profiles) are tried, then the sampler proposes. Each
+   proposal is refused before it runs when the client would refuse it (the reason kept with the trial), else run
+   as a capacity step at --rate. Until --trials, --time, or (with the Gaussian process) Optuna's terminator says
+   further gains are unlikely.
+3. The best --finalists feasible trials and the default are re-measured --final-runs times each, interleaved; a
+   recommendation is made only when it holds beyond noise (recommend.py).
+4. Written beside the result: the recommendation as a profile (`profiles/tuned.yaml`, with `tuned-plan.yaml`
+   that runs it against the default) and as `tuned-producer.properties` / `tuned-consumer.properties`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kafkabench.client_defaults import default_of
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import Listener
+from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.errors import ConfigError
+from kafkabench.labs.base import LabFailed
+from kafkabench.labs.document import count_brokers, new_document
+from kafkabench.labs.tune import study as studies
+from kafkabench.labs.tune.report import changes_text
+from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
+from kafkabench.labs.tune.scenario import TuneScenario
+from kafkabench.labs.tune.space import ROLES, SearchSpace, load_space
+from kafkabench.labs.tune.trial import Measured, Settings, measure, refusal, trial_scenario
+
+PRESETS = ("latency", "throughput")  # the project's profiles, tried first
+REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
+KNOB_FIELDS = {"acks": ("producer", "acks"), "compression": ("producer", "compression.type")}
+
+
+def check_tune(scenario: TuneScenario) -> SearchSpace:
+    """The space as this tune may use it (kept settings taken out); refused in one line when it cannot be used."""
+    studies.optuna_module()
+    space = load_space(scenario.client, scenario.space)
+    kept = kept_settings(scenario)
+    space = space.without({name for role in kept.values() for name in role})
+    if not space.dimensions:
+        raise ConfigError(f"--keep leaves nothing in {space.source} to tune")
+    reason = refusal(trial_scenario(scenario, kept, "--keep"))
+    if reason:
+        raise ConfigError(reason)
+    return space
+
+
+def kept_settings(scenario: TuneScenario) -> Settings:
+    """--keep's settings by the roles that have each name (a client's before the topic's: compression.type is
+    the producer's), and --acks / --compression when given."""
+    from kafkabench.config import java_names, native
+
+    kept: Settings = {role: {} for role in ROLES}
+    for name, value in scenario.kept.items():
+        form, own = native.split(name)
+        if form is not None:
+            roles = [role for role in ("producer", "consumer") if role in form.roles(own)]
+        else:
+            roles = [role for role in ("producer", "consumer") if name in java_names.names(role)] or \
+                    [role for role in ("topic",) if name in java_names.names(role)]
+        if not roles:
+            raise ConfigError(f"--keep {name}: not a producer, consumer or topic setting")
+        for role in roles:
+            kept[role][name] = value
+    for field, (role, name) in KNOB_FIELDS.items():
+        if getattr(scenario, field) is not None:
+            kept[role][name] = getattr(scenario, field)
+    return kept
+
+
+def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
+    space = check_tune(scenario)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
+    count_brokers(document, target, scenario.timeout)
+    session = _Tune(scenario, space, target, out_dir, document, listener)
+    try:
+        session.tune()
+    except KeyboardInterrupt:
+        document.error = "interrupted"
+    finally:
+        shutil.rmtree(session.scratch, ignore_errors=True)
+        session.write()
+    if document.error:
+        raise LabFailed(f"{document.error}; the trials done so far are kept in {out_dir} and in the study", document)
+    return document
+
+
+@dataclass
+class _Trial:
+    number: int  # the study's
+    kind: str  # default, preset NAME, search, final
+    settings: Settings
+    measured: Measured
+
+
+class _Tune:
+    def __init__(self, scenario: TuneScenario, space: SearchSpace, target: Target, out_dir: Path,
+                 document: ResultDocument, listener: Listener) -> None:
+        self.scenario, self.space, self.target, self.out_dir = scenario, space, target, out_dir
+        self.document, self.listener = document, listener
+        self.scratch = out_dir / f".trial-{uuid.uuid4().hex[:8]}"
+        self.kept = kept_settings(scenario)
+        self.histograms: list[dict[str, str]] = []
+        self.started = time.monotonic()
+        self.metric = f"e2e {scenario.objective}"
+
+    # ---- the phases ----------------------------------------------------------------------------
+
+    def tune(self) -> None:
+        s = self.scenario
+        path = s.study or self.out_dir / "study.journal"
+        self.study = studies.open_study(path, self._setup(), s.seed)
+        self.document.params.update(study=str(path), sampler=studies.sampler_name(),
+                                    space={"source": self.space.source, "dimensions": [d.key for d in self.space.dimensions]})
+        self.listener.note(f"study {path} ({studies.sampler_name()}), {len(self.space.dimensions)} settings to tune, "
+                           f"{s.trials} trials at {s.rate:g} records/s, objective e2e {s.objective}")
+        defaults = self.baseline = self._defaults()
+        self.document.params["baseline"] = defaults
+        done = self._trials("default")
+        for _ in range(max(0, s.noise_runs - len(done))):
+            self._enqueue(self.space.params_of(defaults), "default")
+        for name in PRESETS:
+            if not self._trials(f"preset {name}"):
+                self._enqueue(self.space.params_of(_merged(defaults, _profile(name))), f"preset {name}")
+        self.document.params["stop_reason"] = self._search()
+        self.listener.note(f"search ended: {self.document.params['stop_reason']}")
+        self._final()
+
+    def _search(self) -> str:
+        s, refused_in_a_row = self.scenario, 0
+        while True:
+            measured = [t for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default"]
+            if len(measured) >= s.trials:
+                return f"{s.trials} trials measured (--trials)"
+            if s.time is not None and time.monotonic() - self.started > s.time:
+                return f"{s.time:g} s of trials (--time)"
+            if refused_in_a_row >= REFUSALS_PER_TRIAL * s.trials:
+                return f"{refused_in_a_row} proposals in a row were refused: the space is mostly settings the client refuses"
+            if self._terminated(measured):
+                return "Optuna's terminator: further gains are unlikely within the noise"
+            refused_in_a_row = 0 if self._one() else refused_in_a_row + 1
+
+    def _one(self) -> bool:
+        """One proposal: refused (False) or measured (True)."""
+        optuna_trial = self.study.ask(self.space.distributions())
+        kind = optuna_trial.user_attrs.get("kind", "search")
+        settings = {} if kind == "default" else self.space.settings(optuna_trial.params)
+        produce = trial_scenario(self.scenario, _merged(settings, self.kept), f"tune trial {optuna_trial.number}")
+        optuna_trial.set_user_attr("settings", settings)
+        reason = refusal(produce)
+        if reason:
+            from optuna.trial import TrialState
+
+            optuna_trial.set_user_attr("refused", reason)
+            self.study.tell(optuna_trial, state=TrialState.FAIL)
+            self.listener.note(f"trial {optuna_trial.number} refused before it ran: {reason}")
+            return False
+        measured = measure(self.scenario, produce, self.target, self.scratch, self.listener)
+        for name, value in measured.constraints(self.scenario).items():
+            optuna_trial.set_constraint(name, value)
+        optuna_trial.set_user_attr("figures", _figures(measured))
+        if measured.objective is None:
+            from optuna.trial import TrialState
+
+            self.study.tell(optuna_trial, state=TrialState.FAIL)
+        else:
+            self.study.tell(optuna_trial, measured.objective.value)
+        self._keep(_Trial(optuna_trial.number, kind, settings, measured))
+        return True
+
+    def _final(self) -> None:
+        s = self.scenario
+        best: dict[str, Candidate] = {}
+        ranked = sorted((t for t in studies.completed(self.study)
+                         if t.user_attrs.get("kind") != "default" and studies.feasible(t)), key=lambda t: t.value)
+        for t in ranked:
+            key = repr(sorted((role, sorted(v.items())) for role, v in t.user_attrs["settings"].items()))
+            best.setdefault(key, Candidate(f"trial {t.number}", t.user_attrs["settings"]))
+            if len(best) == s.finalists:
+                break
+        default = Candidate(DEFAULT, {})
+        finalists = list(best.values())
+        if finalists:
+            self.listener.note(f"re-measuring the default and {len(finalists)} finalist(s) {s.final_runs} times each, "
+                               f"interleaved: {', '.join(c.label for c in finalists)}")
+        for _ in range(s.final_runs if finalists else 0):
+            for candidate in (default, *finalists):
+                produce = trial_scenario(self.scenario, _merged(candidate.settings, self.kept), f"tune {candidate.label}")
+                measured = measure(self.scenario, produce, self.target, self.scratch, self.listener)
+                self._keep(_Trial(-1, f"final {candidate.label}", candidate.settings, measured))
+                if measured.objective is not None:
+                    candidate.values.append(measured.objective.value)
+                candidate.feasible.append(measured.feasible)
+        self._recommend(recommend(default, finalists, self.metric), default, finalists)
+
+    # ---- pieces ----------------------------------------------------------------------------------
+
+    def _setup(self) -> dict:
+        """What a study is a study of: a journal made for another setup is not resumed."""
+        s = self.scenario
+        return {"goal": s.goal, "client": s.client, "size": s.size, "payload": [str(p) for p in s.payload],
+                "rate": s.rate, "objective": s.objective, "slo": s.slo, "producers": s.producers,
+                "consumers": s.consumers, "partitions": s.partitions, "replication_factor": s.replication_factor,
+                "kept": self.kept, "space": {d.key: repr(d.distribution()) for d in self.space.dimensions}}
+
+    def _defaults(self) -> Settings:
+        """The client's defaults for every setting of the space, under the user's own settings."""
+        defaults: Settings = {role: {} for role in ROLES}
+        for d in self.space.dimensions:
+            for name in d.settings_names:
+                value = default_of(self.scenario.client, d.role, name)
+                if value is not None:
+                    defaults[d.role][name] = value
+        produce = trial_scenario(self.scenario, {}, "user")
+        user = {role: {k: s.value for k, s in (getattr(produce, field) or {}).items()}
+                for role, field in (("producer", "producer"), ("consumer", "consumer"), ("topic", "topic_config"))}
+        return _merged(defaults, user)
+
+    def _enqueue(self, params: dict, kind: str) -> None:
+        self.study.enqueue_trial(params, user_attrs={"kind": kind}, skip_if_exists=False)
+
+    def _trials(self, kind: str) -> list:
+        return [t for t in self.study.get_trials(deepcopy=False) if t.user_attrs.get("kind") == kind
+                and t.user_attrs.get("figures")]
+
+    def _terminated(self, measured: list) -> bool:
+        if studies.sampler_name() != "GPSampler" or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2:
+            return False
+        from optuna.terminator import Terminator
+
+        try:
+            return Terminator().should_terminate(self.study)
+        except Exception as exc:  # the terminator's own model failing must not end a tune
+            self.listener.note(f"Optuna's terminator could not judge ({exc}); going on")
+            return False
+
+    def _keep(self, trial: _Trial) -> None:
+        m = trial.measured
+        first = m.step.runs[0] if m.step.runs else None
+        self.document.runs.append(Run(
+            client=self.scenario.client, client_version=first.client_version if first else "", scenario=trial.kind,
+            params={"trial": trial.number, "kind": trial.kind, "settings": trial.settings, **_figures(m)},
+            stats=stats_from(m.step.histograms),
+            throughput={"records_per_s": m.step.achieved, "payload_mb_per_s": m.step.mb_per_s} if m.step.achieved else {},
+            counters={"errors": m.step.errors}, config=first.config if first else {}, error=m.step.error))
+        self.histograms.append({metric: h.encode() for metric, h in m.step.histograms.items()})
+        self.listener.note(self._line(trial))
+        self.write()
+
+    def _line(self, trial: _Trial) -> str:
+        m, s = trial.measured, self.scenario
+        figure = (f"e2e {s.objective} {m.objective.value:,.3g} ms (95 % {m.objective.low:,.3g}-{m.objective.high:,.3g})"
+                  if m.objective else "no e2e measured")
+        verdict = "meets every check" if m.feasible else f"fails: {'; '.join(m.step.reasons)}"
+        changed = changes_text(trial.settings, self.baseline)
+        best = self._best()
+        incumbent = f"; best so far trial {best.number}: {best.value:,.3g} ms" if best else ""
+        left = ""
+        if s.time is not None:
+            left = f"; {max(0.0, s.time - (time.monotonic() - self.started)):,.0f} s left"
+        done = sum(1 for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default")
+        where = f"trial {trial.number}, {done}/{s.trials} measured" if trial.number >= 0 else "re-run"
+        return f"{trial.kind} ({where}): {changed}: {figure}, {verdict}{incumbent}{left}"
+
+    def _best(self):
+        return min(filter(studies.feasible, studies.completed(self.study)), key=lambda t: t.value, default=None)
+
+    def _recommend(self, recommendation: Recommendation, default: Candidate, finalists: list[Candidate]) -> None:
+        chosen = recommendation.chosen
+        self.document.params["final"] = [
+            {"label": c.label, "settings": c.settings, "values_ms": c.values, "feasible": c.feasible,
+             **({"change": recommendation.changes[c.label].model_dump()} if c.label in recommendation.changes else {})}
+            for c in (default, *finalists)]
+        self.document.params["recommendation"] = {"label": chosen.label if chosen else DEFAULT,
+                                                  "settings": chosen.settings if chosen else {},
+                                                  "reason": recommendation.reason}
+        self.document.params["importances"] = self._importances()
+        self.listener.note(f"recommendation: {recommendation.reason}")
+        self._write_outputs(chosen or default)
+
+    def _importances(self) -> dict[str, float]:
+        optuna = studies.optuna_module()
+        try:
+            return {k: round(v, 4) for k, v in optuna.importance.get_param_importances(self.study).items()}
+        except (ValueError, RuntimeError):  # too few trials, or every trial gave the same value
+            return {}
+
+    def _write_outputs(self, chosen: Candidate) -> None:
+        settings = _merged(chosen.settings, self.kept)
+        for role in ("producer", "consumer"):
+            lines = [f"# kafkabench tune {self.scenario.goal}: {chosen.label} for {self.scenario.client}"]
+            lines += [f"{key.replace(':', chr(92) + ':')}={value}" for key, value in sorted(settings[role].items())]
+            (self.out_dir / f"tuned-{role}.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        profiles = self.out_dir / "profiles"
+        profiles.mkdir(exist_ok=True)
+        profile = {"description": f"kafkabench tune {self.scenario.goal} ({chosen.label}, client {self.scenario.client}, "
+                                  f"{self.scenario.size} B at {self.scenario.rate:g}/s): "
+                                  f"{self.document.params['recommendation']['reason']}",
+                   **{role: settings[role] for role in ROLES if settings[role]}}
+        (profiles / "tuned.yaml").write_text(yaml.safe_dump(profile, sort_keys=False), encoding="utf-8")
+        s = self.scenario
+        plan = {"name": "tuned", "description": "The tuned profile against the default, on the tune's workload.",
+                "repeats": 3, "profiles": ["default", "tuned"], "clients": [s.client],
+                "scenarios": [{"name": "tuned", "lab": "produce", "size": s.size, "rate": s.rate,
+                               "duration": s.settle + s.measure, "consumers": s.consumers, "producers": s.producers,
+                               "partitions": s.partitions, "replication_factor": s.replication_factor}]}
+        (self.out_dir / "tuned-plan.yaml").write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
+        self.document.params["outputs"] = ["tuned-producer.properties", "tuned-consumer.properties",
+                                           "profiles/tuned.yaml", "tuned-plan.yaml"]
+
+    def write(self) -> None:
+        self.document.params["trials"] = [_trial_entry(t) for t in self.study.get_trials(deepcopy=False)] \
+            if hasattr(self, "study") else []
+        write_result(self.document, self.out_dir, self.histograms)
+
+
+def _figures(measured: Measured) -> dict:
+    step = measured.step
+    return {"objective_ms": measured.objective.as_list() if measured.objective else None,
+            "percentiles_ms": {name: i.as_list() for name, i in step.percentiles.items()},
+            "achieved": step.achieved, "feasible": measured.feasible, "reasons": step.reasons}
+
+
+def _trial_entry(trial) -> dict:
+    attrs = trial.user_attrs
+    return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
+            "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
+            "value_ms": trial.value if trial.value is not None else None, **attrs.get("figures", {})}
+
+
+def _merged(*layers: Settings) -> Settings:
+    merged: Settings = {role: {} for role in ROLES}
+    for layer in layers:
+        for role in ROLES:
+            merged[role].update(layer.get(role, {}))
+    return merged
+
+
+def _profile(name: str) -> Settings:
+    from kafkabench.plans.loading import load_profile
+
+    profile = load_profile(name, None)
+    return {role: profile.role(role) for role in ROLES}

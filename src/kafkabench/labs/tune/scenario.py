@@ -1,0 +1,81 @@
+"""`kafkabench tune GOAL`'s parameters: the workload every trial runs (as `produce` takes it), the goal, the SLOs,
+the budget and where the study lives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator
+
+from kafkabench.config.properties import parse_overrides
+from kafkabench.errors import ConfigError
+from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
+from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES
+from kafkabench.labs.scenario import Cli
+from kafkabench.labs.throughput.scenario import ProducerWorkload
+
+OBJECTIVES = {"p50": 50.0, "p99": 99.0}
+
+
+class TuneScenario(ProducerWorkload):
+    lab: Literal["tune"] = "tune"
+    goal: Annotated[Literal["latency"], Cli(positional=True)] = Field(
+        "latency", description="latency: the lowest e2e percentile (--objective) at --rate, within the SLOs.")
+    size: PositiveInt = Field(SEED_IMAGE_BYTES, description="Bytes per record (incompressible), without --payload "
+                                                            "(default: the size of seed 000's 1.3 MB camera image).")
+    consumers: int = Field(1, ge=1, description="Consumer worker processes reading at the same time (e2e).")
+    rate: PositiveFloat = Field(30, description="Records/s every trial offers on an open-loop schedule (the seed's "
+                                                "30 frames/s).")
+    objective: Literal["p50", "p99"] = Field("p50", description="The e2e percentile the tune minimises.")
+    slo: Annotated[list[str], Cli("--slo", repeat=True)] = Field(
+        [], description=f"Latency objective every recommendation must meet, {FORM}; repeat for several.")
+    trials: PositiveInt = Field(40, description="Most measured trials (the default's noise-floor runs and the final "
+                                                "re-runs come on top).")
+    time: PositiveFloat | None = Field(None, description="Most seconds of trials; the final re-runs come on top.")
+    study: Path | None = Field(None, description="Journal file of the study: a tune given the same file resumes it, "
+                                                 "and optuna-dashboard opens it (default: study.journal in --out).")
+    space: Path | None = Field(None, description="Search space YAML (default: the one shipped for --client).")
+    keep: str | None = Field(None, description="Settings never changed, NAME=VALUE,...: e.g. "
+                                               "acks=all,enable.idempotence=true (they are set as given).")
+    settle: float = Field(2, ge=0, description="Seconds of each trial before its measured part.")
+    measure: PositiveFloat = Field(8, description="Measured seconds of each trial.")
+    noise_runs: PositiveInt = Field(3, description="Runs of the default first: the noise floor.")
+    finalists: PositiveInt = Field(3, description="Best trials re-measured against the default at the end.")
+    final_runs: PositiveInt = Field(5, description="Re-runs of each finalist and of the default, interleaved.")
+    seed: int = Field(0, description="The sampler's random seed: the same seed proposes the same trials.")
+
+    @field_validator("slo")
+    @classmethod
+    def _slos(cls, slos: list[str]) -> list[str]:
+        for text in slos:
+            try:
+                parse_slo(text)
+            except ConfigError as exc:
+                raise ValueError(str(exc).removeprefix("--slo ")) from None
+        return slos
+
+    @field_validator("keep")
+    @classmethod
+    def _keep(cls, keep: str | None) -> str | None:
+        if keep is not None:
+            try:
+                parse_overrides([item for item in keep.split(",") if item.strip()], "--keep")
+            except ConfigError as exc:
+                raise ValueError(str(exc).removeprefix("--keep ")) from None
+        return keep
+
+    @property
+    def slos(self) -> list[Slo]:
+        return [parse_slo(text) for text in self.slo]
+
+    @property
+    def objective_percentile(self) -> float:
+        return OBJECTIVES[self.objective]
+
+    @property
+    def kept(self) -> dict[str, str]:
+        if not self.keep:
+            return {}
+        given = parse_overrides([item for item in self.keep.split(",") if item.strip()], "--keep")
+        return {key: setting.value for key, setting in given.items()}

@@ -1,0 +1,75 @@
+"""The tune's Optuna study: kept in a journal file (a tune given the same file resumes it; optuna-dashboard opens
+it), sampled by a Gaussian process that models noise and the SLO constraints (`GPSampler`, when PyTorch is
+installed: `pip install 'kafkabench[tune-gp]'`) or else by multivariate TPE with the same constraints.
+
+A trial's constraints (each <= 0 when met) are set on the trial itself, where both samplers read them; its user
+attributes carry what the tune needs back: its kind (default, preset, search), the settings it ran, why it was
+refused, its measured figures.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from kafkabench.errors import ConfigError
+
+STUDY_NAME = "kafkabench-tune"
+STARTUP_TRIALS = 8  # sampled at random (after the seeded ones) before the model proposes
+
+
+def optuna_module():
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigError("kafkabench tune needs Optuna: pip install 'kafkabench[tune]'") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    return optuna
+
+
+def sampler_name() -> str:
+    return "GPSampler" if find_spec("torch") and find_spec("scipy") else "TPESampler"
+
+
+def make_sampler(seed: int):
+    optuna = optuna_module()
+    if sampler_name() == "GPSampler":
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=STARTUP_TRIALS)
+    return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=STARTUP_TRIALS)
+
+
+def open_study(path: Path, setup: dict[str, Any], seed: int):
+    """The study in `path`, made for `setup` (the workload, goal and space); a file made for another setup is
+    refused rather than mixed with it."""
+    optuna = optuna_module()
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    storage = JournalStorage(JournalFileBackend(str(path)))
+    study = optuna.create_study(study_name=STUDY_NAME, storage=storage, sampler=make_sampler(seed),
+                                direction="minimize", load_if_exists=True)
+    recorded = study.user_attrs.get("setup")
+    canonical = json.loads(json.dumps(setup, default=str))
+    if recorded is None:
+        study.set_user_attr("setup", canonical)
+    elif recorded != canonical:
+        differs = sorted(key for key in {*recorded, *canonical} if recorded.get(key) != canonical.get(key))
+        raise ConfigError(f"--study {path} holds a tune of another setup ({', '.join(differs)} differ); give a new "
+                          f"--study file, or the same options to resume it")
+    return study
+
+
+def completed(study) -> list:
+    from optuna.trial import TrialState
+
+    return [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+
+
+def feasible(trial) -> bool:
+    """Measured, and every constraint met."""
+    return bool(trial.constraints) and all(value <= 0 for value in trial.constraints.values())

@@ -1,0 +1,97 @@
+"""The tune's decisions without a broker: what is refused before a trial, what --keep holds, when a candidate is
+recommended, and a study that resumes from its journal."""
+
+import pytest
+
+from kafkabench.errors import ConfigError
+from kafkabench.labs.tune.recommend import Candidate, recommend
+from kafkabench.labs.tune.run import check_tune, kept_settings
+from kafkabench.labs.tune.scenario import TuneScenario
+from kafkabench.labs.tune.space import load_space
+from kafkabench.labs.tune.study import completed, open_study
+from kafkabench.labs.tune.trial import refusal, trial_scenario
+
+
+@pytest.mark.parametrize("settings, reason", [
+    ({"consumer": {"max.partition.fetch.bytes": "65536"}}, "cannot fit the 1302245-byte payload"),
+    ({"producer": {"linger.ms": "200", "delivery.timeout.ms": "100"}}, "`message.timeout.ms` must be greater than `linger.ms`"),
+    ({"producer": {"enable.idempotence": "true", "max.in.flight.requests.per.connection": "20"}},
+     "`max.in.flight` must be set <= 5 when `enable.idempotence` is true"),
+])
+def test_settings_the_client_would_refuse_never_reach_a_trial(settings, reason):
+    assert reason in refusal(trial_scenario(TuneScenario(), settings, "tune trial 7"))
+
+
+def test_settings_the_client_takes_are_not_refused():
+    assert refusal(trial_scenario(TuneScenario(), {"producer": {"linger.ms": "0.5"}}, "tune trial 7")) is None
+
+
+def test_every_proposal_of_the_shipped_space_is_either_run_or_refused_with_a_reason():
+    """A sample of the space's corners: each is judged by the client before any trial (no exception escapes)."""
+    import optuna
+
+    space = load_space("confluent")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    for _ in range(30):
+        trial = study.ask(space.distributions())
+        reason = refusal(trial_scenario(TuneScenario(size=1000), space.settings(trial.params), "t"))
+        assert reason is None or isinstance(reason, str) and reason
+        study.tell(trial, 0.0)
+
+
+def test_keep_routes_each_setting_to_its_role_and_leaves_it_out_of_the_space():
+    scenario = TuneScenario(keep="acks=all,min.insync.replicas=2,linger.ms=1", compression="lz4")
+    kept = kept_settings(scenario)
+    assert kept["producer"] == {"acks": "all", "linger.ms": "1", "compression.type": "lz4"}
+    assert kept["topic"] == {"min.insync.replicas": "2"}
+    keys = {d.key for d in check_tune(scenario).dimensions}
+    assert "producer.linger.ms" not in keys and "producer.compression" not in keys
+
+
+def test_keep_refuses_what_no_role_has():
+    with pytest.raises(ConfigError, match="--keep lingr.ms: not a producer, consumer or topic setting"):
+        kept_settings(TuneScenario(keep="lingr.ms=5"))
+
+
+def test_a_candidate_within_noise_of_the_default_is_not_recommended():
+    default = Candidate("default", {}, [10.0, 10.4, 9.8, 10.1, 10.2], [True] * 5)
+    close = Candidate("trial 4", {"producer": {"linger.ms": "1"}}, [10.1, 9.9, 10.3, 9.7, 10.0], [True] * 5)
+    decided = recommend(default, [close], "e2e p50")
+    assert decided.chosen is None and "the default is as good as anything found" in decided.reason
+
+
+def test_a_candidate_better_beyond_noise_and_always_feasible_is_recommended_with_its_interval():
+    default = Candidate("default", {}, [10.0, 10.4, 9.8, 10.1, 10.2], [True] * 5)
+    better = Candidate("trial 9", {"producer": {"linger.ms": "0.1"}}, [6.0, 6.2, 5.9, 6.1, 6.3], [True] * 5)
+    worse = Candidate("trial 3", {}, [12.0, 12.2, 11.9, 12.1, 12.3], [True] * 5)
+    decided = recommend(default, [worse, better], "e2e p50")
+    assert decided.chosen is better
+    assert decided.reason.startswith("trial 9: e2e p50 -") and "95 %" in decided.reason
+    assert decided.changes["trial 3"].verdict == "regression"
+
+
+def test_an_infeasible_candidate_is_never_recommended_however_fast():
+    default = Candidate("default", {}, [10.0, 10.4, 9.8, 10.1, 10.2], [True] * 5)
+    fast = Candidate("trial 2", {}, [1.0, 1.1, 0.9, 1.0, 1.2], [True, True, False, True, True])
+    assert recommend(default, [fast], "e2e p50").chosen is None
+
+
+def test_where_the_default_misses_a_check_a_candidate_that_never_does_is_recommended_on_that_ground():
+    default = Candidate("default", {}, [10.0, 10.4, 9.8, 10.1, 10.2], [True, False, True, True, True])
+    steady = Candidate("trial 5", {}, [10.1, 10.0, 10.2, 9.9, 10.3], [True] * 5)
+    decided = recommend(default, [steady], "e2e p50")
+    assert decided.chosen is steady and "the default missed one in 1 of 5" in decided.reason
+
+
+def test_a_study_resumes_from_its_journal_and_refuses_another_setup(tmp_path):
+    journal = tmp_path / "study.journal"
+    setup = {"goal": "latency", "client": "confluent", "rate": 30}
+    first = open_study(journal, setup, seed=1)
+    for value in (3.0, 2.0):
+        trial = first.ask({"x": __import__("optuna").distributions.FloatDistribution(0, 1)})
+        trial.set_user_attr("kind", "search")
+        first.tell(trial, value)
+    again = open_study(journal, setup, seed=1)
+    assert [t.value for t in completed(again)] == [3.0, 2.0]
+    with pytest.raises(ConfigError, match="holds a tune of another setup \\(rate differ\\)"):
+        open_study(journal, {**setup, "rate": 60}, seed=1)

@@ -1,0 +1,73 @@
+"""The tune's search spaces: shipped ones load and are checked against each client's vocabulary; a bad one is
+refused in one line naming the file, the role and the setting, with the closest names."""
+
+import pytest
+
+from kafkabench.errors import ConfigError
+from kafkabench.labs.tune.space import load_space, parse_space
+
+
+@pytest.mark.parametrize("client", ["confluent", "java"])
+def test_the_shipped_spaces_load_with_a_distribution_per_dimension(client):
+    space = load_space(client)
+    distributions = space.distributions()
+    assert len(distributions) == len(space.dimensions) >= 8
+    assert {"producer.linger.ms", "producer.batch.size", "producer.compression", "consumer.fetch.min.bytes",
+            "consumer.fetch.max.wait.ms", "consumer.max.partition.fetch.bytes"} <= set(distributions)
+    assert distributions["producer.batch.size"].log  # sizes on a log scale
+    assert "acks" not in {name for d in space.dimensions for name in d.settings_names}  # durability is not tuned
+
+
+def test_a_bundle_choice_sets_its_settings_together_and_a_range_its_one():
+    space = load_space("confluent")
+    settings = space.settings({"producer.compression": "zstd-3", "producer.batch.size": 65536,
+                               "consumer.fetch.max.wait.ms": 12})
+    assert settings["producer"] == {"compression.type": "zstd", "compression.zstd.level": "3", "batch.size": "65536"}
+    assert settings["consumer"] == {"fetch.max.wait.ms": "12"}
+
+
+def test_params_of_settings_clip_into_ranges_and_match_bundles_only_whole():
+    space = load_space("java")
+    params = space.params_of({"producer": {"linger.ms": "0", "compression.type": "zstd", "compression.zstd.level": "3"},
+                              "consumer": {"fetch.min.bytes": "999999999"}})
+    assert params["producer.linger.ms"] == 1  # below the range: its low end
+    assert params["producer.compression"] == "zstd-3"
+    assert params["consumer.fetch.min.bytes"] == 1048576
+    assert "producer.compression" not in space.params_of({"producer": {"compression.type": "zstd"}})
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"producer": {"lingr.ms": {"low": 1, "high": 5}}}, "lingr.ms is not a Kafka producer setting; did you mean linger.ms"),
+    ({"consumer": {"linger.ms": {"low": 1, "high": 5}}}, "linger.ms is not a Kafka consumer setting"),
+    ({"producer": {"librdkafka:queue.buffering.max.kbyte": {"low": 1, "high": 5}}},
+     "did you mean librdkafka:queue.buffering.max.kbytes"),
+    ({"producer": {"librdkafka:linger.ms": {"low": -5, "high": 5}}}, "librdkafka:linger.ms=-5"),
+    ({"producer": {"linger.ms": {"low": 0, "high": 5, "log": True}}}, "a log scale needs low > 0"),
+    ({"producer": {"linger.ms": {"low": 5, "high": 5}}}, "low 5 must be below high 5"),
+    ({"producer": {"linger.ms": {"low": 1, "hi": 5}}}, "give {low: L, high: H}"),
+    ({"producer": {"linger.ms": {"choices": []}}}, "choices are a list of values"),
+    ({"brokers": {}}, "brokers: a search space has producer, consumer, topic"),
+    ({}, "has no settings to change"),
+])
+def test_a_bad_space_is_refused_in_one_line(data, message):
+    with pytest.raises(ConfigError, match="^my.yaml") as refused:
+        parse_space("confluent", data, "my.yaml")
+    assert message in str(refused.value)
+
+
+def test_keep_takes_out_every_dimension_that_touches_a_kept_setting():
+    space = load_space("confluent")
+    kept = space.without({"compression.zstd.level": "5", "linger.ms": "0"})
+    keys = {d.key for d in kept.dimensions}
+    assert "producer.compression" not in keys and "producer.linger.ms" not in keys
+    assert len(kept.dimensions) == len(space.dimensions) - 2
+
+
+def test_a_space_file_that_is_not_there_or_not_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_space("confluent", tmp_path / "nope.yaml")
+    (tmp_path / "bad.yaml").write_text("producer: [unclosed")
+    with pytest.raises(ConfigError, match="is not YAML"):
+        load_space("confluent", tmp_path / "bad.yaml")
+    with pytest.raises(ConfigError, match="no search space ships for --client kafka-python"):
+        load_space("kafka-python")
