@@ -38,7 +38,7 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     trials = document.params["trials"]
     assert [t["kind"] for t in trials] == ["default", "default", "preset latency", "preset throughput"]
     for trial in trials:
-        assert trial["state"] == "complete" and trial["objective_ms"][1] <= trial["value_ms"] <= trial["objective_ms"][2]
+        assert trial["state"] == "complete" and trial["objective"][1] <= trial["value"] <= trial["objective"][2]
         assert set(trial["params"]) == {"producer.linger.ms", "consumer.fetch.max.wait.ms"}
     assert trials[2]["settings"]["producer"] == {"linger.ms": "0.1"}  # the latency profile's 0 ms, at the range's end
     final = document.params["final"]

@@ -95,3 +95,58 @@ def test_a_study_resumes_from_its_journal_and_refuses_another_setup(tmp_path):
     assert [t.value for t in completed(again)] == [3.0, 2.0]
     with pytest.raises(ConfigError, match="holds a tune of another setup \\(rate differ\\)"):
         open_study(journal, {**setup, "rate": 60}, seed=1)
+
+
+# ---- the throughput goal on a simulated system: a step passes below its knee -----------------------------
+
+def simulated(monkeypatch, knee: float, unpaced: float):
+    """run_step replaced by a system that passes every step below `knee` records/s and sends `unpaced` unpaced."""
+    from kafkabench.labs.capacity.step import Step
+    from kafkabench.labs.tune import goals
+
+    offered = []
+
+    def run_step(kind, produce, phase, slos, metric, target, out_dir, listener):
+        offered.append(produce.rate)
+        if kind == "probe":
+            return Step(kind, -1, achieved=unpaced, passed=True)
+        passed = produce.rate <= knee
+        return Step(kind, produce.rate, achieved=produce.rate, passed=passed,
+                    reasons=[] if passed else ["e2e p99 80 ms (95 % up to 90) > 50 ms"])
+
+    monkeypatch.setattr(goals, "run_step", run_step)
+    return offered
+
+
+def throughput_goal():
+    from kafkabench.labs.tune.goals import ThroughputGoal
+
+    return ThroughputGoal(TuneScenario(goal="throughput", size=1000, slo=["p99=50ms"], precision=0.05, max_steps=10))
+
+
+def test_a_throughput_trial_searches_from_a_quarter_of_its_probe_to_the_knee(monkeypatch):
+    offered = simulated(monkeypatch, knee=30_000, unpaced=50_000)
+    measured = throughput_goal().measure(trial_scenario(TuneScenario(size=1000), {}, "t"), None, None, None, None)
+    assert offered[:3] == [-1, 12_500, 25_000]  # the probe, then a quarter of it, doubling
+    assert measured.feasible and 30_000 / 1.05 <= measured.objective.value <= 30_000 < measured.objective.high
+    assert len(offered) <= 1 + 10
+
+
+def test_a_throughput_trial_that_cannot_beat_the_best_stops_at_its_probe_or_its_first_step(monkeypatch):
+    goal, produce = throughput_goal(), trial_scenario(TuneScenario(size=1000), {}, "t")
+    offered = simulated(monkeypatch, knee=30_000, unpaced=20_000)
+    slow = goal.measure(produce, None, None, None, incumbent=45_000)
+    assert offered == [-1] and not slow.feasible and "it cannot sustain 47,250" in slow.pruned
+    offered = simulated(monkeypatch, knee=30_000, unpaced=50_000)
+    failing = goal.measure(produce, None, None, None, incumbent=40_000)
+    assert offered == [-1, 42_000] and "42,000 records/s, the best so far plus the precision, failed" in failing.pruned
+    offered = simulated(monkeypatch, knee=60_000, unpaced=50_000)
+    better = goal.measure(produce, None, None, None, incumbent=40_000)
+    assert offered[:2] == [-1, 42_000] and better.feasible and better.objective.value > 42_000
+
+
+def test_throughput_candidates_are_compared_higher_is_better():
+    default = Candidate("default", {}, [10_000, 10_400, 9_800, 10_100, 10_200], [True] * 5)
+    faster = Candidate("trial 4", {}, [15_000, 15_300, 14_900, 15_100, 15_200], [True] * 5)
+    decided = recommend(default, [faster], "sustainable records/s", better="higher")
+    assert decided.chosen is faster and decided.changes["trial 4"].verdict == "improvement"

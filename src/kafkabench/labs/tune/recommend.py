@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from kafkabench.report.compare import MIN_EFFECT_PCT, MetricChange, compare_metric
+from kafkabench.report.compare import MIN_EFFECT_PCT, Better, MetricChange, compare_metric
 
 DEFAULT = "default"
 
@@ -22,7 +22,7 @@ DEFAULT = "default"
 class Candidate:
     label: str  # "default", "trial 17"
     settings: dict[str, dict[str, str]]  # what it sets on top of the user's own, per role
-    values: list[float] = field(default_factory=list)  # the objective of each re-run (lower is better)
+    values: list[float] = field(default_factory=list)  # the objective of each re-run
     feasible: list[bool] = field(default_factory=list)  # each re-run met every check
 
     @property
@@ -41,20 +41,21 @@ class Recommendation:
     changes: dict[str, MetricChange]  # finalist label -> its change from the default
 
 
-def recommend(default: Candidate, finalists: list[Candidate], metric: str,
+def recommend(default: Candidate, finalists: list[Candidate], metric: str, better: Better = "lower",
               min_effect_pct: float = MIN_EFFECT_PCT) -> Recommendation:
-    changes = {c.label: compare_metric(metric, "lower", default.values, c.values, min_effect_pct) for c in finalists}
+    changes = {c.label: compare_metric(metric, better, default.values, c.values, min_effect_pct) for c in finalists}
     feasible = [c for c in finalists if c.always_feasible and c.values]
-    better = [c for c in feasible if changes[c.label].verdict == "improvement"]
-    if better:
-        chosen = min(better, key=lambda c: c.median)
+    best = min if better == "lower" else max
+    improved = [c for c in feasible if changes[c.label].verdict == "improvement"]
+    if improved:
+        chosen = best(improved, key=lambda c: c.median)
         change = changes[chosen.label]
         return Recommendation(chosen, f"{chosen.label}: {metric} {change.change_pct:+.1f} % against the default "
                                       f"(95 % {change.ci_low_pct:+.1f} to {change.ci_high_pct:+.1f} %, "
                                       f"p = {change.p_value:.3g}), every check met in all "
                                       f"{len(chosen.feasible)} re-runs", changes)
     if feasible and not default.always_feasible:
-        chosen = min(feasible, key=lambda c: c.median)
+        chosen = best(feasible, key=lambda c: c.median)
         missed = default.feasible.count(False)
         return Recommendation(chosen, f"{chosen.label}: met every check in all {len(chosen.feasible)} re-runs where "
                                       f"the default missed one in {missed} of {len(default.feasible)}; {metric} "
@@ -64,9 +65,9 @@ def recommend(default: Candidate, finalists: list[Candidate], metric: str,
     elif not feasible:
         reason = "no finalist met every check in all its re-runs: the default is as good as anything found"
     else:
-        best = min(feasible, key=lambda c: c.median)
-        reason = (f"the default is as good as anything found: the best finalist, {best.label}, is "
-                  f"{_change_text(changes[best.label])} ({changes[best.label].reason})")
+        top = best(feasible, key=lambda c: c.median)
+        reason = (f"the default is as good as anything found: the best finalist, {top.label}, is "
+                  f"{_change_text(changes[top.label])} ({changes[top.label].reason})")
     return Recommendation(None, reason, changes)
 
 

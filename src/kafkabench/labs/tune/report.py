@@ -13,8 +13,8 @@ TIPS = {"objective": "tune_objective", "verdict": "tune_verdict", "change": "tun
 
 def _title(document: ResultDocument, what: str) -> str:
     p = document.params
-    return (f"tune {p.get('goal')}: client {p.get('client')}, {p.get('size'):,}-byte values at {p.get('rate', 0):g} "
-            f"records/s, {p.get('sampler', '?')}; {what}")
+    at = f" at {p.get('rate', 0):g} records/s" if p.get("goal") == "latency" else ""
+    return f"tune {p.get('goal')}: client {p.get('client')}, {p.get('size'):,}-byte values{at}, {p.get('sampler', '?')}; {what}"
 
 
 
@@ -32,23 +32,35 @@ def _interval(values: list[float] | None) -> str:
     return "-" if not values else f"{ms(values[0])} ({ms(values[1])}-{ms(values[2])})"
 
 
+def objective_name(params: dict) -> str:
+    if params.get("goal") == "throughput":
+        return "sustainable records/s (failed above)"
+    return f"e2e {params.get('objective', 'p50')} ms (95 %)"
+
+
+def _objective(params: dict, values: list[float] | None) -> str:
+    if params.get("goal") != "throughput" or not values:
+        return _interval(values)
+    return f"{values[0]:,.0f}" + (f" ({values[2]:,.0f})" if values[2] > values[0] else "")
+
+
 def trials_table(document: ResultDocument) -> Table:
     p = document.params
-    objective = f"e2e {p.get('objective', 'p50')}"
     slo_names = [text.split("=")[0].strip().lower() for text in p.get("slo", [])]
-    names = ["trial", "kind", f"{objective} ms (95 %)", *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict",
-             "changed"]
+    names = ["trial", "kind", objective_name(p), *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict", "changed"]
     table = Table(_title(document, "a row per trial, latencies in ms"),
                   columns(names, ("kind", "verdict", "changed"), {names[2]: "tune_objective", "verdict": "tune_verdict"}))
     for trial in p.get("trials", []):
         if trial.get("refused"):
             verdict = f"refused: {trial['refused']}"
-        elif trial.get("objective_ms") is None:
+        elif trial.get("pruned"):
+            verdict = f"stopped early: {trial['pruned']}"
+        elif trial.get("objective") is None:
             verdict = "failed" if trial.get("state") == "fail" else trial.get("state", "-")
         else:
             verdict = "meets every check" if trial.get("feasible") else "; ".join(trial.get("reasons", []))
         slos = [_interval(trial.get("percentiles_ms", {}).get(f"p{float(n.lstrip('p')):g}")) for n in slo_names]
-        table.add(str(trial["number"]), trial["kind"], _interval(trial.get("objective_ms")), *slos, verdict,
+        table.add(str(trial["number"]), trial["kind"], _objective(p, trial.get("objective")), *slos, verdict,
                   changes_text(trial.get("settings", {}), p.get("baseline", {})),
                   kind="dominated" if trial.get("refused") or not trial.get("feasible") else "")
     return table
@@ -58,20 +70,22 @@ def final_table(document: ResultDocument) -> Table | None:
     final = document.params.get("final")
     if not final:
         return None
-    objective = f"e2e {document.params.get('objective', 'p50')}"
-    names = ["candidate", "runs", f"{objective} median ms", "change", "verdict", "every check met", "settings"]
+    throughput = document.params.get("goal") == "throughput"
+    objective = "sustainable records/s" if throughput else f"e2e {document.params.get('objective', 'p50')} ms"
+    names = ["candidate", "runs", f"{objective}, median", "change", "verdict", "every check met", "settings"]
     table = Table(_title(document, "the finalists and the default re-measured, interleaved"),
                   columns(names, ("candidate", "verdict", "every check met", "settings"), {"change": "tune_change"}))
     chosen = document.params.get("recommendation", {}).get("label")
     for entry in final:
-        values, change = entry["values_ms"], entry.get("change")
+        values, change = entry["values"], entry.get("change")
         median = sorted(values)[len(values) // 2] if len(values) % 2 else (
             sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2 if values else None)
         change_text = "-" if not change or change.get("change_pct") is None else (
             f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
                                                if change.get("ci_low_pct") is not None else ""))
         met = f"{sum(entry['feasible'])}/{len(entry['feasible'])}"
-        table.add(entry["label"], str(len(values)), ms(median), change_text, change["verdict"] if change else "baseline",
+        table.add(entry["label"], str(len(values)), "-" if median is None else f"{median:,.0f}" if throughput else ms(median),
+                  change_text, change["verdict"] if change else "baseline",
                   met, changes_text(entry["settings"], document.params.get("baseline", {})),
                   kind="reference" if entry["label"] == chosen else "")
     return table

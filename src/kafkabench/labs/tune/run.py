@@ -1,16 +1,17 @@
-"""`kafkabench tune latency`: the settings that give the lowest e2e percentile at a rate, within the SLOs, found by
-measuring.
+"""`kafkabench tune GOAL`: the settings that meet a goal on this payload and cluster, found by measuring (the goals,
+and how a trial measures each: goals.py).
 
 1. The default (the client's defaults under the user's own settings) is measured --noise-runs times: the noise
    floor, and the first points of the study.
 2. The well-known presets (the `latency` and `throughput` profiles) are tried, then the sampler proposes. Each
-   proposal is refused before it runs when the client would refuse it (the reason kept with the trial), else run
-   as a capacity step at --rate. Until --trials, --time, or (with the Gaussian process) Optuna's terminator says
-   further gains are unlikely.
+   proposal is refused before it runs when the client would refuse it (the reason kept with the trial), else
+   measured. Until --trials, --time, or (with the Gaussian process) Optuna's terminator says further gains are
+   unlikely.
 3. The best --finalists feasible trials and the default are re-measured --final-runs times each, interleaved; a
    recommendation is made only when it holds beyond noise (recommend.py).
-4. Written beside the result: the recommendation as a profile (`profiles/tuned.yaml`, with `tuned-plan.yaml`
-   that runs it against the default) and as `tuned-producer.properties` / `tuned-consumer.properties`.
+4. Written beside the result: the recommendation (or the default, when nothing beat it) as a profile
+   (`profiles/tuned.yaml`, with `tuned-plan.yaml` that runs it against the default) and as
+   `tuned-producer.properties` / `tuned-consumer.properties`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from kafkabench.labs.tune.report import changes_text
 from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
 from kafkabench.labs.tune.scenario import TuneScenario
 from kafkabench.labs.tune.space import ROLES, SearchSpace, load_space
-from kafkabench.labs.tune.trial import Measured, Settings, measure, refusal, trial_scenario
+from kafkabench.labs.tune.goals import GOALS, Measured
+from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
 
 PRESETS = ("latency", "throughput")  # the project's profiles, tried first
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
@@ -114,18 +116,19 @@ class _Tune:
         self.kept = kept_settings(scenario)
         self.histograms: list[dict[str, str]] = []
         self.started = time.monotonic()
-        self.metric = f"e2e {scenario.objective}"
+        self.goal = GOALS[scenario.goal](scenario)
 
     # ---- the phases ----------------------------------------------------------------------------
 
     def tune(self) -> None:
         s = self.scenario
         path = s.study or self.out_dir / "study.journal"
-        self.study = studies.open_study(path, self._setup(), s.seed)
+        self.study = studies.open_study(path, self._setup(), s.seed, self.goal.direction)
         self.document.params.update(study=str(path), sampler=studies.sampler_name(),
                                     space={"source": self.space.source, "dimensions": [d.key for d in self.space.dimensions]})
+        at = f" at {s.rate:g} records/s" if s.goal == "latency" else ""
         self.listener.note(f"study {path} ({studies.sampler_name()}), {len(self.space.dimensions)} settings to tune, "
-                           f"{s.trials} trials at {s.rate:g} records/s, objective e2e {s.objective}")
+                           f"{s.trials} trials{at}, objective: {self.goal.metric} ({self.goal.direction})")
         defaults = self.baseline = self._defaults()
         self.document.params["baseline"] = defaults
         done = self._trials("default")
@@ -167,13 +170,17 @@ class _Tune:
             self.study.tell(optuna_trial, state=TrialState.FAIL)
             self.listener.note(f"trial {optuna_trial.number} refused before it ran: {reason}")
             return False
-        measured = measure(self.scenario, produce, self.target, self.scratch, self.listener)
-        for name, value in measured.constraints(self.scenario).items():
+        best = self._best()
+        measured = self.goal.measure(produce, self.target, self.scratch, self.listener,
+                                     best.value if best is not None and kind == "search" else None)
+        for name, value in self.goal.constraints(measured).items():
             optuna_trial.set_constraint(name, value)
         optuna_trial.set_user_attr("figures", _figures(measured))
-        if measured.objective is None:
-            from optuna.trial import TrialState
+        from optuna.trial import TrialState
 
+        if measured.pruned:
+            self.study.tell(optuna_trial, state=TrialState.PRUNED)
+        elif measured.objective is None:
             self.study.tell(optuna_trial, state=TrialState.FAIL)
         else:
             self.study.tell(optuna_trial, measured.objective.value)
@@ -184,7 +191,8 @@ class _Tune:
         s = self.scenario
         best: dict[str, Candidate] = {}
         ranked = sorted((t for t in studies.completed(self.study)
-                         if t.user_attrs.get("kind") != "default" and studies.feasible(t)), key=lambda t: t.value)
+                         if t.user_attrs.get("kind") != "default" and studies.feasible(t)),
+                        key=lambda t: t.value, reverse=self.goal.better == "higher")
         for t in ranked:
             key = repr(sorted((role, sorted(v.items())) for role, v in t.user_attrs["settings"].items()))
             best.setdefault(key, Candidate(f"trial {t.number}", t.user_attrs["settings"]))
@@ -198,20 +206,21 @@ class _Tune:
         for _ in range(s.final_runs if finalists else 0):
             for candidate in (default, *finalists):
                 produce = trial_scenario(self.scenario, _merged(candidate.settings, self.kept), f"tune {candidate.label}")
-                measured = measure(self.scenario, produce, self.target, self.scratch, self.listener)
+                measured = self.goal.measure(produce, self.target, self.scratch, self.listener, None)
                 self._keep(_Trial(-1, f"final {candidate.label}", candidate.settings, measured))
                 if measured.objective is not None:
                     candidate.values.append(measured.objective.value)
                 candidate.feasible.append(measured.feasible)
-        self._recommend(recommend(default, finalists, self.metric), default, finalists)
+        self._recommend(recommend(default, finalists, self.goal.metric, self.goal.better), default, finalists)
 
     # ---- pieces ----------------------------------------------------------------------------------
 
     def _setup(self) -> dict:
         """What a study is a study of: a journal made for another setup is not resumed."""
         s = self.scenario
-        return {"goal": s.goal, "client": s.client, "size": s.size, "payload": [str(p) for p in s.payload],
-                "rate": s.rate, "objective": s.objective, "slo": s.slo, "producers": s.producers,
+        goal = {"rate": s.rate, "objective": s.objective} if s.goal == "latency" else {"precision": s.precision}
+        return {"goal": s.goal, **goal, "client": s.client, "size": s.size, "payload": [str(p) for p in s.payload],
+                "slo": s.slo, "producers": s.producers,
                 "consumers": s.consumers, "partitions": s.partitions, "replication_factor": s.replication_factor,
                 "kept": self.kept, "space": {d.key: repr(d.distribution()) for d in self.space.dimensions}}
 
@@ -247,26 +256,30 @@ class _Tune:
             return False
 
     def _keep(self, trial: _Trial) -> None:
-        m = trial.measured
-        first = m.step.runs[0] if m.step.runs else None
-        self.document.runs.append(Run(
-            client=self.scenario.client, client_version=first.client_version if first else "", scenario=trial.kind,
-            params={"trial": trial.number, "kind": trial.kind, "settings": trial.settings, **_figures(m)},
-            stats=stats_from(m.step.histograms),
-            throughput={"records_per_s": m.step.achieved, "payload_mb_per_s": m.step.mb_per_s} if m.step.achieved else {},
-            counters={"errors": m.step.errors}, config=first.config if first else {}, error=m.step.error))
-        self.histograms.append({metric: h.encode() for metric, h in m.step.histograms.items()})
+        """A run per step the trial took (the latency goal's one, or a throughput search's probe and steps)."""
+        for step in trial.measured.steps:
+            first = step.runs[0] if step.runs else None
+            self.document.runs.append(Run(
+                client=self.scenario.client, client_version=first.client_version if first else "", scenario=trial.kind,
+                params={"trial": trial.number, "kind": trial.kind, "step": step.kind, "offered_rate": step.offered,
+                        "settings": trial.settings, "verdict": "pass" if step.passed else "fail", "reasons": step.reasons},
+                stats=stats_from(step.histograms),
+                throughput={"records_per_s": step.achieved, "payload_mb_per_s": step.mb_per_s} if step.achieved else {},
+                counters={"errors": step.errors}, config=first.config if first else {}, error=step.error))
+            self.histograms.append({metric: h.encode() for metric, h in step.histograms.items()})
         self.listener.note(self._line(trial))
+        measured = sum(1 for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default")
+        self.listener.progress(measured, self.scenario.trials, "tune: trials measured")
         self.write()
 
     def _line(self, trial: _Trial) -> str:
         m, s = trial.measured, self.scenario
-        figure = (f"e2e {s.objective} {m.objective.value:,.3g} ms (95 % {m.objective.low:,.3g}-{m.objective.high:,.3g})"
-                  if m.objective else "no e2e measured")
-        verdict = "meets every check" if m.feasible else f"fails: {'; '.join(m.step.reasons)}"
+        figure = self.goal.text(m.objective) if m.objective else f"no {self.goal.metric} measured"
+        verdict = ("meets every check" if m.feasible else f"stopped early: {m.pruned}" if m.pruned
+                   else f"fails: {'; '.join(m.reasons)}")
         changed = changes_text(trial.settings, self.baseline)
         best = self._best()
-        incumbent = f"; best so far trial {best.number}: {best.value:,.3g} ms" if best else ""
+        incumbent = f"; best so far trial {best.number}: {self.goal.value_text(best.value)}" if best else ""
         left = ""
         if s.time is not None:
             left = f"; {max(0.0, s.time - (time.monotonic() - self.started)):,.0f} s left"
@@ -275,12 +288,14 @@ class _Tune:
         return f"{trial.kind} ({where}): {changed}: {figure}, {verdict}{incumbent}{left}"
 
     def _best(self):
-        return min(filter(studies.feasible, studies.completed(self.study)), key=lambda t: t.value, default=None)
+        """The best feasible trial so far (its value the incumbent a throughput trial must beat)."""
+        best = min if self.goal.better == "lower" else max
+        return best(filter(studies.feasible, studies.completed(self.study)), key=lambda t: t.value, default=None)
 
     def _recommend(self, recommendation: Recommendation, default: Candidate, finalists: list[Candidate]) -> None:
         chosen = recommendation.chosen
         self.document.params["final"] = [
-            {"label": c.label, "settings": c.settings, "values_ms": c.values, "feasible": c.feasible,
+            {"label": c.label, "settings": c.settings, "values": c.values, "feasible": c.feasible,
              **({"change": recommendation.changes[c.label].model_dump()} if c.label in recommendation.changes else {})}
             for c in (default, *finalists)]
         self.document.params["recommendation"] = {"label": chosen.label if chosen else DEFAULT,
@@ -327,17 +342,18 @@ class _Tune:
 
 
 def _figures(measured: Measured) -> dict:
-    step = measured.step
-    return {"objective_ms": measured.objective.as_list() if measured.objective else None,
-            "percentiles_ms": {name: i.as_list() for name, i in step.percentiles.items()},
-            "achieved": step.achieved, "feasible": measured.feasible, "reasons": step.reasons}
+    judged = measured.judged
+    return {"objective": measured.objective.as_list() if measured.objective else None,
+            "percentiles_ms": {name: i.as_list() for name, i in judged.percentiles.items()} if judged else {},
+            "achieved": judged.achieved if judged else None, "feasible": measured.feasible,
+            "reasons": measured.reasons, "pruned": measured.pruned, "steps": len(measured.steps)}
 
 
 def _trial_entry(trial) -> dict:
     attrs = trial.user_attrs
     return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
             "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
-            "value_ms": trial.value if trial.value is not None else None, **attrs.get("figures", {})}
+            "value": trial.value, **attrs.get("figures", {})}
 
 
 def _merged(*layers: Settings) -> Settings:

@@ -20,14 +20,18 @@ OBJECTIVES = {"p50": 50.0, "p99": 99.0}
 
 class TuneScenario(ProducerWorkload):
     lab: Literal["tune"] = "tune"
-    goal: Annotated[Literal["latency"], Cli(positional=True)] = Field(
-        "latency", description="latency: the lowest e2e percentile (--objective) at --rate, within the SLOs.")
+    goal: Annotated[Literal["latency", "throughput"], Cli(positional=True)] = Field(
+        "latency", description="latency: the lowest e2e percentile (--objective) at --rate, within the SLOs; "
+                               "throughput: the most records/s within the SLOs (each trial a short max-rate search).")
     size: PositiveInt = Field(SEED_IMAGE_BYTES, description="Bytes per record (incompressible), without --payload "
                                                             "(default: the size of seed 000's 1.3 MB camera image).")
     consumers: int = Field(1, ge=1, description="Consumer worker processes reading at the same time (e2e).")
-    rate: PositiveFloat = Field(30, description="Records/s every trial offers on an open-loop schedule (the seed's "
-                                                "30 frames/s).")
-    objective: Literal["p50", "p99"] = Field("p50", description="The e2e percentile the tune minimises.")
+    rate: PositiveFloat = Field(30, description="latency: records/s every trial offers on an open-loop schedule "
+                                                "(the seed's 30 frames/s).")
+    objective: Literal["p50", "p99"] = Field("p50", description="latency: the e2e percentile the tune minimises.")
+    precision: float = Field(0.05, gt=0, le=1, description="throughput: each trial's search stops when its bracket is "
+                                                            "within this fraction.")
+    max_steps: PositiveInt = Field(8, description="throughput: most steps of each trial's search.")
     slo: Annotated[list[str], Cli("--slo", repeat=True)] = Field(
         [], description=f"Latency objective every recommendation must meet, {FORM}; repeat for several.")
     trials: PositiveInt = Field(40, description="Most measured trials (the default's noise-floor runs and the final "
