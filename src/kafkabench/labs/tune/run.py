@@ -353,7 +353,12 @@ def _trial_entry(trial) -> dict:
     attrs = trial.user_attrs
     return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
             "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
-            "value": trial.value, **attrs.get("figures", {})}
+            "value": trial.value, "started": _iso(trial.datetime_start), "finished": _iso(trial.datetime_complete),
+            **attrs.get("figures", {})}
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
 
 
 def _merged(*layers: Settings) -> Settings:
