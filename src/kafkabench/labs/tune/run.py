@@ -144,7 +144,7 @@ class _Tune:
     def _search(self) -> str:
         s, refused_in_a_row = self.scenario, 0
         while True:
-            measured = [t for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default"]
+            measured = self._measured()
             if len(measured) >= s.trials:
                 return f"{s.trials} trials measured (--trials)"
             if s.time is not None and time.monotonic() - self.started > s.time:
@@ -244,6 +244,12 @@ class _Tune:
         return [t for t in self.study.get_trials(deepcopy=False) if t.user_attrs.get("kind") == kind
                 and t.user_attrs.get("figures")]
 
+    def _measured(self) -> list:
+        """The trials of the search that ran (completed, stopped early or failed while running; not the default's
+        runs, not the refused): what --trials counts."""
+        return [t for t in self.study.get_trials(deepcopy=False)
+                if t.user_attrs.get("figures") and t.user_attrs.get("kind") != "default"]
+
     def _terminated(self, measured: list) -> bool:
         if studies.sampler_name() != "GPSampler" or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2:
             return False
@@ -268,8 +274,7 @@ class _Tune:
                 counters={"errors": step.errors}, config=first.config if first else {}, error=step.error))
             self.histograms.append({metric: h.encode() for metric, h in step.histograms.items()})
         self.listener.note(self._line(trial))
-        measured = sum(1 for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default")
-        self.listener.progress(measured, self.scenario.trials, "tune: trials measured")
+        self.listener.progress(len(self._measured()), self.scenario.trials, "tune: trials measured")
         self.write()
 
     def _line(self, trial: _Trial) -> str:
@@ -283,8 +288,7 @@ class _Tune:
         left = ""
         if s.time is not None:
             left = f"; {max(0.0, s.time - (time.monotonic() - self.started)):,.0f} s left"
-        done = sum(1 for t in studies.completed(self.study) if t.user_attrs.get("kind") != "default")
-        where = f"trial {trial.number}, {done}/{s.trials} measured" if trial.number >= 0 else "re-run"
+        where = f"trial {trial.number}, {len(self._measured())}/{s.trials} measured" if trial.number >= 0 else "re-run"
         return f"{trial.kind} ({where}): {changed}: {figure}, {verdict}{incumbent}{left}"
 
     def _best(self):
