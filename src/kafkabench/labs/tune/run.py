@@ -91,12 +91,18 @@ def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Li
         session.tune()
     except KeyboardInterrupt:
         document.error = "interrupted"
+    except _Ended as ended:
+        document.error = str(ended)
     finally:
         shutil.rmtree(session.scratch, ignore_errors=True)
         session.write()
     if document.error:
         raise LabFailed(f"{document.error}; the trials done so far are kept in {out_dir} and in the study", document)
     return document
+
+
+class _Ended(Exception):
+    """A run failed: the cluster or the client broke, not the settings."""
 
 
 @dataclass
@@ -276,6 +282,11 @@ class _Tune:
         self.listener.note(self._line(trial))
         self.listener.progress(len(self._measured()), self.scenario.trials, "tune: trials measured")
         self.write()
+        failed = next((step for step in trial.measured.steps if step.error), None)
+        if failed is not None:
+            where = f"trial {trial.number}" if trial.number >= 0 else trial.kind
+            rate = "unpaced" if failed.offered < 0 else f"at {failed.offered:,.0f} records/s"
+            raise _Ended(f"{where} ({failed.kind} {rate}) failed: {failed.error}")
 
     def _line(self, trial: _Trial) -> str:
         m, s = trial.measured, self.scenario
