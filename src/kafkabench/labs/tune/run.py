@@ -17,6 +17,7 @@ and how a trial measures each: goals.py).
 from __future__ import annotations
 
 import shutil
+import statistics
 import time
 import uuid
 from dataclasses import dataclass
@@ -257,12 +258,19 @@ class _Tune:
                 if t.user_attrs.get("figures") and t.user_attrs.get("kind") != "default"]
 
     def _terminated(self, measured: list) -> bool:
+        """Optuna's terminator, with the noise floor as the error it compares against: the search ends when the
+        regret bound of the Gaussian process is below the spread of the default's own runs."""
         if studies.sampler_name() != "GPSampler" or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2:
             return False
-        from optuna.terminator import Terminator
+        defaults = [t.value for t in self._trials("default") if t.value is not None]
+        if len(defaults) < 2:
+            return False
+        from optuna.terminator import RegretBoundEvaluator, StaticErrorEvaluator, Terminator
 
+        noise = statistics.stdev(defaults)
         try:
-            return Terminator().should_terminate(self.study)
+            return Terminator(improvement_evaluator=RegretBoundEvaluator(),
+                              error_evaluator=StaticErrorEvaluator(noise)).should_terminate(self.study)
         except Exception as exc:  # the terminator's own model failing must not end a tune
             self.listener.note(f"Optuna's terminator could not judge ({exc}); going on")
             return False
