@@ -248,8 +248,11 @@ class _Tune:
         self.study.enqueue_trial(params, user_attrs={"kind": kind}, skip_if_exists=False)
 
     def _trials(self, kind: str) -> list:
+        """The trials of a kind that ran or wait to run (enqueued by a tune that stopped before it got to them)."""
+        from optuna.trial import TrialState
+
         return [t for t in self.study.get_trials(deepcopy=False) if t.user_attrs.get("kind") == kind
-                and t.user_attrs.get("figures")]
+                and (t.user_attrs.get("figures") or t.state == TrialState.WAITING)]
 
     def _measured(self) -> list:
         """The trials of the search that ran (completed, stopped early or failed while running; not the default's
@@ -262,7 +265,7 @@ class _Tune:
         regret bound of the Gaussian process is below the spread of the default's own runs."""
         if studies.sampler_name() != "GPSampler" or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2:
             return False
-        defaults = [t.value for t in self._trials("default") if t.value is not None]
+        defaults = [t.value for t in studies.completed(self.study) if t.user_attrs.get("kind") == "default"]
         if len(defaults) < 2:
             return False
         from optuna.terminator import RegretBoundEvaluator, StaticErrorEvaluator, Terminator
