@@ -28,6 +28,7 @@ from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 
 ROLES = ("producer", "consumer", "topic")
+SETTINGS_ARGUMENT = {"producer": "producer_file", "consumer": "consumer_file", "topic": "topic"}  # build_settings' names
 BUILTIN = resources.files("kafkabench.labs.tune").joinpath("spaces")
 
 
@@ -187,7 +188,7 @@ def _check_vocabulary(dimension: Dimension, where: str) -> None:
         candidates = [dimension.settings(dimension.low), dimension.settings(dimension.high)]
     for bundle in candidates:
         given = {key: Setting(value, where) for key, value in bundle.items()}
-        build_settings(defaults={}, **{f"{dimension.role}_file" if dimension.role != "topic" else "topic": given})
+        build_settings(defaults={}, **{SETTINGS_ARGUMENT[dimension.role]: given})
 
 
 def _text(value: Any) -> str:
