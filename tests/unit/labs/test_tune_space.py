@@ -71,3 +71,15 @@ def test_a_space_file_that_is_not_there_or_not_yaml(tmp_path):
         load_space("confluent", tmp_path / "bad.yaml")
     with pytest.raises(ConfigError, match="no search space ships for --client kafka-python"):
         load_space("kafka-python")
+
+
+def test_size_limits_are_fitted_to_the_payload_so_no_proposal_is_refused_for_it():
+    space = parse_space("confluent", {"consumer": {"max.partition.fetch.bytes": {"low": 65536, "high": 16777216, "log": True},
+                                                   "fetch.max.bytes": {"low": 1024, "high": 65536}},
+                                      "producer": {"linger.ms": {"low": 1, "high": 5}}}, "my.yaml")
+    fitted, notes = space.fitted(1_303_269)
+    limits = {d.key: d for d in fitted.dimensions}
+    assert limits["consumer.max.partition.fetch.bytes"].low == 1_303_269 and limits["producer.linger.ms"].low == 1
+    assert "consumer.fetch.max.bytes" not in limits  # even its highest value cannot carry the record
+    assert notes == ["consumer.max.partition.fetch.bytes from 1,303,269 (was 65,536): a 1,303,269-byte record must fit",
+                     "consumer.fetch.max.bytes left out: its highest value 65,536 cannot carry a 1,303,269-byte record"]

@@ -27,11 +27,13 @@ import yaml
 
 from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
-from kafkabench.core.events import Listener
+from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
+from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import count_brokers, new_document
+from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune import study as studies
 from kafkabench.labs.tune.report import changes_text
 from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
@@ -45,18 +47,26 @@ REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, b
 KNOB_FIELDS = {"acks": ("producer", "acks"), "compression": ("producer", "compression.type")}
 
 
-def check_tune(scenario: TuneScenario) -> SearchSpace:
-    """The space as this tune may use it (kept settings taken out); refused in one line when it cannot be used."""
+def check_tune(scenario: TuneScenario, listener: Listener = SILENT) -> SearchSpace:
+    """The space as this tune may use it (kept settings taken out, size limits fitted to the payload); refused in
+    one line when it cannot be used."""
     studies.optuna_module()
-    space = load_space(scenario.client, scenario.space)
     kept = kept_settings(scenario)
-    space = space.without({name for role in kept.values() for name in role})
-    if not space.dimensions:
-        raise ConfigError(f"--keep leaves nothing in {space.source} to tune")
     reason = refusal(trial_scenario(scenario, kept, "--keep"))
     if reason:
         raise ConfigError(reason)
+    space = load_space(scenario.client, scenario.space).without({name for role in kept.values() for name in role})
+    space, notes = space.fitted(needed_bytes(scenario))
+    for note in notes:
+        listener.note(note)
+    if not space.dimensions:
+        raise ConfigError(f"--keep and the payload's size leave nothing in {space.source} to tune")
     return space
+
+
+def needed_bytes(scenario: TuneScenario) -> int:
+    """What the size limits must carry: the largest value and its record's framing, as fit_payload counts it."""
+    return max(len(p) for p in load_payloads(trial_scenario(scenario, {}, "size"))) + RECORD_OVERHEAD
 
 
 def kept_settings(scenario: TuneScenario) -> Settings:
@@ -83,7 +93,7 @@ def kept_settings(scenario: TuneScenario) -> Settings:
 
 
 def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
-    space = check_tune(scenario)
+    space = check_tune(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
@@ -232,11 +242,15 @@ class _Tune:
                 "kept": self.kept, "space": {d.key: repr(d.distribution()) for d in self.space.dimensions}}
 
     def _defaults(self) -> Settings:
-        """The client's defaults for every setting of the space, under the user's own settings."""
+        """The client's defaults for every setting of the space, the size limits as kafkabench raises them for the
+        payload (fit_payload), under the user's own settings."""
         defaults: Settings = {role: {} for role in ROLES}
+        needed = needed_bytes(self.scenario)
         for d in self.space.dimensions:
             for name in d.settings_names:
                 value = default_of(self.scenario.client, d.role, name)
+                if value is not None and (d.role, name) in SIZE_LIMITS:
+                    value = str(max(int(value), needed))
                 if value is not None:
                     defaults[d.role][name] = value
         produce = trial_scenario(self.scenario, {}, "user")

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from kafkabench.config.client_settings import build_settings
+from kafkabench.config.client_settings import SIZE_LIMITS, build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 
@@ -105,6 +105,21 @@ class SearchSpace:
                 value = min(max(value, d.low), d.high)
                 params[d.key] = int(round(value)) if d.integer else value
         return params
+
+    def fitted(self, needed: int) -> tuple[SearchSpace, list[str]]:
+        """The size limits on a value's path (max.request.size, max.partition.fetch.bytes, ...) raised so every value
+        the space offers carries a `needed`-byte record: a range's low end raised, or its dimension dropped when even
+        its high end cannot; what changed, in words. (A trial below it would only be refused.)"""
+        dimensions, notes = [], []
+        for d in self.dimensions:
+            if (d.role, d.name) not in SIZE_LIMITS or d.choices or d.low >= needed:
+                dimensions.append(d)
+            elif d.high < needed:
+                notes.append(f"{d.key} left out: its highest value {d.high:,.0f} cannot carry a {needed:,}-byte record")
+            else:
+                dimensions.append(replace(d, low=float(needed)))
+                notes.append(f"{d.key} from {needed:,} (was {d.low:,.0f}): a {needed:,}-byte record must fit")
+        return replace(self, dimensions=tuple(dimensions)), notes
 
     def without(self, kept: dict[str, str]) -> SearchSpace:
         """The space minus every dimension that would change a kept setting (`--keep acks=all,...`)."""
