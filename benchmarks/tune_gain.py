@@ -22,6 +22,7 @@ Prints one table per case, each target with its measured figure and PASS or MISS
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -84,6 +85,7 @@ def run_case(name: str, bootstrap: str, trials: int | None, work: Path) -> bool:
     final = {entry["label"]: entry for entry in params["final"]}
     chosen = params["recommendation"]["label"]
     print(f"  {len(params['trials'])} trials ({params['stop_reason']}); recommendation: {params['recommendation']['reason']}")
+    print(f"  recommended settings: {params['recommendation']['settings'] or 'none (the default)'}")
     default = final["default"]["values"]
     checks: dict[str, tuple[str, bool]] = {}
     if goal == "latency":
@@ -94,7 +96,7 @@ def run_case(name: str, bootstrap: str, trials: int | None, work: Path) -> bool:
         gain = 1 - statistics.median(tuned) / statistics.median(default)
         print(f"  e2e p50 medians: default {statistics.median(default):.2f} ms, recommended "
               f"{statistics.median(tuned):.2f} ms; TCP floor {floor:.2f} ms")
-        checks["p50 >= 30 % lower than the default"] = (f"{gain:+.1%}", gain >= 0.30)
+        checks["p50 >= 30 % lower than the default"] = (f"{gain:.1%} lower", gain >= 0.30)
         checks["wins 5 of 5 paired re-runs"] = (f"{won} of {len(rounds)}", won == len(rounds) == 5)
         checks["p50 within 2x the TCP floor"] = (f"{statistics.median(tuned) / floor:.2f}x",
                                                 statistics.median(tuned) <= 2 * floor)
@@ -122,11 +124,13 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--trials", type=int, help="Override each case's trial budget (a quick look).")
     parser.add_argument("--bootstrap-servers")
+    parser.add_argument("--keep", type=Path, help="Keep the tunes' result directories and studies here.")
     args = parser.parse_args()
     cases = args.cases.split(",")
     if set(cases) - set(CASES):
         parser.error(f"--cases: {', '.join(CASES)}")
-    with tempfile.TemporaryDirectory(prefix="tune-gain-") as work:
+    with (contextlib.nullcontext(str(args.keep)) if args.keep else
+          tempfile.TemporaryDirectory(prefix="tune-gain-")) as work:
         if args.bootstrap_servers:
             ok = all([run_case(case, args.bootstrap_servers, args.trials, Path(work)) for case in cases])
         else:
