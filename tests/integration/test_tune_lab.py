@@ -40,7 +40,8 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     for trial in trials:
         assert trial["state"] == "complete" and trial["objective"][1] <= trial["value"] <= trial["objective"][2]
         assert set(trial["params"]) == {"producer.linger.ms", "consumer.fetch.max.wait.ms"}
-    assert trials[2]["settings"]["producer"] == {"linger.ms": "0.1"}  # the latency profile's 0 ms, at the range's end
+    assert trials[2]["settings"] == {"producer": {"linger.ms": "0"}, "consumer": {"fetch.max.wait.ms": "100"}, "topic": {}}
+    assert trials[2]["params"]["producer.linger.ms"] == 0.1  # the profile runs as it is; the study places it at the low end
     final = document.params["final"]
     assert [entry["label"] for entry in final][0] == "default" and all(len(e["feasible"]) == 2 for e in final)
     assert document.params["stop_reason"] == "2 trials measured (--trials)"

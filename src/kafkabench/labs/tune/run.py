@@ -153,7 +153,8 @@ class _Tune:
             self._enqueue(self.space.params_of(defaults), "default")
         for name in PRESETS:
             if not self._trials(f"preset {name}"):
-                self._enqueue(self.space.params_of(_merged(defaults, _profile(name))), f"preset {name}")
+                preset = self._preset(name)
+                self._enqueue(self.space.params_of(_merged(defaults, preset)), f"preset {name}", preset)
         self.document.params["stop_reason"] = self._search()
         self.listener.note(f"search ended: {self.document.params['stop_reason']}")
         self._final()
@@ -176,7 +177,8 @@ class _Tune:
         """One proposal: refused (False) or measured (True)."""
         optuna_trial = self.study.ask(self.space.distributions())
         kind = optuna_trial.user_attrs.get("kind", "search")
-        settings = {} if kind == "default" else self.space.settings(optuna_trial.params)
+        # the default and the presets run as they are; their parameters only place them in the space
+        settings = optuna_trial.user_attrs.get("runs", self.space.settings(optuna_trial.params))
         produce = trial_scenario(self.scenario, _merged(settings, self.kept), f"tune trial {optuna_trial.number}")
         optuna_trial.set_user_attr("settings", settings)
         reason = refusal(produce)
@@ -258,8 +260,15 @@ class _Tune:
                 for role, field in (("producer", "producer"), ("consumer", "consumer"), ("topic", "topic_config"))}
         return _merged(defaults, user)
 
-    def _enqueue(self, params: dict, kind: str) -> None:
-        self.study.enqueue_trial(params, user_attrs={"kind": kind}, skip_if_exists=False)
+    def _enqueue(self, params: dict, kind: str, runs: Settings | None = None) -> None:
+        """A trial to run first: `runs`, the settings it runs with ({} for the default), the params its figures
+        are placed at in the space (clipped into its ranges)."""
+        self.study.enqueue_trial(params, user_attrs={"kind": kind, "runs": runs or {}}, skip_if_exists=False)
+
+    def _preset(self, name: str) -> Settings:
+        """A profile's settings that the space tunes (the latency profile's acks=1 is not: durability stays)."""
+        tuned = {(d.role, name) for d in self.space.dimensions for name in d.settings_names}
+        return {role: {k: v for k, v in values.items() if (role, k) in tuned} for role, values in _profile(name).items()}
 
     def _trials(self, kind: str) -> list:
         """The trials of a kind that ran or wait to run (enqueued by a tune that stopped before it got to them)."""
