@@ -4,6 +4,8 @@ interval, verdict), and the recommendation in one line."""
 
 from __future__ import annotations
 
+import statistics
+
 from kafkabench.core.results import ResultDocument
 from kafkabench.labs.tune.space import ROLES
 from kafkabench.report.table import Table, columns, ms
@@ -78,8 +80,7 @@ def final_table(document: ResultDocument) -> Table | None:
     chosen = document.params.get("recommendation", {}).get("label")
     for entry in final:
         values, change = entry["values"], entry.get("change")
-        median = sorted(values)[len(values) // 2] if len(values) % 2 else (
-            sum(sorted(values)[len(values) // 2 - 1:len(values) // 2 + 1]) / 2 if values else None)
+        median = statistics.median(values) if values else None
         change_text = "-" if not change or change.get("change_pct") is None else (
             f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
                                                if change.get("ci_low_pct") is not None else ""))
