@@ -83,7 +83,10 @@ def kept_settings(scenario: TuneScenario) -> Settings:
             roles = [role for role in ("producer", "consumer") if name in java_names.names(role)] or \
                     [role for role in ("topic",) if name in java_names.names(role)]
         if not roles:
-            raise ConfigError(f"--keep {name}: not a producer, consumer or topic setting")
+            vocabulary = frozenset().union(*(java_names.names(role) for role in ROLES))
+            hint = java_names.closest(name, vocabulary)
+            raise ConfigError(f"--keep {name}: not a producer, consumer or topic setting"
+                              + (f"; did you mean {', '.join(hint)}?" if hint else ""))
         for role in roles:
             kept[role][name] = value
     for field, (role, name) in KNOB_FIELDS.items():
