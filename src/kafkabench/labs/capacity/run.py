@@ -16,17 +16,16 @@ measured is kept and the lab exits non-zero.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
-from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
 from kafkabench.labs.capacity.search import RateSearch
-from kafkabench.labs.capacity.step import Phase, Step, run_step
+from kafkabench.labs.capacity.step import Phase, Step, StepsEnded, run_step, run_steps
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
@@ -51,25 +50,10 @@ def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, liste
     document = new_document("max-rate", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
     session = _Session(scenario, target, out_dir, document, listener)
-    try:
-        if scenario.sweep:
-            session.sweep()
-        else:
-            session.search()
-    except KeyboardInterrupt:
-        document.error = "interrupted"
-    except _Ended as ended:
-        document.error = str(ended)
-    finally:
-        shutil.rmtree(session.scratch, ignore_errors=True)
-        session.write()
+    run_steps(document, session.scratch, session.write, session.sweep if scenario.sweep else session.search)
     if document.error:
         raise LabFailed(f"{document.error}; the steps done so far are kept in {out_dir}", document)
     return document
-
-
-class _Ended(Exception):
-    """A step whose run failed: the cluster or the client broke, not the rate."""
 
 
 class _Session:
@@ -125,7 +109,7 @@ class _Session:
                         "publish", self.target, self.scratch, self.listener)
         self._keep(step)
         if step.error or not step.achieved:
-            raise _Ended(f"the probe failed: {step.error or 'nothing was acknowledged'}")
+            raise StepsEnded(f"the probe failed: {step.error or 'nothing was acknowledged'}")
         self.listener.note(f"probe: {step.achieved:,.0f} records/s unpaced")
         return step.achieved
 
@@ -135,7 +119,7 @@ class _Session:
         self._keep(step, repeat)
         self.listener.note(self._line(step, len(self.steps)))
         if step.error:
-            raise _Ended(f"step {len(self.steps)} ({kind}) at {rate:,.0f} records/s failed: {step.error}")
+            raise StepsEnded(f"step {len(self.steps)} ({kind}) at {rate:,.0f} records/s failed: {step.error}")
         return step
 
     def _hold(self, rate: float) -> float | None:
@@ -168,15 +152,10 @@ class _Session:
 
     def _keep(self, step: Step, repeat: int | None = None) -> None:
         self.steps.append(step)
-        first = step.runs[0] if step.runs else None
         params = {"step": len(self.steps), "kind": step.kind, "offered_rate": step.offered,
                   **({"repeat": repeat} if repeat else {})}
-        self.document.runs.append(Run(
-            client=self.scenario.client, client_version=first.client_version if first else "",
-            scenario=step.kind, params=params, stats=stats_from(step.histograms),
-            throughput={"records_per_s": step.achieved, "payload_mb_per_s": step.mb_per_s} if step.achieved else {},
-            counters={"errors": step.errors}, config=first.config if first else {}, error=step.error))
-        self.histograms.append({metric: h.encode() for metric, h in step.histograms.items()})
+        self.document.runs.append(step.as_run(self.scenario.client, params))
+        self.histograms.append(step.encoded_histograms())
         self.document.params["steps"] = [s.to_dict() for s in self.steps]
         self.write()
 

@@ -12,13 +12,15 @@ judged. A step passes only if every check holds, and each failed check is named:
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
-from kafkabench.core.results import Run
+from kafkabench.core.results import ResultDocument, Run, stats_from
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.figures import Interval, percentile_interval, slope_interval
@@ -58,6 +60,17 @@ class Step:
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict, repr=False)  # measured, per metric
     windows: list[LatencyHistogram] = field(default_factory=list, repr=False)  # the judged metric's, not written
     runs: list[Run] = field(default_factory=list, repr=False)  # the produce run's own: client version, settings
+
+    def as_run(self, client: str, params: dict) -> Run:
+        """The step as a run of its lab's result: its measured histograms' stats, its rate, its errors."""
+        first = self.runs[0] if self.runs else None
+        return Run(client=client, client_version=first.client_version if first else "", scenario=params["kind"],
+                   params=params, stats=stats_from(self.histograms),
+                   throughput={"records_per_s": self.achieved, "payload_mb_per_s": self.mb_per_s} if self.achieved else {},
+                   counters={"errors": self.errors}, config=first.config if first else {}, error=self.error)
+
+    def encoded_histograms(self) -> dict[str, str]:
+        return {metric: h.encode() for metric, h in self.histograms.items()}
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
@@ -165,3 +178,21 @@ def judge(step: Step, slos: list[Slo], metric: str) -> Step:
                            f"{slo.limit_ms:g} ms")
     step.reasons, step.passed = reasons, not reasons
     return step
+
+
+class StepsEnded(Exception):
+    """A step whose run failed: the cluster or the client broke, not the rate or the settings."""
+
+
+def run_steps(document: ResultDocument, scratch: Path, write: Callable[[], None], work: Callable[[], None]) -> None:
+    """Run a lab made of steps: an interruption or a failed step ends it with the error in the document, the steps'
+    scratch directory removed and what was measured written either way."""
+    try:
+        work()
+    except KeyboardInterrupt:
+        document.error = "interrupted"
+    except StepsEnded as ended:
+        document.error = str(ended)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        write()

@@ -16,7 +16,6 @@ and how a trial measures each: goals.py).
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import time
 import uuid
@@ -29,9 +28,10 @@ from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
 from kafkabench.core.events import SILENT, Listener
-from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
+from kafkabench.labs.capacity.step import StepsEnded, run_steps
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune import study as studies
@@ -101,22 +101,10 @@ def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Li
     document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
     session = _Tune(scenario, space, target, out_dir, document, listener)
-    try:
-        session.tune()
-    except KeyboardInterrupt:
-        document.error = "interrupted"
-    except _Ended as ended:
-        document.error = str(ended)
-    finally:
-        shutil.rmtree(session.scratch, ignore_errors=True)
-        session.write()
+    run_steps(document, session.scratch, session.write, session.tune)
     if document.error:
         raise LabFailed(f"{document.error}; the trials done so far are kept in {out_dir} and in the study", document)
     return document
-
-
-class _Ended(Exception):
-    """A run failed: the cluster or the client broke, not the settings."""
 
 
 @dataclass
@@ -307,15 +295,10 @@ class _Tune:
     def _keep(self, trial: _Trial) -> None:
         """A run per step the trial took (the latency goal's one, or a throughput search's probe and steps)."""
         for step in trial.measured.steps:
-            first = step.runs[0] if step.runs else None
-            self.document.runs.append(Run(
-                client=self.scenario.client, client_version=first.client_version if first else "", scenario=trial.kind,
-                params={"trial": trial.number, "kind": trial.kind, "step": step.kind, "offered_rate": step.offered,
-                        "settings": trial.settings, "verdict": "pass" if step.passed else "fail", "reasons": step.reasons},
-                stats=stats_from(step.histograms),
-                throughput={"records_per_s": step.achieved, "payload_mb_per_s": step.mb_per_s} if step.achieved else {},
-                counters={"errors": step.errors}, config=first.config if first else {}, error=step.error))
-            self.histograms.append({metric: h.encode() for metric, h in step.histograms.items()})
+            self.document.runs.append(step.as_run(self.scenario.client, {
+                "trial": trial.number, "kind": trial.kind, "step": step.kind, "offered_rate": step.offered,
+                "settings": trial.settings, "verdict": "pass" if step.passed else "fail", "reasons": step.reasons}))
+            self.histograms.append(step.encoded_histograms())
         self.listener.note(self._line(trial))
         self.listener.progress(len(self._measured()), self.scenario.trials, "tune: trials measured")
         self.write()
@@ -323,7 +306,7 @@ class _Tune:
         if failed is not None:
             where = f"trial {trial.number}" if trial.number >= 0 else trial.kind
             rate = "unpaced" if failed.offered < 0 else f"at {failed.offered:,.0f} records/s"
-            raise _Ended(f"{where} ({failed.kind} {rate}) failed: {failed.error}")
+            raise StepsEnded(f"{where} ({failed.kind} {rate}) failed: {failed.error}")
 
     def _line(self, trial: _Trial) -> str:
         m, s = trial.measured, self.scenario
