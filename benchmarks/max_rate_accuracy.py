@@ -7,15 +7,16 @@ SLO: 1 KB records within 50 ms (case `1k`) and the 1.3 MB camera image of seed 0
 Per case:
 
 0. 60 s of unpaced producing warm the broker up (a cold broker sustains about half of what it does later).
-1. A first max-rate search (settle 5 s, measure 10 s, the defaults; no hold, see max_rate()) says roughly where
-   the knee is.
-2. The reference: a fine sweep at 2.5 % steps from 0.8x to 1.25x of that rate, one run per rate with the same
-   settle and measure, judged the same way (max-rate --sweep); the reference rate is the sweep's highest passing
-   rate (none when that is its top rate: the knee is above the sweep).
-3. --searches more max-rate searches, each started from its own probe as a user's would be.
+1. --searches max-rate searches (settle 5 s, measure 10 s, the defaults; no hold, see max_rate()), each started
+   from its own probe as a user's would be.
+2. The reference: a fine sweep at 2.5 % steps from 0.85x to 1.2x of the searches' median, every rate run twice,
+   interleaved, with the same settle and measure, judged the same way (max-rate --sweep). A rate passes when one
+   of its runs passed, as in the search, which runs a failure again before believing it. The reference rate is
+   the highest passing rate (none when that is the sweep's top: the knee is above it).
 
 Targets: each found rate within +-5 % of the reference, the searches within 3 % of each other (max / min), at
-most 12 search steps each (the probe and the hold not counted). Prints one table per case.
+most 12 search steps each (search and confirm steps; the probe and the hold not counted). Prints one table per
+case, and the sweep's passes per rate.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from kafkabench.cluster import EmbeddedCluster
 
 CASES = {"1k": (1024, "p99=50ms"), "image": (1_302_245, "p99=100ms")}
-SWEEP_STEP, SWEEP_FROM, SWEEP_TO = 0.025, 0.8, 1.25
+SWEEP_STEP, SWEEP_FROM, SWEEP_TO, SWEEP_REPEATS = 0.025, 0.85, 1.2, 2
 WARM_UP_S = 60
 
 
@@ -52,19 +53,25 @@ def found(document: dict) -> float | None:
 
 
 def search_steps(document: dict) -> int:
-    return sum(1 for step in document["params"]["steps"] if step["kind"] == "search")
+    return sum(1 for step in document["params"]["steps"] if step["kind"] in ("search", "confirm"))
 
 
-def reference(document: dict) -> float | None:
-    """The sweep's highest passing rate, when a rate above it failed; None when the sweep passed at its top (it did
-    not reach the knee). A lone failure below passing rates is a transient (a pause that would fail any rate), not
-    the knee: taking the last pass before the first failure made one pause the reference (66,814 failing between
-    64,849 and 68,780 passing, on a run where every rate up to 98,257 passed)."""
-    steps = sorted(document["params"]["steps"], key=lambda step: step["offered"])
-    passed = [step["offered"] for step in steps if step["verdict"] == "pass"]
-    if not passed or passed[-1] == steps[-1]["offered"]:
+def sweep_passes(document: dict) -> dict[float, list[bool]]:
+    """Each swept rate's verdicts, in the order they ran."""
+    passes: dict[float, list[bool]] = {}
+    for step in document["params"]["steps"]:
+        if step["kind"] == "sweep":
+            passes.setdefault(step["offered"], []).append(step["verdict"] == "pass")
+    return dict(sorted(passes.items()))
+
+
+def reference(passes: dict[float, list[bool]]) -> float | None:
+    """The highest rate that passed in one of its runs; None when that is the sweep's top rate (the knee is above
+    the sweep) or nothing passed. A failure below it is a pause, as the search would find by running it again."""
+    passing = [rate for rate, verdicts in passes.items() if any(verdicts)]
+    if not passing or passing[-1] == max(passes):
         return None
-    return passed[-1]
+    return passing[-1]
 
 
 def warm_up(bootstrap: str, size: int, seconds: float, out: Path) -> None:
@@ -79,30 +86,30 @@ def run_case(name: str, bootstrap: str, searches: int, work: Path) -> bool:
     size, slo = CASES[name]
     print(f"\n{name}: {size:,} B records, e2e {slo}; warming the broker up for {WARM_UP_S} s", flush=True)
     warm_up(bootstrap, size, WARM_UP_S, work / f"{name}-warm-up")
-    first = max_rate(bootstrap, size, slo, work / f"{name}-first")
-    rough = found(first) or max((step["offered"] for step in first["params"]["steps"]
-                                 if step["kind"] == "search" and step["verdict"] == "pass"), default=None)
-    if rough is None:
-        print(f"  the first search passed no step: {first['params'].get('stop_reason')}")
-        return False
-    if found(first) is None:
-        print(f"  the first search's holds failed ({first['params'].get('stop_reason')}): sweeping around its "
-              f"highest passing step")
-    rates = [round(rough * (SWEEP_FROM + i * SWEEP_STEP)) for i in range(round((SWEEP_TO - SWEEP_FROM) / SWEEP_STEP) + 1)]
-    print(f"  first search: {rough:,.0f} records/s; sweeping {len(rates)} rates {rates[0]:,} .. {rates[-1]:,}", flush=True)
-    sweep = max_rate(bootstrap, size, slo, work / f"{name}-sweep", "--sweep", ",".join(map(str, rates)),
-                     "--repeats", "1")
-    ref = reference(sweep)
-    print(f"  reference (the sweep's highest passing rate): {ref:,.0f} records/s" if ref else
-          "  no reference: the sweep passed nothing, or passed at its top rate (the knee is above it)")
     results = []
     for index in range(searches):
         document = max_rate(bootstrap, size, slo, work / f"{name}-search-{index + 1}")
         results.append((found(document), search_steps(document)))
-        print(f"  search {index + 1}: {results[-1][0] or 0:,.0f} records/s in {results[-1][1]} steps", flush=True)
-    rates_found = [rate for rate, _steps in results if rate]
+        print(f"  search {index + 1}: {results[-1][0] or 0:,.0f} records/s in {results[-1][1]} steps "
+              f"({document['params'].get('stop_reason')})", flush=True)
+    rates_found = sorted(rate for rate, _steps in results if rate)
+    if not rates_found:
+        print("  no search found a rate: nothing to sweep around")
+        return False
+    centre = rates_found[len(rates_found) // 2]
+    count = round((SWEEP_TO - SWEEP_FROM) / SWEEP_STEP) + 1
+    rates = [round(centre * (SWEEP_FROM + i * SWEEP_STEP)) for i in range(count)]
+    print(f"  sweeping {len(rates)} rates x {SWEEP_REPEATS} around the searches' median {centre:,.0f}: "
+          f"{rates[0]:,} .. {rates[-1]:,}", flush=True)
+    sweep = max_rate(bootstrap, size, slo, work / f"{name}-sweep", "--sweep", ",".join(map(str, rates)),
+                     "--repeats", str(SWEEP_REPEATS))
+    passes = sweep_passes(sweep)
+    print("  sweep passes per rate: " + ", ".join(f"{rate:,.0f} {sum(v)}/{len(v)}" for rate, v in passes.items()))
+    ref = reference(passes)
+    print(f"  reference (the sweep's highest passing rate): {ref:,.0f} records/s" if ref else
+          "  no reference: the sweep passed nothing, or passed at its top rate (the knee is above it)")
     within = [ref is not None and rate is not None and abs(rate / ref - 1) <= 0.05 for rate, _steps in results]
-    spread = max(rates_found) / min(rates_found) - 1 if len(rates_found) == len(results) else None
+    spread = rates_found[-1] / rates_found[0] - 1 if len(rates_found) == len(results) else None
     print(f"\n  {'search':<8}{'found/s':>12}{'steps':>7}{'vs reference':>14}")
     for index, (rate, steps) in enumerate(results):
         versus = f"{rate / ref - 1:+.1%}" if rate and ref else "-"

@@ -42,7 +42,8 @@ def search_on(start: float, seed: int, ceiling: float = math.inf, system=simulat
     rng = np.random.default_rng(seed)
     search = RateSearch(start, precision=0.05, max_steps=14, ceiling=ceiling)
     while (rate := search.next_rate()) is not None:
-        search.record(rate, system(rate, rng).passed)
+        step = system(rate, rng)
+        search.record(rate, step.passed, step.clearly)
     return search
 
 
@@ -61,6 +62,36 @@ def test_a_step_that_fails_is_never_passed_by_noise_twice_in_a_row():
     for rate in (THRESHOLD * 1.03, THRESHOLD * 1.06, THRESHOLD * 1.1):
         verdicts = [simulated_step(rate, rng).passed for _ in range(25)]
         assert not any(a and b for a, b in zip(verdicts, verdicts[1:])), (rate, verdicts)
+
+
+@pytest.mark.parametrize("paused", [(2,), (3, 6), (4, 7)])
+def test_a_lone_failure_by_a_pause_is_run_again_and_does_not_move_the_bracket(paused):
+    """Steps numbered in `paused` fail whatever their rate (a collection, a disk flush): each is run again, and the
+    search ends where it ends without pauses."""
+    numbers = iter(range(100))
+
+    def pausing(rate, rng):
+        step = simulated_step(rate, rng)
+        return Step("search", rate, passed=False) if next(numbers) in paused else step
+
+    calm, paused_search = search_on(10_000, seed=2), search_on(10_000, seed=2, system=pausing)
+    assert paused_search.passed == pytest.approx(calm.passed, rel=0.05)
+    assert 0.95 * THRESHOLD <= paused_search.passed <= THRESHOLD and len(paused_search.steps) <= 14
+    again = [i for i, ((rate, ok), (after, _)) in enumerate(zip(paused_search.steps, paused_search.steps[1:]))
+             if not ok and after == rate]
+    assert set(paused) <= set(again)
+
+
+def test_a_failure_run_again_that_fails_again_is_believed():
+    search = RateSearch(1_000, precision=0.05)
+    for rate, passed in [(1_000, True), (2_000, False), (2_000, False)]:
+        assert search.next_rate() == rate
+        search.record(rate, passed)
+    assert (search.passed, search.failed) == (1_000, 2_000) and search.next_rate() == pytest.approx(1_414.2, abs=0.1)
+    unconfirmed = RateSearch(1_000, confirm=False)
+    unconfirmed.record(1_000, True)
+    unconfirmed.record(2_000, False)
+    assert unconfirmed.failed == 2_000 and unconfirmed.next_rate() == pytest.approx(1_414.2, abs=0.1)
 
 
 def test_a_system_that_fails_at_the_first_rate_is_searched_downwards():

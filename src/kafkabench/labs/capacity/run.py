@@ -4,7 +4,8 @@ latency-vs-rate curve at fixed rates.
 1. Probe (unless --start-rate and --ceiling are both given, or the sweep's rates): producers unpaced for a few
    seconds; the search starts at a quarter of what they achieved, and never goes above twice that.
 2. Search (search.py): each step a fixed rate (step.py); raise geometrically until a step fails, then bisect
-   until the bracket is within --precision, in at most --max-steps steps.
+   until the bracket is within --precision, in at most --max-steps steps; a failure that is not clear is run
+   again (a `confirm` step) before it is believed.
 3. Hold: the found rate again for --hold seconds. A hold that fails steps down by the precision and holds again,
    at most HOLD_ATTEMPTS times, and says so.
 
@@ -77,8 +78,8 @@ class _Session:
         search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))
         self.listener.note(f"searching from {start:,.0f} records/s, at most {ceiling:,.0f}, within {s.precision:.0%}")
         while (rate := search.next_rate()) is not None:
-            step = self._step("search", rate)
-            search.record(rate, step.passed)
+            step = self._step("confirm" if rate == search.doubted else "search", rate)
+            search.record(rate, step.passed, step.clearly)
         self.document.params["stop_reason"] = search.stop_reason
         self.listener.note(f"search ended: {search.stop_reason}")
         found = search.passed
@@ -143,7 +144,7 @@ class _Session:
         if found is None or judged is None:
             self.document.params["sustainable"] = None
             return
-        above = [step for step in self.steps if step.kind in ("search", "hold") and not step.passed and step.offered > found]
+        above = [step for step in self.steps if step.kind in ("search", "confirm", "hold") and not step.passed and step.offered > found]
         nearest = min(above, key=lambda step: step.offered, default=None)
         self.document.params["sustainable"] = {
             "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None,

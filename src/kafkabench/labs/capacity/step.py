@@ -8,6 +8,9 @@ judged. A step passes only if every check holds, and each failed check is named:
 - consumer lag is not growing: the slope of the measured windows' median e2e (how old a record is when it is
   read) is not above 20 ms per second with its 95 % interval all above 0;
 - every SLO holds at the upper end of its percentile's 95 % interval.
+
+A step fails clearly when an SLO's whole interval is above its limit or the producers achieved less than 90 % of
+the offered rate: more than one pause in the measured seconds explains (the search runs other failures again).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 ACHIEVED_SHARE = 0.98
+CLEARLY_SHORT_SHARE = 0.9
 LAG_GROWTH_S_PER_S = 0.02
 DRAIN_S = 5  # after a step's producers: what consumers have not read by then is lag the step already showed
 METRIC_ROLE = {"e2e": "consume", "publish": "produce"}
@@ -55,6 +59,7 @@ class Step:
     percentiles: dict[str, Interval] = field(default_factory=dict)  # "p99" -> ms of the judged metric
     lag_slope: Interval | None = None  # seconds of lag gained per second
     passed: bool = False
+    clearly: bool = False  # failed by more than a pause explains
     reasons: list[str] = field(default_factory=list)  # why it failed; empty when it passed
     error: str | None = None
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict, repr=False)  # measured, per metric
@@ -76,7 +81,8 @@ class Step:
         return {"kind": self.kind, "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
                 "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
                 "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
-                "verdict": "pass" if self.passed else "fail", "reasons": self.reasons, "error": self.error}
+                "verdict": "pass" if self.passed else "fail", "clearly": self.clearly, "reasons": self.reasons,
+                "error": self.error}
 
 
 class _Windows(Listener):
@@ -177,6 +183,9 @@ def judge(step: Step, slos: list[Slo], metric: str) -> Step:
             reasons.append(f"{metric} {slo.name} {interval.value:,.3g} ms (95 % up to {interval.high:,.3g}) > "
                            f"{slo.limit_ms:g} ms")
     step.reasons, step.passed = reasons, not reasons
+    short = step.offered > 0 and step.achieved is not None and step.achieved < CLEARLY_SHORT_SHARE * step.offered
+    step.clearly = bool(reasons) and (short or any(
+        step.percentiles[slo.name].low > slo.limit_ms for slo in slos if slo.name in step.percentiles))
     return step
 
 

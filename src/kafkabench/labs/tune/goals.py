@@ -108,7 +108,8 @@ class ThroughputGoal:
             start = START_SHARE * probe.achieved
             search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))
         while (rate := search.next_rate()) is not None:
-            search.record(rate, step("trial", rate).passed)
+            ran = step("trial", rate)
+            search.record(rate, ran.passed, ran.clearly)
         found = search.passed
         if found is None:
             return Measured(None, steps, None, [f"no rate passed ({search.stop_reason})"])
