@@ -12,7 +12,8 @@ Per case:
 2. The reference: a fine sweep at 2.5 % steps from 0.85x to 1.2x of the searches' median, every rate run twice,
    interleaved, with the same settle and measure, judged the same way (max-rate --sweep). A rate passes when one
    of its runs passed, as in the search, which runs a failure again before believing it. The reference rate is
-   the highest passing rate (none when that is the sweep's top: the knee is above it).
+   the highest passing rate. When that is the sweep's top (the knee is above it), the sweep goes on upwards in
+   the same steps, at most EXTENSIONS times, until a rate fails in both runs.
 
 Targets: each found rate within +-5 % of the reference, the searches within 3 % of each other (max / min), at
 most 12 search steps each (search and confirm steps; the probe and the hold not counted). Prints one table per
@@ -33,6 +34,7 @@ from kafkabench.cluster import EmbeddedCluster
 
 CASES = {"1k": (1024, "p99=50ms"), "image": (1_302_245, "p99=100ms")}
 SWEEP_STEP, SWEEP_FROM, SWEEP_TO, SWEEP_REPEATS = 0.025, 0.85, 1.2, 2
+EXTENSIONS, EXTENSION_RATES = 2, 10
 WARM_UP_S = 60
 
 
@@ -99,12 +101,18 @@ def run_case(name: str, bootstrap: str, searches: int, work: Path) -> bool:
     centre = rates_found[len(rates_found) // 2]
     count = round((SWEEP_TO - SWEEP_FROM) / SWEEP_STEP) + 1
     rates = [round(centre * (SWEEP_FROM + i * SWEEP_STEP)) for i in range(count)]
-    print(f"  sweeping {len(rates)} rates x {SWEEP_REPEATS} around the searches' median {centre:,.0f}: "
-          f"{rates[0]:,} .. {rates[-1]:,}", flush=True)
-    sweep = max_rate(bootstrap, size, slo, work / f"{name}-sweep", "--sweep", ",".join(map(str, rates)),
-                     "--repeats", str(SWEEP_REPEATS))
-    passes = sweep_passes(sweep)
-    print("  sweep passes per rate: " + ", ".join(f"{rate:,.0f} {sum(v)}/{len(v)}" for rate, v in passes.items()))
+    passes: dict[float, list[bool]] = {}
+    for extension in range(EXTENSIONS + 1):
+        print(f"  sweeping {len(rates)} rates x {SWEEP_REPEATS}" + (" around the searches' median " f"{centre:,.0f}"
+              if not extension else ", on upwards") + f": {rates[0]:,} .. {rates[-1]:,}", flush=True)
+        sweep = max_rate(bootstrap, size, slo, work / f"{name}-sweep-{extension + 1}", "--sweep",
+                         ",".join(map(str, rates)), "--repeats", str(SWEEP_REPEATS))
+        passes = dict(sorted({**passes, **sweep_passes(sweep)}.items()))
+        print("  sweep passes per rate: " + ", ".join(f"{rate:,.0f} {sum(v)}/{len(v)}" for rate, v in passes.items()))
+        if reference(passes) is not None or not any(any(v) for v in passes.values()):
+            break
+        rates = [round(centre * (SWEEP_FROM + (count + extension * EXTENSION_RATES + i) * SWEEP_STEP))
+                 for i in range(EXTENSION_RATES)]
     ref = reference(passes)
     print(f"  reference (the sweep's highest passing rate): {ref:,.0f} records/s" if ref else
           "  no reference: the sweep passed nothing, or passed at its top rate (the knee is above it)")

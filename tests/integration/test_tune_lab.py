@@ -67,3 +67,52 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     [chart] = [c for c in result_charts(entry) if c["chart"] == "tune-trials"]
     drawn = sorted(x for trace in chart["figure"]["data"] if trace["name"] != "recommended" for x in trace["x"])
     assert drawn == [t["number"] for t in trials]
+
+
+def test_a_small_pareto_tune_samples_the_rate_and_re_measures_the_front_against_the_default(kafka_cluster, tmp_path):
+    space, out = tmp_path / "space.yaml", tmp_path / "pareto"
+    space.write_text(SPACE)
+    done = kafkabench("tune", "pareto", "--size", "1000", "--max-rate", "3000", "--slo", "p99=2s", "--space",
+                      str(space), "--trials", "3", "--noise-runs", "2", "--finalists", "1", "--final-runs", "2",
+                      "--settle", "0.5", "--measure", "2", "-b", kafka_cluster.bootstrap_servers, "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = read_result(out)
+    trials = document.params["trials"]
+    assert document.params["rates"] == [30, 3000]
+    assert [t["kind"] for t in trials][:4] == ["default", "default", "preset latency", "preset throughput"]
+    assert [round(t["params"]["rate"]) for t in trials[:4]] == [188, 750, 1500, 1500]
+    for trial in trials:
+        assert 30 <= trial["params"]["rate"] <= 3000 and trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
+        assert trial["state"] == "complete" and trial["objective"][0] == trial["value"]
+    front = document.params["front"]
+    assert len(front) == 1 and len(front[0]["values"]) == len(front[0]["default_values"]) == 2
+    assert front[0]["label"] in {f"trial {t['number']}" for t in trials if t["kind"] != "default"}
+    assert "front: " in done.stdout + done.stderr
+    assert len(document.runs) == len(trials) + 4
+
+    [entry] = collect([out])["results"]
+    [chart] = [c for c in result_charts(entry) if c["chart"] == "tune-front"]
+    drawn = sorted(n for trace in chart["figure"]["data"] if trace["mode"] == "markers" and trace["name"] in
+                   ("the default", "meets every check", "fails a check") for n in trace["customdata"])
+    assert drawn == [t["number"] for t in trials]
+
+
+def test_a_latency_tune_one_record_at_a_time_runs_the_latency_labs_ping_pong(kafka_cluster, tmp_path):
+    space, out = tmp_path / "space.yaml", tmp_path / "one"
+    space.write_text(SPACE)
+    done = kafkabench("tune", "latency", "--one-at-a-time", "--size", "1000", "--count", "20", "--warmup", "2",
+                      "--slo", "p99=2s", "--space", str(space), "--trials", "2", "--noise-runs", "2", "--finalists",
+                      "1", "--final-runs", "2", "-b", kafka_cluster.bootstrap_servers, "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = read_result(out)
+    trials = document.params["trials"]
+    assert [t["kind"] for t in trials] == ["default", "default", "preset latency", "preset throughput"]
+    for trial in trials:
+        assert trial["state"] == "complete" and trial["feasible"] and trial["offered"] == -1
+        assert trial["objective"][1] <= trial["value"] <= trial["objective"][2]
+    assert all(run.stats["e2e"].count == 20 for run in document.runs)  # the measured records, warm-up left out
+    assert "one record at a time" in done.stdout + done.stderr
+    plan = (out / "tuned-plan.yaml").read_text()
+    assert "lab: latency" in plan and "rate:" not in plan
+    checked = kafkabench("run", "--dry-run", str(out / "tuned-plan.yaml"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -85,6 +85,7 @@ def _rate(rate: float) -> float:
 
 Acks = Annotated[Literal["0", "1", "all"], BeforeValidator(_acks)]
 Rate = Annotated[float, AfterValidator(_rate)]  # per second on an open-loop schedule; -1: as fast as possible
+PositiveRate = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # per second, a finite number
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 RoleSettings = Annotated[dict[str, Setting], BeforeValidator(_settings)]
 

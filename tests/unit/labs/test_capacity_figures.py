@@ -8,7 +8,7 @@ from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Window
 from kafkabench.core.timeline import Timeline
 from kafkabench.errors import ConfigError
-from kafkabench.labs.capacity.figures import percentile_interval, slope_interval
+from kafkabench.labs.capacity.figures import percentile_interval, record_interval, slope_interval
 from kafkabench.labs.capacity.scenario import BacklogScenario, parse_bytes
 from kafkabench.labs.capacity.slo import Slo, parse_slo
 from kafkabench.labs.capacity.step import Phase, judge, step_figures
@@ -74,6 +74,32 @@ def test_windows_unlike_each_other_widen_the_interval():
     narrow, wide = percentile_interval(calm, 99), percentile_interval(stormy, 50)
     assert narrow.high - narrow.low < 0.1
     assert wide.low <= 10.01 and wide.high >= 39.9
+
+
+def test_records_sent_one_at_a_time_are_resampled_one_by_one():
+    rng = np.random.default_rng(3)
+    few, many = LatencyHistogram(), LatencyHistogram()
+    few.record_many_us(rng.lognormal(8, 0.5, 50).astype(np.int64))
+    many.record_many_us(rng.lognormal(8, 0.5, 5000).astype(np.int64))
+    narrow, wide = record_interval(many, 50), record_interval(few, 50)
+    assert narrow.value == many.value_at_percentile_ms(50) and wide.value == few.value_at_percentile_ms(50)
+    assert narrow.low <= narrow.value <= narrow.high and wide.low <= wide.value <= wide.high
+    assert wide.high - wide.low > 3 * (narrow.high - narrow.low)  # 100x the records: about 10x narrower
+    assert record_interval(LatencyHistogram(), 50) is None
+
+
+def test_a_step_fails_clearly_only_past_what_one_pause_explains():
+    spike = [(1000, [5_000] * 100)] * 9 + [(1000, [400_000] * 100)]  # one window of ten with a 400 ms pause
+    paused = judge(step_figures("search", 1000, {"produce": entries("produce", "publish_latency", spike)},
+                                Phase(0, 10), [Slo(99, 50)], "publish"), [Slo(99, 50)], "publish")
+    assert not paused.passed and not paused.clearly
+    slow = [(1000, [80_000] * 100)] * 10  # every window over the limit
+    over = judge(step_figures("search", 1000, {"produce": entries("produce", "publish_latency", slow)},
+                              Phase(0, 10), [Slo(99, 50)], "publish"), [Slo(99, 50)], "publish")
+    assert not over.passed and over.clearly
+    short = judge(step_figures("search", 2000, {"produce": entries("produce", "publish_latency", [(1000, [5_000] * 100)] * 10)},
+                               Phase(0, 10), [Slo(99, 50)], "publish"), [Slo(99, 50)], "publish")
+    assert short.reasons[0].startswith("achieved 1,000 records/s") and short.clearly
 
 
 def test_the_slope_and_its_interval_on_synthetic_series():

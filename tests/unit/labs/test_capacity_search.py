@@ -109,13 +109,14 @@ def test_a_system_that_never_fails_stops_at_the_stated_ceiling():
 
 
 def test_a_system_that_always_fails_stops_at_the_floor_or_the_step_limit():
-    never = lambda rate, rng: Step("search", rate, passed=False)  # noqa: E731
+    never = lambda rate, rng: Step("search", rate, passed=False, clearly=True)  # noqa: E731
     search = search_on(1_000, seed=1, system=never)
     assert search.passed is None and search.stop_reason == "failed at the floor, 1 records/s"
     assert len(search.steps) == 11  # 1000, 500, ... 1.95, then the floor itself
     limited = RateSearch(1e9, max_steps=5)
     while (rate := limited.next_rate()) is not None:
-        limited.record(rate, False)
+        limited.record(rate, False)  # not clearly: each rate runs twice
+    assert [rate for rate, _ in limited.steps] == [1e9, 1e9, 5e8, 5e8, 2.5e8]
     assert len(limited.steps) == 5 and limited.stop_reason == "5 steps (--max-steps) taken"
 
 

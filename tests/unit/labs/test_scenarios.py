@@ -84,3 +84,12 @@ def test_a_rate_that_is_no_number_of_records_per_second_is_refused(lab, rate):
     with pytest.raises(ConfigError, match=r"^--rate: must be a finite number > 0 \(or -1: as fast as possible\)$"):
         from_cli(lab, {**{k: str(v) for k, v in MINIMAL[lab].items()}, "rate": rate})
     assert from_cli(lab, {**{k: str(v) for k, v in MINIMAL[lab].items()}, "rate": "-1"}).rate == -1
+
+
+@pytest.mark.parametrize("lab, option", [("max-rate", "start_rate"), ("max-rate", "ceiling"), ("backlog", "rate"),
+                                         ("tune", "rate"), ("tune", "max_rate")])
+@pytest.mark.parametrize("rate", ["nan", "inf", "0", "-1"])
+def test_a_rate_that_must_be_finite_and_positive_refuses_everything_else(lab, option, rate):
+    with pytest.raises(ConfigError, match=rf"^--{option.replace('_', '-')}: "):
+        from_cli(lab, {option: rate})
+    assert getattr(from_cli(lab, {option: "2.5"}), option) == 2.5

@@ -53,6 +53,22 @@ def percentile_interval(windows: list[LatencyHistogram], percentile: float, resa
                     float(np.percentile(drawn, 100 - tail, method="higher")))
 
 
+def record_interval(histogram: LatencyHistogram, percentile: float, resamples: int = RESAMPLES,
+                    seed: int = SEED) -> Interval | None:
+    """The percentile (ms) and its bootstrap interval over single records: for records that each had the system to
+    themselves (sent one at a time, the next once the last was read), so no two share a pause or a batch."""
+    values_us, counts = _count_matrix([histogram] if histogram.count else [])
+    if counts.shape[0] == 0:
+        return None
+    value = float(_percentile_us(values_us, counts, percentile)[0]) / 1000
+    rng = np.random.default_rng(seed)
+    total = int(counts.sum())
+    drawn = _percentile_us(values_us, rng.multinomial(total, counts[0] / total, size=resamples), percentile) / 1000
+    tail = (1 - CONFIDENCE) / 2 * 100
+    return Interval(value, float(np.percentile(drawn, tail, method="lower")),
+                    float(np.percentile(drawn, 100 - tail, method="higher")))
+
+
 def _count_matrix(windows: list[LatencyHistogram]) -> tuple[np.ndarray, np.ndarray]:
     """Every recorded bucket's value (us, ascending) and a windows x buckets matrix of counts."""
     if not windows:

@@ -10,7 +10,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_v
 
 from kafkabench.errors import ConfigError
 from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
-from kafkabench.labs.scenario import Cli
+from kafkabench.labs.scenario import Cli, PositiveRate
 from kafkabench.labs.throughput.scenario import ProducerWorkload
 
 AUTO = "auto"
@@ -23,9 +23,9 @@ class MaxRateScenario(ProducerWorkload):
     metric: Literal["e2e", "publish"] = Field(
         "e2e", description="e2e (send schedule to consumer, needs --consumers >= 1) or publish (send schedule to ack).")
     consumers: int = Field(1, ge=0, description="Consumer worker processes reading at the same time.")
-    start_rate: PositiveFloat | None = Field(None, description="Records/s of the first step; default: a quarter of "
+    start_rate: PositiveRate | None = Field(None, description="Records/s of the first step; default: a quarter of "
                                                                "what a short unpaced probe achieves.")
-    ceiling: PositiveFloat | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
+    ceiling: PositiveRate | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
     precision: float = Field(0.05, gt=0, le=1, description="Stop when the highest passing and the lowest failing rate "
                                                             "are within this fraction.")
     settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged).")
@@ -96,7 +96,7 @@ def parse_bytes(text: str) -> int:
 
 class BacklogScenario(ProducerWorkload):
     lab: Literal["backlog"] = "backlog"
-    rate: PositiveFloat = Field(10_000, description="Records/s the producers keep sending throughout, open loop.")
+    rate: PositiveRate = Field(10_000, description="Records/s the producers keep sending throughout, open loop.")
     backlog: str | None = Field(None, description="Payload bytes to pile up before the consumers start: 2GB "
                                                   "(10^9), 500MiB (2^20); default: --backlog-seconds.")
     backlog_seconds: PositiveFloat | None = Field(None, description="Or: seconds of producing before the consumers "

@@ -3,8 +3,8 @@ until the highest passing and the lowest failing rate are within the precision. 
 followed by lower rates, halving, until one passes. Bounded: at most `max_steps` steps, never above `ceiling`
 nor below `floor`; the search says why it stopped.
 
-Once a rate has passed, a step that fails but not clearly is run again at the same rate before the search
-believes it (with `confirm`, the default): one pause (a collection, a disk flush, a neighbour on the machine) fails
+A step that fails but not clearly is run again at the same rate before the search believes it (with `confirm`,
+the default): one pause (a collection, the write-back of what the probe wrote, a neighbour on the machine) fails
 any rate for one step, and believed it would bracket the knee below where it is. The rate fails when both runs
 fail; a rate that passes once is then confirmed by the lab's hold. A clear failure (step.py says which) is
 believed at once: no pause explains it.
@@ -64,7 +64,7 @@ class RateSearch:
     def record(self, rate: float, passed: bool, clearly: bool = False) -> None:
         """A step's verdict; `clearly`: it failed by more than one pause explains."""
         self.steps.append((rate, passed))
-        if not (passed or clearly) and self.confirm and self.passed is not None and self.doubted != rate:
+        if not (passed or clearly) and self.confirm and self.doubted != rate:
             self.doubted = rate
             return
         self.doubted = None

@@ -1,5 +1,6 @@
 """The tune lab: `kafkabench tune latency` finds, by measuring, the client settings that give the lowest e2e
-latency at a rate within the SLOs, and recommends them only where they beat the default beyond noise."""
+latency at a rate within the SLOs (`throughput`: the most records/s; `pareto`: the front of e2e p99 against
+records/s), and recommends them only where they beat the default beyond noise."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class TuneLab(Lab):
         return run_tune(scenario, target, out_dir, events)
 
     def tables(self, document):
-        return [t for t in (report.trials_table(document), report.final_table(document)) if t is not None]
+        tables = (report.trials_table(document), report.final_table(document), report.front_table(document))
+        return [t for t in tables if t is not None]
 
     def headline(self, document):
         return report.headline(document)
@@ -55,7 +57,7 @@ class TuneLab(Lab):
     def charts(self, entry):
         from kafkabench.labs.tune import charts
 
-        return [chart for chart in (charts.trials_chart(entry),) if chart is not None]
+        return [chart for chart in (charts.trials_chart(entry), charts.front_chart(entry)) if chart is not None]
 
     def run_label(self, run: Run) -> str:
         return f"{run.scenario} {run.params.get('trial')}"

@@ -1,11 +1,15 @@
-"""What a trial measures, per goal. Both are built on the capacity lab's step (a produce run with consumers alongside,
+"""What a trial measures, per goal. Each is built on the capacity lab's step (a produce run with consumers alongside,
 its measured seconds judged: rate achieved, no send failed, lag not growing, every SLO at the upper end of its 95 %
 interval).
 
 - latency: one step at --rate; the objective is the e2e percentile (--objective) with its interval, minimised.
+  With --one-at-a-time, a ping-pong run of the latency lab instead (one record sent, the next once it was read),
+  the interval a bootstrap over records (each had the system to itself), the SLOs judged the same way.
 - throughput: a short max-rate search; the objective is the highest rate that passed, maximised. A probe (producers
   unpaced) comes first; a trial that cannot beat the best rate found so far is stopped early, and says why: its probe
   is below that rate, or a step at that rate plus the precision fails.
+- pareto: one step at a rate the sampler proposes with the settings; two objectives, e2e p99 minimised and the
+  records/s achieved maximised, with the same checks as constraints.
 """
 
 from __future__ import annotations
@@ -14,12 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
-from kafkabench.core.events import Listener
-from kafkabench.labs.capacity.figures import Interval, percentile_interval
+from kafkabench.core.events import SILENT, Listener
+from kafkabench.errors import ConfigError
+from kafkabench.labs.capacity.figures import Interval, percentile_interval, record_interval
 from kafkabench.labs.capacity.run import CEILING_FACTOR, PROBE, START_SHARE
 from kafkabench.labs.capacity.search import RateSearch
 from kafkabench.labs.capacity.step import Phase, Step, run_step
+from kafkabench.labs.latency.session import plan_latency
 from kafkabench.labs.throughput.scenario import ProduceScenario
+from kafkabench.labs.tune.ping_pong import latency_scenario, one_at_a_time
 from kafkabench.labs.tune.scenario import TuneScenario
 
 
@@ -37,20 +44,40 @@ class Measured:
 
 
 class LatencyGoal:
-    name, direction, better, unit = "latency", "minimize", "lower", "ms"
+    name, directions, better, unit = "latency", ("minimize",), "lower", "ms"
 
     def __init__(self, scenario: TuneScenario) -> None:
         self.scenario = scenario
+        self.percentile = scenario.objective_percentile
         self.metric = f"e2e {scenario.objective}"
 
     def measure(self, produce: ProduceScenario, target: Target, out_dir: Path, listener: Listener,
                 incumbent: float | None) -> Measured:
+        """One step at the produce run's rate (--rate, or the pareto trial's)."""
         s = self.scenario
-        step = run_step("trial", produce.model_copy(update={"rate": s.rate}), Phase(s.settle, s.measure), s.slos,
-                        "e2e", target, out_dir, listener)
-        objective = percentile_interval(step.windows, s.objective_percentile) if step.windows else None
+        if s.one_at_a_time:
+            step = one_at_a_time(s, produce, target, out_dir, listener)
+            histogram = step.histograms.get("e2e")
+            objective = record_interval(histogram, self.percentile) if histogram else None
+        else:
+            step = run_step("trial", produce, Phase(s.settle, s.measure), s.slos, "e2e", target, out_dir, listener)
+            objective = percentile_interval(step.windows, self.percentile) if step.windows else None
         reasons = list(step.reasons) + ([] if objective else ["no e2e measured"])
         return Measured(objective, [step], step, reasons)
+
+    def values(self, measured: Measured) -> list[float]:
+        """What the study is told (one per direction)."""
+        return [measured.objective.value]
+
+    def refusal(self, produce: ProduceScenario) -> str | None:
+        """Why the latency lab would not run the trial one at a time (the produce run is checked apart)."""
+        if not self.scenario.one_at_a_time:
+            return None
+        try:
+            plan_latency(latency_scenario(self.scenario, produce), SILENT)
+        except ConfigError as exc:
+            return str(exc)
+        return None
 
     def constraints(self, measured: Measured) -> dict[str, float]:
         """Optuna's form (<= 0 is met): each SLO's upper end against its limit, relative; then `checks`: 1 when any
@@ -70,7 +97,7 @@ class LatencyGoal:
 
 
 class ThroughputGoal:
-    name, direction, better, unit = "throughput", "maximize", "higher", "records/s"
+    name, directions, better, unit = "throughput", ("maximize",), "higher", "records/s"
     metric = "sustainable records/s"
 
     def __init__(self, scenario: TuneScenario) -> None:
@@ -127,6 +154,24 @@ class ThroughputGoal:
     def value_text(self, value: float) -> str:
         return f"{value:,.0f} records/s"
 
+    def values(self, measured: Measured) -> list[float]:
+        return [measured.objective.value]
 
-Goal = LatencyGoal | ThroughputGoal
-GOALS = {"latency": LatencyGoal, "throughput": ThroughputGoal}
+    def refusal(self, produce: ProduceScenario) -> str | None:
+        return None
+
+
+class ParetoGoal(LatencyGoal):
+    """The latency goal's step at the trial's own rate; the records/s it achieved is the second objective."""
+    name, directions, better, unit = "pareto", ("minimize", "maximize"), "lower", "ms"
+
+    def __init__(self, scenario: TuneScenario) -> None:
+        super().__init__(scenario)
+        self.percentile, self.metric = 99.0, "e2e p99"
+
+    def values(self, measured: Measured) -> list[float]:
+        return [measured.objective.value, measured.judged.achieved or 0.0]
+
+
+Goal = LatencyGoal | ThroughputGoal | ParetoGoal
+GOALS = {"latency": LatencyGoal, "throughput": ThroughputGoal, "pareto": ParetoGoal}

@@ -24,6 +24,7 @@ class Candidate:
     settings: dict[str, dict[str, str]]  # what it sets on top of the user's own, per role
     values: list[float] = field(default_factory=list)  # the objective of each re-run
     feasible: list[bool] = field(default_factory=list)  # each re-run met every check
+    rate: float | None = None  # pareto: the rate it runs at (else the goal's)
 
     @property
     def median(self) -> float | None:

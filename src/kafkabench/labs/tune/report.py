@@ -15,11 +15,11 @@ TIPS = {"objective": "tune_objective", "verdict": "tune_verdict", "change": "tun
 
 def _title(document: ResultDocument, what: str) -> str:
     p = document.params
-    at = f" at {p.get('rate', 0):g} records/s" if p.get("goal") == "latency" else ""
+    at = ((" one record at a time" if p.get("one_at_a_time") else f" at {p.get('rate', 0):g} records/s")
+          if p.get("goal") == "latency" else "")
+    if p.get("rates"):
+        at = f" at {p['rates'][0]:,.0f}-{p['rates'][1]:,.0f} records/s"
     return f"tune {p.get('goal')}: client {p.get('client')}, {p.get('size'):,}-byte values{at}, {p.get('sampler', '?')}; {what}"
-
-
-
 
 
 def changes_text(settings: dict, baseline: dict) -> str:
@@ -37,7 +37,7 @@ def _interval(values: list[float] | None) -> str:
 def objective_name(params: dict) -> str:
     if params.get("goal") == "throughput":
         return "sustainable records/s (failed above)"
-    return f"e2e {params.get('objective', 'p50')} ms (95 %)"
+    return f"e2e {'p99' if params.get('goal') == 'pareto' else params.get('objective', 'p50')} ms (95 %)"
 
 
 def _objective(params: dict, values: list[float] | None) -> str:
@@ -49,9 +49,13 @@ def _objective(params: dict, values: list[float] | None) -> str:
 def trials_table(document: ResultDocument) -> Table:
     p = document.params
     slo_names = [text.split("=")[0].strip().lower() for text in p.get("slo", [])]
-    names = ["trial", "kind", objective_name(p), *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict", "changed"]
+    pareto = p.get("goal") == "pareto"
+    slo_names = [n for n in slo_names if not (pareto and n == "p99")]
+    names = ["trial", "kind", *(["achieved/s"] if pareto else []), objective_name(p),
+             *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict", "changed"]
     table = Table(_title(document, "a row per trial, latencies in ms"),
-                  columns(names, ("kind", "verdict", "changed"), {names[2]: "tune_objective", "verdict": "tune_verdict"}))
+                  columns(names, ("kind", "verdict", "changed"),
+                          {objective_name(p): "tune_objective", "verdict": "tune_verdict"}))
     for trial in p.get("trials", []):
         if trial.get("refused"):
             verdict = f"refused: {trial['refused']}"
@@ -62,10 +66,40 @@ def trials_table(document: ResultDocument) -> Table:
         else:
             verdict = "meets every check" if trial.get("feasible") else "; ".join(trial.get("reasons", []))
         slos = [_interval(trial.get("percentiles_ms", {}).get(f"p{float(n.lstrip('p')):g}")) for n in slo_names]
-        table.add(str(trial["number"]), trial["kind"], _objective(p, trial.get("objective")), *slos, verdict,
+        achieved = [f"{trial['achieved']:,.0f}" if trial.get("achieved") else "-"] if pareto else []
+        table.add(str(trial["number"]), trial["kind"], *achieved, _objective(p, trial.get("objective")), *slos, verdict,
                   changes_text(trial.get("settings", {}), p.get("baseline", {})),
                   kind="dominated" if trial.get("refused") or not trial.get("feasible") else "")
     return table
+
+
+def front_table(document: ResultDocument) -> Table | None:
+    """pareto: the front points re-measured, each against the default at its own rate."""
+    entries = document.params.get("front")
+    if not entries:
+        return None
+    names = ["point", "offered/s", "runs", "e2e p99 ms, median", "default's, median", "change", "verdict",
+             "every check met", "settings"]
+    table = Table(_title(document, "points of the front and the default at their rates, re-measured, interleaved"),
+                  columns(names, ("point", "verdict", "every check met", "settings"), {"change": "tune_change"}))
+    for entry in entries:
+        change = entry["change"]
+        table.add(entry["label"], f"{entry['rate']:,.0f}", str(len(entry["values"])),
+                  ms(statistics.median(entry["values"])) if entry["values"] else "-",
+                  ms(statistics.median(entry["default_values"])) if entry["default_values"] else "-",
+                  _change_text(change), change["verdict"],
+                  f"{sum(entry['feasible'])}/{len(entry['feasible'])} (default "
+                  f"{sum(entry['default_feasible'])}/{len(entry['default_feasible'])})",
+                  changes_text(entry["settings"], document.params.get("baseline", {})),
+                  kind="reference" if entry["recommended"] else "")
+    return table
+
+
+def _change_text(change: dict | None) -> str:
+    if not change or change.get("change_pct") is None:
+        return "-"
+    return f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
+                                              if change.get("ci_low_pct") is not None else "")
 
 
 def final_table(document: ResultDocument) -> Table | None:
@@ -81,9 +115,7 @@ def final_table(document: ResultDocument) -> Table | None:
     for entry in final:
         values, change = entry["values"], entry.get("change")
         median = statistics.median(values) if values else None
-        change_text = "-" if not change or change.get("change_pct") is None else (
-            f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
-                                               if change.get("ci_low_pct") is not None else ""))
+        change_text = _change_text(change)
         met = f"{sum(entry['feasible'])}/{len(entry['feasible'])}"
         table.add(entry["label"], str(len(values)), "-" if median is None else f"{median:,.0f}" if throughput else ms(median),
                   change_text, change["verdict"] if change else "baseline",

@@ -8,10 +8,15 @@ and how a trial measures each: goals.py).
    measured. Until --trials, --time, or (with the Gaussian process) Optuna's terminator says further gains are
    unlikely.
 3. The best --finalists feasible trials and the default are re-measured --final-runs times each, interleaved; a
-   recommendation is made only when it holds beyond noise (recommend.py).
-4. Written beside the result: the recommendation (or the default, when nothing beat it) as a profile
+   recommendation is made only when it holds beyond noise (recommend.py). For `pareto`, --finalists points along
+   the front (front.py), each against the default at its own rate.
+4. Written beside the result (outputs.py): the recommendation (or the default, when nothing beat it) as a profile
    (`profiles/tuned.yaml`, with `tuned-plan.yaml` that runs it against the default) and as
-   `tuned-producer.properties` / `tuned-consumer.properties`.
+   `tuned-producer.properties` / `tuned-consumer.properties`; for `pareto`, each front point that beat the default
+   at its rate as `pareto-RATE`.
+
+A pareto study's rate is a dimension of it, between a hundredth of --max-rate and --max-rate (default: 1.2x what
+the default's producers send unpaced, probed once and kept in the study).
 """
 
 from __future__ import annotations
@@ -22,8 +27,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
@@ -31,9 +34,11 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.capacity.step import StepsEnded, run_steps
+from kafkabench.labs.capacity.run import PROBE
+from kafkabench.labs.capacity.step import StepsEnded, run_step, run_steps
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import load_payloads
+from kafkabench.labs.tune import front, outputs
 from kafkabench.labs.tune import study as studies
 from kafkabench.labs.tune.report import changes_text
 from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
@@ -45,6 +50,8 @@ from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
 PRESETS = ("latency", "throughput")  # the project's profiles, tried first
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
 KNOB_FIELDS = {"acks": ("producer", "acks"), "compression": ("producer", "compression.type")}
+RATE = "rate"  # the pareto study's parameter for the offered rate
+MAX_RATE_FACTOR, RATE_RANGE = 1.2, 100
 
 
 def check_tune(scenario: TuneScenario, listener: Listener = SILENT) -> SearchSpace:
@@ -131,24 +138,28 @@ class _Tune:
     def tune(self) -> None:
         s = self.scenario
         path = s.study or self.out_dir / "study.journal"
-        self.study = studies.open_study(path, self._setup(), s.seed, self.goal.direction)
+        self.study = studies.open_study(path, self._setup(), s.seed, self.goal.directions)
         self.document.params.update(study=str(path), sampler=studies.sampler_name(),
                                     space={"source": self.space.source, "dimensions": [d.key for d in self.space.dimensions]})
-        at = f" at {s.rate:g} records/s" if s.goal == "latency" else ""
-        self.listener.note(f"study {path} ({studies.sampler_name()}), {len(self.space.dimensions)} settings to tune, "
-                           f"{s.trials} trials{at}, objective: {self.goal.metric} ({self.goal.direction})")
         defaults = self.baseline = self._defaults()
         self.document.params["baseline"] = defaults
-        done = self._trials("default")
-        for _ in range(max(0, s.noise_runs - len(done))):
-            self._enqueue(self.space.params_of(defaults), "default")
+        self.rates = self._rate_range() if s.goal == "pareto" else None
+        at = {"latency": " one record at a time" if s.one_at_a_time else f" at {s.rate:g} records/s",
+              "throughput": ""}.get(s.goal, f" at {self._rates_text()}" if self.rates else "")
+        self.listener.note(f"study {path} ({studies.sampler_name()}), {len(self.space.dimensions)} settings to tune, "
+                           f"{s.trials} trials{at}, objectives: {self.goal.metric} ({', '.join(self.goal.directions)})")
+        done = len(self._trials("default"))
+        rates = front.default_rates(self.rates[1], s.noise_runs) if self.rates else [None] * s.noise_runs
+        for rate in rates[done:]:
+            self._enqueue(self._params(self.space.params_of(defaults), rate), "default")
         for name in PRESETS:
             if not self._trials(f"preset {name}"):
                 preset = self._preset(name)
-                self._enqueue(self.space.params_of(_merged(defaults, preset)), f"preset {name}", preset)
+                rate = self.rates[1] * front.PRESET_SHARE if self.rates else None
+                self._enqueue(self._params(self.space.params_of(_merged(defaults, preset)), rate), f"preset {name}", preset)
         self.document.params["stop_reason"] = self._search()
         self.listener.note(f"search ended: {self.document.params['stop_reason']}")
-        self._final()
+        self._final_front() if self.rates else self._final()
 
     def _search(self) -> str:
         s, refused_in_a_row = self.scenario, 0
@@ -166,13 +177,13 @@ class _Tune:
 
     def _one(self) -> bool:
         """One proposal: refused (False) or measured (True)."""
-        optuna_trial = self.study.ask(self.space.distributions())
+        optuna_trial = self.study.ask(self._distributions())
         kind = optuna_trial.user_attrs.get("kind", "search")
         # the default and the presets run as they are; their parameters only place them in the space
         settings = optuna_trial.user_attrs.get("runs", self.space.settings(optuna_trial.params))
-        produce = trial_scenario(self.scenario, _merged(settings, self.kept), f"tune trial {optuna_trial.number}")
+        produce = self._produce(settings, f"tune trial {optuna_trial.number}", optuna_trial.params.get(RATE))
         optuna_trial.set_user_attr("settings", settings)
-        reason = refusal(produce)
+        reason = refusal(produce) or self.goal.refusal(produce)
         if reason:
             from optuna.trial import TrialState
 
@@ -193,7 +204,7 @@ class _Tune:
         elif measured.objective is None:
             self.study.tell(optuna_trial, state=TrialState.FAIL)
         else:
-            self.study.tell(optuna_trial, measured.objective.value)
+            self.study.tell(optuna_trial, self.goal.values(measured))
         self._keep(_Trial(optuna_trial.number, kind, settings, measured))
         return True
 
@@ -215,20 +226,111 @@ class _Tune:
                                f"interleaved: {', '.join(c.label for c in finalists)}")
         for _ in range(s.final_runs if finalists else 0):
             for candidate in (default, *finalists):
-                produce = trial_scenario(self.scenario, _merged(candidate.settings, self.kept), f"tune {candidate.label}")
-                measured = self.goal.measure(produce, self.target, self.scratch, self.listener, None)
-                self._keep(_Trial(-1, f"final {candidate.label}", candidate.settings, measured))
-                if measured.objective is not None:
-                    candidate.values.append(measured.objective.value)
-                candidate.feasible.append(measured.feasible)
+                self._rerun(candidate)
         self._recommend(recommend(default, finalists, self.goal.metric, self.goal.better), default, finalists)
 
+    def _final_front(self) -> None:
+        """--finalists points along the front, each re-measured against the default at its rate, interleaved."""
+        s = self.scenario
+        points = [front.Point(t.number, t.values[0], t.values[1], t.user_attrs["figures"]["offered"])
+                  for t in studies.completed(self.study)
+                  if t.user_attrs.get("kind") != "default" and studies.feasible(t)]
+        trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
+        pairs = [(Candidate(DEFAULT, {}, rate=point.offered),
+                  Candidate(f"trial {point.number}", trials[point.number].user_attrs["settings"], rate=point.offered))
+                 for point in front.spread(front.non_dominated(points), s.finalists)]
+        if pairs:
+            self.listener.note(f"re-measuring {len(pairs)} point(s) of the front against the default at their rates, "
+                               f"{s.final_runs} times each, interleaved: {', '.join(p.label for _, p in pairs)}")
+        for _ in range(s.final_runs if pairs else 0):
+            for pair in pairs:
+                for candidate in pair:
+                    self._rerun(candidate)
+        entries, written = [], []
+        for default, point in pairs:
+            chosen = recommend(default, [point], self.goal.metric, self.goal.better)
+            change = chosen.changes[point.label]
+            entries.append({"label": point.label, "rate": point.rate, "settings": point.settings,
+                            "values": point.values, "feasible": point.feasible, "default_values": default.values,
+                            "default_feasible": default.feasible, "change": change.model_dump(),
+                            "recommended": chosen.chosen is not None, "reason": chosen.reason})
+            if chosen.chosen is not None:
+                name = f"pareto-{point.rate:.0f}"
+                written += outputs.write_settings(
+                    self.out_dir, name, _merged(point.settings, self.kept),
+                    f"kafkabench tune pareto: {point.label} for {s.client} at {point.rate:,.0f} records/s",
+                    f"kafkabench tune pareto ({point.label}, client {s.client}, {s.size} B at {point.rate:,.0f}/s): "
+                    f"{chosen.reason}")
+        better = [e for e in entries if e["recommended"]]
+        if better:
+            reason = f"{len(better)} of {len(entries)} front points beat the default at their rate: " + "; ".join(
+                f"{e['rate']:,.0f} records/s, {e['label']}, e2e p99 {e['change']['change_pct']:+.1f} %" for e in better)
+        elif entries:
+            reason = "no front point beat the default at its rate beyond noise: the default is as good as anything found"
+        else:
+            reason = "no trial met every check: the default is as good as anything found"
+        self.document.params.update(front=entries, importances=self._importances(), outputs=written,
+                                    recommendation={"label": ", ".join(e["label"] for e in better) or DEFAULT,
+                                                    "settings": {}, "reason": reason})
+        self.listener.note(f"front: {reason}")
+
+    def _rerun(self, candidate: Candidate) -> None:
+        """One re-run of a finalist or the default (at the candidate's rate when it has one)."""
+        produce = self._produce(candidate.settings, f"tune {candidate.label}", candidate.rate)
+        measured = self.goal.measure(produce, self.target, self.scratch, self.listener, None)
+        self._keep(_Trial(-1, f"final {candidate.label}", candidate.settings, measured))
+        if measured.objective is not None:
+            candidate.values.append(measured.objective.value)
+        candidate.feasible.append(measured.feasible)
+
     # ---- pieces ----------------------------------------------------------------------------------
+
+    def _produce(self, settings: Settings, source: str, rate: float | None = None):
+        """A trial's produce run: the user's workload and settings, the trial's on top, at its rate if it has one."""
+        produce = trial_scenario(self.scenario, _merged(settings, self.kept), source)
+        return produce if rate is None else produce.model_copy(update={"rate": round(rate, 1)})
+
+    def _distributions(self) -> dict:
+        distributions = self.space.distributions()
+        if self.rates:
+            from optuna.distributions import FloatDistribution
+
+            distributions[RATE] = FloatDistribution(*self.rates, log=True)
+        return distributions
+
+    def _params(self, params: dict, rate: float | None) -> dict:
+        return params if rate is None else {**params, RATE: rate}
+
+    def _rate_range(self) -> tuple[float, float]:
+        """The pareto study's rates: kept in the study, so a resumed tune samples the same range."""
+        s = self.scenario
+        if "rates" in self.study.user_attrs:
+            low, high = self.study.user_attrs["rates"]
+        else:
+            high = s.max_rate
+            if high is None:
+                self.listener.note(f"probe: the default's producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
+                produce = self._produce({}, "probe", -1).model_copy(update={"consumers": 0})
+                probe = run_step("probe", produce, PROBE, [], "publish", self.target, self.scratch, self.listener)
+                if probe.error or not probe.achieved:
+                    raise StepsEnded(f"the probe failed: {probe.error or 'nothing was acknowledged'}")
+                high = MAX_RATE_FACTOR * probe.achieved
+            low = high / RATE_RANGE
+            self.study.set_user_attr("rates", [low, high])
+        self.document.params["rates"] = [low, high]
+        return low, high
+
+    def _rates_text(self) -> str:
+        low, high = self.rates
+        return f"{low:,.0f}-{high:,.0f} records/s"
 
     def _setup(self) -> dict:
         """What a study is a study of: a journal made for another setup is not resumed."""
         s = self.scenario
-        goal = {"rate": s.rate, "objective": s.objective} if s.goal == "latency" else {"precision": s.precision}
+        goal = {"latency": {"objective": s.objective, **({"one_at_a_time": True, "count": s.count, "warmup": s.warmup}
+                                                         if s.one_at_a_time else {"rate": s.rate})},
+                "throughput": {"precision": s.precision},
+                "pareto": {"max_rate": s.max_rate}}[s.goal]
         return {"goal": s.goal, **goal, "client": s.client, "size": s.size, "payload": [str(p) for p in s.payload],
                 "slo": s.slo, "producers": s.producers,
                 "consumers": s.consumers, "partitions": s.partitions, "replication_factor": s.replication_factor,
@@ -277,7 +379,8 @@ class _Tune:
     def _terminated(self, measured: list) -> bool:
         """Optuna's terminator, with the noise floor as the error it compares against: the search ends when the
         regret bound of the Gaussian process is below the spread of the default's own runs."""
-        if studies.sampler_name() != "GPSampler" or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2:
+        if (studies.sampler_name() != "GPSampler" or len(self.goal.directions) > 1
+                or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2):
             return False
         defaults = [t.value for t in studies.completed(self.study) if t.user_attrs.get("kind") == "default"]
         if len(defaults) < 2:
@@ -316,6 +419,10 @@ class _Tune:
         changed = changes_text(trial.settings, self.baseline)
         best = self._best()
         incumbent = f"; best so far trial {best.number}: {self.goal.value_text(best.value)}" if best else ""
+        if self.rates:
+            rate = m.judged.achieved if m.judged and m.judged.achieved else 0
+            figure += f" at {rate:,.0f} records/s"
+            incumbent = f"; {len(self.study.best_trials)} on the front"
         left = ""
         if s.time is not None:
             left = f"; {max(0.0, s.time - (time.monotonic() - self.started)):,.0f} s left"
@@ -323,7 +430,9 @@ class _Tune:
         return f"{trial.kind} ({where}): {changed}: {figure}, {verdict}{incumbent}{left}"
 
     def _best(self):
-        """The best feasible trial so far (its value the incumbent a throughput trial must beat)."""
+        """The best feasible trial so far (its value the incumbent a throughput trial must beat); none for pareto."""
+        if len(self.goal.directions) > 1:
+            return None
         best = min if self.goal.better == "lower" else max
         return best(filter(studies.feasible, studies.completed(self.study)), key=lambda t: t.value, default=None)
 
@@ -342,33 +451,22 @@ class _Tune:
 
     def _importances(self) -> dict[str, float]:
         optuna = studies.optuna_module()
+        # pareto: what mattered to e2e p99 (the rate, a parameter of its own, among the settings)
+        target = (lambda t: t.values[0]) if len(self.goal.directions) > 1 else None
         try:
-            return {k: round(v, 4) for k, v in optuna.importance.get_param_importances(self.study).items()}
+            return {k: round(v, 4) for k, v in optuna.importance.get_param_importances(self.study, target=target).items()}
         except (ValueError, RuntimeError):  # too few trials, or every trial gave the same value
             return {}
 
     def _write_outputs(self, chosen: Candidate) -> None:
-        settings = _merged(chosen.settings, self.kept)
-        for role in ("producer", "consumer"):
-            lines = [f"# kafkabench tune {self.scenario.goal}: {chosen.label} for {self.scenario.client}"]
-            lines += [f"{key.replace(':', chr(92) + ':')}={value}" for key, value in sorted(settings[role].items())]
-            (self.out_dir / f"tuned-{role}.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        profiles = self.out_dir / "profiles"
-        profiles.mkdir(exist_ok=True)
-        profile = {"description": f"kafkabench tune {self.scenario.goal} ({chosen.label}, client {self.scenario.client}, "
-                                  f"{self.scenario.size} B at {self.scenario.rate:g}/s): "
-                                  f"{self.document.params['recommendation']['reason']}",
-                   **{role: settings[role] for role in ROLES if settings[role]}}
-        (profiles / "tuned.yaml").write_text(yaml.safe_dump(profile, sort_keys=False), encoding="utf-8")
         s = self.scenario
-        plan = {"name": "tuned", "description": "The tuned profile against the default, on the tune's workload.",
-                "repeats": 3, "profiles": ["default", "tuned"], "clients": [s.client],
-                "scenarios": [{"name": "tuned", "lab": "produce", "size": s.size, "rate": s.rate,
-                               "duration": s.settle + s.measure, "consumers": s.consumers, "producers": s.producers,
-                               "partitions": s.partitions, "replication_factor": s.replication_factor}]}
-        (self.out_dir / "tuned-plan.yaml").write_text(yaml.safe_dump(plan, sort_keys=False), encoding="utf-8")
-        self.document.params["outputs"] = ["tuned-producer.properties", "tuned-consumer.properties",
-                                           "profiles/tuned.yaml", "tuned-plan.yaml"]
+        at = (" one at a time" if s.one_at_a_time else f" at {s.rate:g}/s") if s.goal == "latency" else ""
+        written = outputs.write_settings(
+            self.out_dir, "tuned", _merged(chosen.settings, self.kept),
+            f"kafkabench tune {s.goal}: {chosen.label} for {s.client}",
+            f"kafkabench tune {s.goal} ({chosen.label}, client {s.client}, {s.size} B{at}): "
+            f"{self.document.params['recommendation']['reason']}")
+        self.document.params["outputs"] = written + [outputs.write_plan(self.out_dir, s)]
 
     def write(self) -> None:
         self.document.params["trials"] = [_trial_entry(t) for t in self.study.get_trials(deepcopy=False)] \
@@ -380,7 +478,8 @@ def _figures(measured: Measured) -> dict:
     judged = measured.judged
     return {"objective": measured.objective.as_list() if measured.objective else None,
             "percentiles_ms": {name: i.as_list() for name, i in judged.percentiles.items()} if judged else {},
-            "achieved": judged.achieved if judged else None, "feasible": measured.feasible,
+            "achieved": judged.achieved if judged else None, "offered": judged.offered if judged else None,
+            "feasible": measured.feasible,
             "reasons": measured.reasons, "pruned": measured.pruned, "steps": len(measured.steps)}
 
 
@@ -388,7 +487,7 @@ def _trial_entry(trial) -> dict:
     attrs = trial.user_attrs
     return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
             "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
-            "value": trial.value, "started": _iso(trial.datetime_start), "finished": _iso(trial.datetime_complete),
+            "value": trial.values[0] if trial.values else None, "started": _iso(trial.datetime_start), "finished": _iso(trial.datetime_complete),
             **attrs.get("figures", {})}
 
 

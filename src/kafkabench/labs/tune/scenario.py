@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from kafkabench.config.properties import parse_overrides
 from kafkabench.errors import ConfigError
 from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
 from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES
-from kafkabench.labs.scenario import Cli
+from kafkabench.labs.scenario import Cli, PositiveRate
 from kafkabench.labs.throughput.scenario import ProducerWorkload
 
 OBJECTIVES = {"p50": 50.0, "p99": 99.0}
@@ -20,14 +20,22 @@ OBJECTIVES = {"p50": 50.0, "p99": 99.0}
 
 class TuneScenario(ProducerWorkload):
     lab: Literal["tune"] = "tune"
-    goal: Annotated[Literal["latency", "throughput"], Cli(positional=True)] = Field(
+    goal: Annotated[Literal["latency", "throughput", "pareto"], Cli(positional=True)] = Field(
         "latency", description="latency: the lowest e2e percentile (--objective) at --rate, within the SLOs; "
-                               "throughput: the most records/s within the SLOs (each trial a short max-rate search).")
+                               "throughput: the most records/s within the SLOs (each trial a short max-rate search); "
+                               "pareto: the front of e2e p99 against records/s (each trial one rate, sampled too).")
     size: PositiveInt = Field(SEED_IMAGE_BYTES, description="Bytes per record (incompressible), without --payload "
                                                             "(default: the size of seed 000's 1.3 MB camera image).")
     consumers: int = Field(1, ge=1, description="Consumer worker processes reading at the same time (e2e).")
-    rate: PositiveFloat = Field(30, description="latency: records/s every trial offers on an open-loop schedule "
+    rate: PositiveRate = Field(30, description="latency: records/s every trial offers on an open-loop schedule "
                                                 "(the seed's 30 frames/s).")
+    max_rate: PositiveRate | None = Field(None, description="pareto: the highest rate a trial offers, the lowest a "
+                                                            "hundredth of it (default: 1.2x what the default's "
+                                                            "producers send unpaced).")
+    one_at_a_time: bool = Field(False, description="latency: each trial sends one record at a time, the next once the "
+                                                    "last was read (the latency lab's way), instead of --rate.")
+    count: PositiveInt = Field(50, description="latency --one-at-a-time: measured records per trial.")
+    warmup: NonNegativeInt = Field(5, description="latency --one-at-a-time: records per trial before the measured ones.")
     objective: Literal["p50", "p99"] = Field("p50", description="latency: the e2e percentile the tune minimises.")
     precision: float = Field(0.05, gt=0, le=1, description="throughput: each trial's search stops when its bracket is "
                                                             "within this fraction.")
@@ -68,6 +76,14 @@ class TuneScenario(ProducerWorkload):
             except ConfigError as exc:
                 raise ValueError(str(exc).removeprefix("--keep ")) from None
         return keep
+
+    @model_validator(mode="after")
+    def _one_payload(self) -> TuneScenario:
+        if self.one_at_a_time and self.goal != "latency":
+            raise ValueError("--one-at-a-time: only the latency goal sends one record at a time")
+        if self.one_at_a_time and len(self.payload) > 1:
+            raise ValueError("--one-at-a-time: give one --payload (the record sent each time)")
+        return self
 
     @property
     def slos(self) -> list[Slo]:

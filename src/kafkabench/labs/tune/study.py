@@ -42,7 +42,7 @@ def make_sampler(seed: int):
     return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=STARTUP_TRIALS)
 
 
-def open_study(path: Path, setup: dict[str, Any], seed: int, direction: str = "minimize"):
+def open_study(path: Path, setup: dict[str, Any], seed: int, directions: tuple[str, ...] = ("minimize",)):
     """The study in `path`, made for `setup` (the workload, goal and space); a file made for another setup is
     refused rather than mixed with it."""
     optuna = optuna_module()
@@ -52,7 +52,7 @@ def open_study(path: Path, setup: dict[str, Any], seed: int, direction: str = "m
     path.parent.mkdir(parents=True, exist_ok=True)
     storage = JournalStorage(JournalFileBackend(str(path)))
     study = optuna.create_study(study_name=STUDY_NAME, storage=storage, sampler=make_sampler(seed),
-                                direction=direction, load_if_exists=True)
+                                directions=list(directions), load_if_exists=True)
     recorded = study.user_attrs.get("setup")
     canonical = json.loads(json.dumps(setup, default=str))
     if recorded is None:
