@@ -150,7 +150,7 @@ def _option(model: type[BaseModel], name: str) -> Any:
     if cli.required:
         return typer.Option(..., *_flags(model, name), help=help_text)
     default = info.get_default(call_default_factory=True)
-    if default not in (None, [], {}) and "default" not in help_text:
+    if default not in (None, [], {}) and "default:" not in help_text:
         shown = ",".join(map(str, default)) if isinstance(default, list) else default
         help_text = f"{help_text} (default: {shown})".strip()
     repeated = typing.get_origin(_cli_type(model, name)) is list
