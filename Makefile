@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # two pytest-xdist workers; a module's tests stay on one (tests/conftest.py says how they are grouped)
 PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
 
-.PHONY: demo test test-stress clean
+.PHONY: demo test test-stress docs docs-serve clean
 
 demo: $(VENV)/.installed
 	$(BIN)/kafkabench run quick
@@ -20,6 +20,13 @@ test-stress: $(VENV)/.installed-dev
 	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
 	echo "cpu hog $$hog spinning on one core"; \
 	$(PYTEST) $(PYTEST_ARGS)
+
+# The docs site (mkdocs.yml, docs/): built into site/, every warning an error; or served while you edit it.
+docs: $(VENV)/.installed-dev
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(VENV)/.installed-dev
+	$(BIN)/mkdocs serve
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kafkabench needs Python 3.11+; run make PYTHON=python3.11 ...")'
