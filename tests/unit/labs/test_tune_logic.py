@@ -99,8 +99,9 @@ def test_a_study_resumes_from_its_journal_and_refuses_another_setup(tmp_path):
 
 # ---- the throughput goal on a simulated system: a step passes below its knee -----------------------------
 
-def simulated(monkeypatch, knee: float, unpaced: float):
-    """run_step replaced by a system that passes every step below `knee` records/s and sends `unpaced` unpaced."""
+def simulated(monkeypatch, knee: float, unpaced: float, paused: tuple[int, ...] = ()):
+    """run_step replaced by a system that passes every step below `knee` records/s, fails clearly above it, and sends
+    `unpaced` unpaced; the steps numbered in `paused` (the probe is 0) fail by a pause, not clearly."""
     from kafkabench.labs.capacity.step import Step
     from kafkabench.labs.tune import goals
 
@@ -110,8 +111,10 @@ def simulated(monkeypatch, knee: float, unpaced: float):
         offered.append(produce.rate)
         if kind == "probe":
             return Step(kind, -1, achieved=unpaced, passed=True)
+        if len(offered) - 1 in paused:
+            return Step(kind, produce.rate, achieved=produce.rate, reasons=["e2e p99 80 ms (95 % up to 90) > 50 ms"])
         passed = produce.rate <= knee
-        return Step(kind, produce.rate, achieved=produce.rate, passed=passed,
+        return Step(kind, produce.rate, achieved=produce.rate, passed=passed, clearly=not passed,
                     reasons=[] if passed else ["e2e p99 80 ms (95 % up to 90) > 50 ms"])
 
     monkeypatch.setattr(goals, "run_step", run_step)
@@ -143,6 +146,9 @@ def test_a_throughput_trial_that_cannot_beat_the_best_stops_at_its_probe_or_its_
     offered = simulated(monkeypatch, knee=60_000, unpaced=50_000)
     better = goal.measure(produce, None, None, None, incumbent=40_000)
     assert offered[:2] == [-1, 42_000] and better.feasible and better.objective.value > 42_000
+    offered = simulated(monkeypatch, knee=60_000, unpaced=50_000, paused=(1,))
+    paused = goal.measure(produce, None, None, None, incumbent=40_000)
+    assert offered[:3] == [-1, 42_000, 42_000] and paused.feasible  # a pause is not a reason to stop the trial
 
 
 def test_throughput_candidates_are_compared_higher_is_better():
