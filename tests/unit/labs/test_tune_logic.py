@@ -156,3 +156,36 @@ def test_throughput_candidates_are_compared_higher_is_better():
     faster = Candidate("trial 4", {}, [15_000, 15_300, 14_900, 15_100, 15_200], [True] * 5)
     decided = recommend(default, [faster], "sustainable records/s", better="higher")
     assert decided.chosen is faster and decided.changes["trial 4"].verdict == "improvement"
+
+
+def test_a_run_that_failed_beside_a_whole_cluster_fails_its_trial_and_the_tune_goes_on(monkeypatch, tmp_path):
+    """A Java producer whose batches cannot fit its buffer.memory fails its run: with every broker still answering,
+    that is the trial's settings, not the cluster; a broker missing, or three such runs in a row, end the tune."""
+    from kafkabench.core.events import SILENT
+    from kafkabench.core.results import ResultDocument
+    from kafkabench.labs.capacity.step import Step, StepsEnded
+    from kafkabench.labs.tune import run as tune_run
+    from kafkabench.labs.tune.goals import Measured
+
+    document = ResultDocument(lab="tune", created_at="now", cluster={"brokers": 1})
+    tune = tune_run._Tune(TuneScenario(size=1000, goal="throughput"), load_space("confluent"), None, tmp_path,
+                          document, SILENT)
+    tune.study, tune.baseline = open_study(tmp_path / "s.journal", {}, 0), {}
+
+    def failed(number):
+        step = Step("probe", -1, error="producer 1: BufferExhaustedException: Failed to allocate 7341097 bytes")
+        return tune_run._Trial(number, "search", {}, Measured(None, [step], None, ["the probe failed"]))
+
+    whole = [True]
+    monkeypatch.setattr(tune, "_cluster_whole", lambda: whole[0])
+    tune._keep(failed(6))
+    assert document.notes[-1].startswith("trial 6 (probe unpaced) failed: producer 1: BufferExhaustedException")
+    assert document.notes[-1].endswith("it counts as failed and the tune goes on")
+    tune._keep(tune_run._Trial(7, "search", {}, Measured(None, [Step("trial", 1000)], None, [])))  # a run that worked
+    tune._keep(failed(8))
+    tune._keep(failed(9))
+    with pytest.raises(StepsEnded, match="^trial 10 "):  # three runs failing one after another
+        tune._keep(failed(10))
+    whole[0], tune.failed_in_a_row = False, 0
+    with pytest.raises(StepsEnded, match="^trial 11 "):  # a broker gone
+        tune._keep(failed(11))

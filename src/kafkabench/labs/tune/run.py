@@ -27,12 +27,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkabench.admin import KafkaAdmin
 from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
-from kafkabench.errors import ConfigError
+from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.run import PROBE
 from kafkabench.labs.capacity.step import StepsEnded, run_step, run_steps
@@ -51,6 +52,7 @@ PRESETS = ("latency", "throughput")  # the project's profiles, tried first
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
 KNOB_FIELDS = {"acks": ("producer", "acks"), "compression": ("producer", "compression.type")}
 RATE = "rate"  # the pareto study's parameter for the offered rate
+FAILED_IN_A_ROW, CLUSTER_CHECK_S = 3, 10  # runs failing one after another end the tune, as a cluster missing a broker does
 MAX_RATE_FACTOR, RATE_RANGE = 1.2, 100
 
 
@@ -132,6 +134,8 @@ class _Tune:
         self.histograms: list[dict[str, str]] = []
         self.started = time.monotonic()
         self.goal = GOALS[scenario.goal](scenario)
+        self.failed_in_a_row = 0  # trials whose run failed, one after another
+        self.rates: tuple[float, float] | None = None  # pareto: the range of offered rates
 
     # ---- the phases ----------------------------------------------------------------------------
 
@@ -406,10 +410,27 @@ class _Tune:
         self.listener.progress(len(self._measured()), self.scenario.trials, "tune: trials measured")
         self.write()
         failed = next((step for step in trial.measured.steps if step.error), None)
-        if failed is not None:
-            where = f"trial {trial.number}" if trial.number >= 0 else trial.kind
-            rate = "unpaced" if failed.offered < 0 else f"at {failed.offered:,.0f} records/s"
-            raise StepsEnded(f"{where} ({failed.kind} {rate}) failed: {failed.error}")
+        if failed is None:
+            self.failed_in_a_row = 0
+            return
+        where = f"trial {trial.number}" if trial.number >= 0 else trial.kind
+        rate = "unpaced" if failed.offered < 0 else f"at {failed.offered:,.0f} records/s"
+        message = f"{where} ({failed.kind} {rate}) failed: {failed.error}"
+        self.failed_in_a_row += 1
+        if self.failed_in_a_row >= FAILED_IN_A_ROW or not self._cluster_whole():
+            raise StepsEnded(message)
+        self.document.notes.append(f"{message}; every broker still answers, so the trial's settings are taken as the "
+                                   f"cause: it counts as failed and the tune goes on")
+        self.listener.note(self.document.notes[-1])
+
+    def _cluster_whole(self) -> bool:
+        """Every broker the tune started with still answers (a run that failed beside a whole cluster failed by
+        its settings: a Java producer whose batches cannot fit its buffer.memory, say)."""
+        try:
+            with KafkaAdmin(self.target.connection, timeout_s=CLUSTER_CHECK_S) as admin:
+                return len(admin.brokers()) >= self.document.cluster.get("brokers", 1)
+        except KafkabenchError:
+            return False
 
     def _line(self, trial: _Trial) -> str:
         m, s = trial.measured, self.scenario
