@@ -102,6 +102,7 @@ def test_a_study_resumes_from_its_journal_and_refuses_another_setup(tmp_path):
 def simulated(monkeypatch, knee: float, unpaced: float, paused: tuple[int, ...] = ()):
     """run_step replaced by a system that passes every step below `knee` records/s, fails clearly above it, and sends
     `unpaced` unpaced; the steps numbered in `paused` (the probe is 0) fail by a pause, not clearly."""
+    from kafkabench.labs.capacity import step as step_module
     from kafkabench.labs.capacity.step import Step
     from kafkabench.labs.tune import goals
 
@@ -118,6 +119,7 @@ def simulated(monkeypatch, knee: float, unpaced: float, paused: tuple[int, ...] 
                     reasons=[] if passed else ["e2e p99 80 ms (95 % up to 90) > 50 ms"])
 
     monkeypatch.setattr(goals, "run_step", run_step)
+    monkeypatch.setattr(step_module, "run_step", run_step)  # the probe's (run_probe)
     return offered
 
 

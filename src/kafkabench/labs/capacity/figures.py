@@ -47,10 +47,7 @@ def percentile_interval(windows: list[LatencyHistogram], percentile: float, resa
         return Interval(value, value, value)
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(counts.shape[0], np.full(counts.shape[0], 1 / counts.shape[0]), size=resamples)
-    drawn = _percentile_us(values_us, weights @ counts, percentile) / 1000
-    tail = (1 - CONFIDENCE) / 2 * 100
-    return Interval(value, float(np.percentile(drawn, tail, method="lower")),
-                    float(np.percentile(drawn, 100 - tail, method="higher")))
+    return _interval(value, _percentile_us(values_us, weights @ counts, percentile) / 1000)
 
 
 def record_interval(histogram: LatencyHistogram, percentile: float, resamples: int = RESAMPLES,
@@ -63,7 +60,12 @@ def record_interval(histogram: LatencyHistogram, percentile: float, resamples: i
     value = float(_percentile_us(values_us, counts, percentile)[0]) / 1000
     rng = np.random.default_rng(seed)
     total = int(counts.sum())
-    drawn = _percentile_us(values_us, rng.multinomial(total, counts[0] / total, size=resamples), percentile) / 1000
+    return _interval(value, _percentile_us(values_us, rng.multinomial(total, counts[0] / total, size=resamples),
+                                           percentile) / 1000)
+
+
+def _interval(value: float, drawn: np.ndarray) -> Interval:
+    """The value with the CONFIDENCE interval of its bootstrap draws (the draws themselves at both ends)."""
     tail = (1 - CONFIDENCE) / 2 * 100
     return Interval(value, float(np.percentile(drawn, tail, method="lower")),
                     float(np.percentile(drawn, 100 - tail, method="higher")))

@@ -26,12 +26,11 @@ from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
 from kafkabench.labs.capacity.search import RateSearch
-from kafkabench.labs.capacity.step import Phase, Step, StepsEnded, run_step, run_steps
+from kafkabench.labs.capacity.step import PROBE, Phase, Step, StepsEnded, probe_failure, run_probe, run_step, run_steps
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
-PROBE = Phase(settle_s=1, measure_s=3)
 START_SHARE, CEILING_FACTOR = 0.25, 2.0
 HOLD_ATTEMPTS = 3
 AUTO_SWEEP = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2)  # shares of the probe's rate
@@ -106,11 +105,10 @@ class _Session:
 
     def _probe(self) -> float:
         self.listener.note(f"probe: producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
-        step = run_step("probe", _produce(self.scenario, -1).model_copy(update={"consumers": 0}), PROBE, [],
-                        "publish", self.target, self.scratch, self.listener)
+        step = run_probe(_produce(self.scenario, -1), self.target, self.scratch, self.listener)
         self._keep(step)
-        if step.error or not step.achieved:
-            raise StepsEnded(f"the probe failed: {step.error or 'nothing was acknowledged'}")
+        if probe_failure(step):
+            raise StepsEnded(probe_failure(step))
         self.listener.note(f"probe: {step.achieved:,.0f} records/s unpaced")
         return step.achieved
 

@@ -85,6 +85,20 @@ class Step:
                 "error": self.error}
 
 
+PROBE = Phase(settle_s=1, measure_s=3)
+
+
+def run_probe(produce: ProduceScenario, target: Target, out_dir: Path, listener: Listener) -> Step:
+    """The producers unpaced and no consumer for PROBE's seconds: what they send as fast as they can."""
+    return run_step("probe", produce.model_copy(update={"rate": -1, "consumers": 0}), PROBE, [], "publish", target,
+                    out_dir, listener)
+
+
+def probe_failure(probe: Step) -> str | None:
+    """Why a probe gives no rate to start from; None when it does."""
+    return f"the probe failed: {probe.error or 'nothing was acknowledged'}" if probe.error or not probe.achieved else None
+
+
 class _Windows(Listener):
     """The timeline entries of each role as the run relays them, passed on to the lab's listener too."""
 

@@ -21,9 +21,9 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.errors import ConfigError
 from kafkabench.labs.capacity.figures import Interval, percentile_interval, record_interval
-from kafkabench.labs.capacity.run import CEILING_FACTOR, PROBE, START_SHARE
+from kafkabench.labs.capacity.run import CEILING_FACTOR, START_SHARE
 from kafkabench.labs.capacity.search import RateSearch
-from kafkabench.labs.capacity.step import Phase, Step, run_step
+from kafkabench.labs.capacity.step import Phase, Step, probe_failure, run_probe, run_step
 from kafkabench.labs.latency.session import plan_latency
 from kafkabench.labs.throughput.scenario import ProduceScenario
 from kafkabench.labs.tune.ping_pong import latency_scenario, one_at_a_time
@@ -114,25 +114,23 @@ class ThroughputGoal:
             steps.append(done)
             return done
 
-        probe = run_step("probe", produce.model_copy(update={"rate": -1, "consumers": 0}), PROBE, [], "publish",
-                         target, out_dir, listener)
+        probe = run_probe(produce, target, out_dir, listener)
         steps = [probe]
-        if probe.error or not probe.achieved:
-            return Measured(None, steps, None, [f"the probe failed: {probe.error or 'nothing was acknowledged'}"])
+        if probe_failure(probe):
+            return Measured(None, steps, None, [probe_failure(probe)])
         ceiling = CEILING_FACTOR * probe.achieved
         if incumbent is not None:
             beat = incumbent * (1 + s.precision)
             if beat > ceiling:
                 return Measured(None, steps, None, pruned=f"unpaced it sent {probe.achieved:,.0f} records/s: it cannot "
                                                           f"sustain {beat:,.0f}, the best so far plus the precision")
-            first = step("trial", beat)
-            if not (first.passed or first.clearly):  # one pause fails any rate once: as the search, run it again
+            search = RateSearch(beat, s.precision, s.max_steps, ceiling, floor=min(1.0, beat))
+            while search.passed is None and search.next_rate() == beat:  # a pause is run again, as in any search
                 first = step("trial", beat)
-            if not first.passed:
+                search.record(beat, first.passed, first.clearly)
+            if search.passed is None:
                 return Measured(None, steps, first, pruned=f"{beat:,.0f} records/s, the best so far plus the precision, "
                                                            f"failed: {'; '.join(first.reasons)}")
-            search = RateSearch(beat, s.precision, s.max_steps, ceiling, floor=min(1.0, beat))
-            search.record(beat, True)
         else:
             start = START_SHARE * probe.achieved
             search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))

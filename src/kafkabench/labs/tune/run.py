@@ -35,8 +35,7 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.capacity.run import PROBE
-from kafkabench.labs.capacity.step import StepsEnded, run_step, run_steps
+from kafkabench.labs.capacity.step import PROBE, StepsEnded, probe_failure, run_probe, run_steps
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune import front, outputs
@@ -314,10 +313,9 @@ class _Tune:
             high = s.max_rate
             if high is None:
                 self.listener.note(f"probe: the default's producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
-                produce = self._produce({}, "probe", -1).model_copy(update={"consumers": 0})
-                probe = run_step("probe", produce, PROBE, [], "publish", self.target, self.scratch, self.listener)
-                if probe.error or not probe.achieved:
-                    raise StepsEnded(f"the probe failed: {probe.error or 'nothing was acknowledged'}")
+                probe = run_probe(self._produce({}, "probe"), self.target, self.scratch, self.listener)
+                if probe_failure(probe):
+                    raise StepsEnded(probe_failure(probe))
                 high = MAX_RATE_FACTOR * probe.achieved
             low = high / RATE_RANGE
             self.study.set_user_attr("rates", [low, high])
