@@ -148,7 +148,8 @@ class _Tune:
         self.document.params["baseline"] = defaults
         self.rates = self._rate_range() if s.goal == "pareto" else None
         at = {"latency": " one record at a time" if s.one_at_a_time else f" at {s.rate:g} records/s",
-              "throughput": ""}.get(s.goal, f" at {self._rates_text()}" if self.rates else "")
+              "throughput": "",
+              "pareto": f" at {self.rates[0]:,.0f}-{self.rates[1]:,.0f} records/s" if self.rates else ""}[s.goal]
         self.listener.note(f"study {path} ({studies.sampler_name()}), {len(self.space.dimensions)} settings to tune, "
                            f"{s.trials} trials{at}, objectives: {self.goal.metric} ({', '.join(self.goal.directions)})")
         done = len(self._trials("default"))
@@ -321,10 +322,6 @@ class _Tune:
             self.study.set_user_attr("rates", [low, high])
         self.document.params["rates"] = [low, high]
         return low, high
-
-    def _rates_text(self) -> str:
-        low, high = self.rates
-        return f"{low:,.0f}-{high:,.0f} records/s"
 
     def _setup(self) -> dict:
         """What a study is a study of: a journal made for another setup is not resumed."""
