@@ -12,7 +12,7 @@ from typing import Callable
 
 from kafkabench.core.clock import Clock, monotonic_ns
 
-SPIN_BELOW_NS = 1_000_000  # closer than this to a due time, sleeping would overshoot: yield instead
+NAP_BELOW_NS = 1_000_000  # closer than this to a due time, a wait would overshoot: the OS's shortest nap instead
 
 
 class OpenLoopSchedule:
@@ -26,16 +26,18 @@ class OpenLoopSchedule:
         return self.start_ns + round(index * self.interval_ns)
 
 
-def wait_until(due_ns: int, clock: Clock = monotonic_ns, sleep: Callable[[float], None] = time.sleep,
-               while_waiting: Callable[[], None] = lambda: None) -> int:
-    """Return the clock once it reached `due_ns`; `while_waiting` runs between naps (serve callbacks)."""
+def wait_until(due_ns: int, clock: Clock = monotonic_ns, serve: Callable[[float], None] = time.sleep,
+               nap: Callable[[float], None] = time.sleep) -> None:
+    """Return once the clock reached `due_ns`, never earlier. Far from it, `serve(seconds)` waits: a client's poll,
+    so its callbacks and network I/O go on as they come, not after the wait. Closer than NAP_BELOW_NS, `serve(0)`
+    then the OS's shortest nap, which wakes some 50-100 us late (the timer slack; it shows as publish_delay):
+    spinning instead would take a core from the broker and the consumers on a small machine."""
     while True:
-        now = clock()
-        gap = due_ns - now
+        gap = due_ns - clock()
         if gap <= 0:
-            return now
-        if gap > SPIN_BELOW_NS:
-            while_waiting()
-            sleep((gap - SPIN_BELOW_NS / 2) / 1e9)
+            return
+        if gap > NAP_BELOW_NS:
+            serve((gap - NAP_BELOW_NS / 2) / 1e9)
         else:
-            sleep(0)
+            serve(0)
+            nap(0)

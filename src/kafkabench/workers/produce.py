@@ -99,7 +99,8 @@ class ProduceRun:
         values, index = self._values(), 0
         value = next(values, None)
         while value is not None and not self.until.reached(index):
-            intended = wait_until(schedule.intended(index), clock, while_waiting=self._serve)
+            intended = schedule.intended(index)  # the due time, never the wake-up: a stall must show
+            wait_until(intended, clock, serve=self.client.poll)
             sent = clock()
             if not send_many(topic, (value,), (lambda: intended) if self.params.stamp else None):
                 self.client.poll(QUEUE_FULL_WAIT_S)  # the same record again, its intended time unchanged

@@ -22,7 +22,7 @@ def test_a_stall_shows_up_in_publish_delay_and_the_schedule_is_not_rebased():
     delays = []
     for i in range(10):
         intended = schedule.intended(i)
-        wait_until(intended, clock, sleep=lambda s: clock.advance(max(1, int(s * 1e9))))
+        wait_until(intended, clock, serve=lambda s: clock.advance(int(s * 1e9)), nap=lambda s: clock.advance(1_000))
         sent = clock()
         delays.append(sent - intended)
         delay.record_ns(sent - intended)
@@ -34,8 +34,11 @@ def test_a_stall_shows_up_in_publish_delay_and_the_schedule_is_not_rebased():
     assert delay.summary().max_ms == pytest.approx(4.0, rel=1e-3)
 
 
-def test_wait_until_serves_callbacks_while_far_from_the_due_time():
+def test_the_client_waits_while_far_from_the_due_time_and_naps_close_to_it():
+    """A client's poll is the wait (its callbacks and I/O go on meanwhile); the last millisecond is naps."""
     clock = FakeClock()
-    served = []
-    wait_until(10 * MS, clock, sleep=lambda s: clock.advance(max(1, int(s * 1e9))), while_waiting=lambda: served.append(clock()))
-    assert clock() >= 10 * MS and served and served[0] == 0
+    served, naps = [], []
+    wait_until(10 * MS, clock, serve=lambda s: (served.append(s), clock.advance(int(s * 1e9))),
+               nap=lambda s: (naps.append(clock()), clock.advance(60_000)))
+    assert served[0] == pytest.approx(0.0095) and clock() >= 10 * MS
+    assert len(naps) == 9 and served[1:] == [0] * 9  # 0.5 ms left after the wait, 60 us a nap, served before each

@@ -3,6 +3,7 @@
 long and left a short measured phase with no window at all)."""
 
 import threading
+import time
 
 from kafkabench.core.protocol import ProduceParams, Progress, Task
 from kafkabench.workers.adapters.base import KafkaClient
@@ -45,3 +46,28 @@ def test_windows_close_on_their_interval_at_a_low_rate():
     assert len(full) >= 4
     assert all(0.2 <= (w.end_ns - w.start_ns) / 1e9 < 0.3 and 15 <= w.records <= 25 for w in full)
     assert sum(w.records for w in windows) == run.counters["acked"] >= 95
+
+
+class StallsOnce(Instant):
+    """The 5th send call blocks 50 ms; every record's stamp is kept as the client would write it."""
+
+    def __init__(self):
+        self.stamps = []
+
+    def send_many(self, topic, values, stamp=None):
+        if len(self.stamps) == 4:
+            time.sleep(0.05)
+        self.stamps.extend(stamp() for _ in values)
+        return super().send_many(topic, values, stamp)
+
+
+def test_a_paced_record_is_stamped_with_its_due_time_so_a_stall_shows_in_delay_and_e2e():
+    """Coordinated omission: stamping the time the wait ended would hide the stall from e2e and publish_delay."""
+    client = StallsOnce()
+    task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
+    run = ProduceRun(client, task, ProduceParams(count=40, rate_per_s=1000, interval_s=1, stamp=True), [b"x"],
+                     threading.Event())
+    run.open()
+    run.run(lambda message: None)
+    assert client.stamps == [run.start_ns + i * 1_000_000 for i in range(40)]
+    assert run.stats.total["publish_delay"].summary().max_ms >= 40  # the records due during the stall went out late
