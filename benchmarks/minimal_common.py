@@ -73,3 +73,13 @@ def report_consume(records: int, payload_bytes: int, start_ns: int, last_ns: int
     seconds = (last_ns - start_ns) / 1e9 if last_ns else 0.0
     print(json.dumps({"records": records, "bytes": payload_bytes, "seconds": round(seconds, 6),
                       "records_per_s": round(records / seconds, 1) if seconds > 0 else 0.0}))
+
+
+def print_paced(latencies_us: list[float], delays_us: list[float], errors: int, seconds: float, cpu_s: float) -> None:
+    """The paced loops' line: what report_produce prints, with the delays (due -> send call) and the CPU."""
+    latencies, delays = sorted(latencies_us), sorted(delays_us)
+    print(json.dumps({"records": len(latencies), "errors": errors, "seconds": round(seconds, 6),
+                      "records_per_s": round(len(latencies) / seconds, 1) if seconds > 0 else 0.0,
+                      "latency_us": {"p50": percentile_us(latencies, 0.50), "p99": percentile_us(latencies, 0.99)},
+                      "delay_us": {"p50": percentile_us(delays, 0.50), "p99": percentile_us(delays, 0.99)},
+                      "cpu_s": round(cpu_s, 3)}))
