@@ -37,10 +37,7 @@ from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES
 CASES = {
     "image": ("latency", "confluent", SEED_IMAGE_BYTES, "p99=100ms", 40, ["--rate", "30"]),
     "1k-confluent": ("throughput", "confluent", 1024, "p99=50ms", 50, ["--settle", "2", "--measure", "4"]),
-    # a Java worker's first seconds are its JVM's warm-up, and its open-loop producer catches up on them after: with
-    # --settle 2, java at 10,000/s failed p99 <= 50 ms by 0.5-1.8 s (achieved 11,049-11,615/s); with --settle 10 it
-    # passed at 25-36 ms (kafkabench max-rate --client java --size 1024 --sweep 10000 --repeats 2 --measure 4)
-    "1k-java": ("throughput", "java", 1024, "p99=50ms", 50, ["--settle", "10", "--measure", "4"]),
+    "1k-java": ("throughput", "java", 1024, "p99=50ms", 50, ["--settle", "2", "--measure", "4"]),  # java settles 5
 }
 
 

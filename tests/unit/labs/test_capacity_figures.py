@@ -11,7 +11,7 @@ from kafkabench.errors import ConfigError
 from kafkabench.labs.capacity.figures import percentile_interval, record_interval, slope_interval
 from kafkabench.labs.capacity.scenario import BacklogScenario, parse_bytes
 from kafkabench.labs.capacity.slo import Slo, parse_slo
-from kafkabench.labs.capacity.step import Phase, judge, step_figures
+from kafkabench.labs.capacity.step import Phase, judge, settle_note, step_figures
 
 S = 1_000_000_000
 
@@ -156,3 +156,10 @@ def test_a_backlog_is_given_one_way_and_as_a_size():
     with pytest.raises(ValueError, match="give a size such as 2GB"):
         BacklogScenario(backlog="lots")
     assert BacklogScenario(backlog="1GiB").backlog_bytes == 2**30
+
+
+def test_a_java_step_settles_long_enough_for_its_jvm_and_the_user_is_told():
+    assert Phase(2, 8).for_client("java") == Phase(5, 8) and Phase(7, 8).for_client("java") == Phase(7, 8)
+    assert Phase(2, 8).for_client("confluent") == Phase(2, 8)
+    assert "settles 5 s, not 2" in settle_note("java", 2)
+    assert settle_note("java", 5) is None and settle_note("confluent", 0) is None

@@ -26,7 +26,8 @@ from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
 from kafkabench.labs.capacity.search import RateSearch
-from kafkabench.labs.capacity.step import PROBE, Phase, Step, StepsEnded, probe_failure, run_probe, run_step, run_steps
+from kafkabench.labs.capacity.step import (PROBE, Phase, Step, StepsEnded, probe_failure, run_probe, run_step, run_steps,
+                                           settle_note)
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
@@ -49,6 +50,8 @@ def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, liste
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("max-rate", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
+    if note := settle_note(scenario.client, scenario.settle):
+        listener.note(note)
     session = _Session(scenario, target, out_dir, document, listener)
     run_steps(document, session.scratch, session.write, session.sweep if scenario.sweep else session.search)
     if document.error:
@@ -104,7 +107,7 @@ class _Session:
     # ---- the parts ---------------------------------------------------------------------------
 
     def _probe(self) -> float:
-        self.listener.note(f"probe: producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
+        self.listener.note(f"probe: producers unpaced for {PROBE.for_client(self.scenario.client).seconds:g} s")
         step = run_probe(_produce(self.scenario, -1), self.target, self.scratch, self.listener)
         self._keep(step)
         if probe_failure(step):

@@ -28,7 +28,7 @@ class MaxRateScenario(ProducerWorkload):
     ceiling: PositiveRate | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
     precision: float = Field(0.05, gt=0, le=1, description="Stop when the highest passing and the lowest failing rate "
                                                             "are within this fraction.")
-    settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged).")
+    settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged); java: at least 5 (its JVM's start and JIT).")
     measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
     hold: float = Field(60, ge=0, description="Seconds the found rate is held to confirm it (0: no hold).")
     max_steps: PositiveInt = Field(14, description="Most search steps.")

@@ -35,7 +35,7 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.capacity.step import PROBE, StepsEnded, probe_failure, run_probe, run_steps
+from kafkabench.labs.capacity.step import PROBE, StepsEnded, probe_failure, run_probe, run_steps, settle_note
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune import front, outputs
@@ -108,6 +108,8 @@ def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Li
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
+    if not scenario.one_at_a_time and (note := settle_note(scenario.client, scenario.settle)):
+        listener.note(note)
     session = _Tune(scenario, space, target, out_dir, document, listener)
     run_steps(document, session.scratch, session.write, session.tune)
     if document.error:
@@ -313,7 +315,7 @@ class _Tune:
         else:
             high = s.max_rate
             if high is None:
-                self.listener.note(f"probe: the default's producers unpaced for {PROBE.settle_s + PROBE.measure_s:g} s")
+                self.listener.note(f"probe: the default's producers unpaced for {PROBE.for_client(s.client).seconds:g} s")
                 probe = run_probe(self._produce({}, "probe"), self.target, self.scratch, self.listener)
                 if probe_failure(probe):
                     raise StepsEnded(probe_failure(probe))

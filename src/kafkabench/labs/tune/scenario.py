@@ -50,7 +50,7 @@ class TuneScenario(ProducerWorkload):
     space: Path | None = Field(None, description="Search space YAML (default: the one shipped for --client).")
     keep: str | None = Field(None, description="Settings never changed, NAME=VALUE,...: e.g. "
                                                "acks=all,enable.idempotence=true (they are set as given).")
-    settle: float = Field(2, ge=0, description="Seconds of each trial before its measured part.")
+    settle: float = Field(2, ge=0, description="Seconds of each trial before its measured part; java: at least 5 (its JVM's start and JIT).")
     measure: PositiveFloat = Field(8, description="Measured seconds of each trial.")
     noise_runs: PositiveInt = Field(3, description="Runs of the default first: the noise floor.")
     finalists: PositiveInt = Field(3, description="Best trials re-measured against the default at the end.")
