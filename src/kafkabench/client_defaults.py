@@ -93,11 +93,14 @@ def confluent_defaults() -> ClientDefaults:
 
 def default_of(client: str, role: str, name: str) -> str | None:
     """One setting's default as the client has it: a Java name, or a `librdkafka:` name for confluent; None where
-    the client has no such setting (or only kafkabench's tune asks about a client it cannot read)."""
+    the client has no such setting (kafka-python and aiokafka: only the LATENCY_SETTINGS are read)."""
     from kafkabench.config import native
 
     if client == "java":
         return java_names.default(role, name)
+    if client in ("kafka-python", "aiokafka"):
+        value = READERS[client][0]().values.get(role, {}).get(name)
+        return None if value in (None, NOT_A_SETTING) else value
     if client != "confluent":
         return None
     dump = librdkafka_dump()

@@ -21,14 +21,22 @@ from kafkabench.roundtrip import round_trip
 def check(
     bootstrap_servers: Optional[str] = common.BootstrapOption,
     size: int = typer.Option(1024, "--size", min=1, help="Bytes in the record."),
-    config: Optional[Path] = typer.Option(None, "--producer-config", "--config",
-                                          help="Java-style .properties with the connection's settings (security.protocol, "
-                                               "sasl.*, ssl.*, bootstrap.servers)."),
+    producer: Optional[Path] = typer.Option(
+        None, "--producer-config", "--config", help="Java-style .properties with the connection's settings "
+        "(security.protocol, sasl.*, ssl.*, bootstrap.servers), as the labs take it; --config is the same option."),
+    consumer: Optional[Path] = typer.Option(
+        None, "--consumer-config", help="The same for the consumer's file; the check makes one connection, so where both "
+        "files set a key they must agree."),
     overrides: list[str] = typer.Option([], "-X", help="A connection setting KEY=VALUE in Java names (repeatable)."),
 ) -> None:
     """Create a topic, write one record with acks=all, read it back and compare, delete the topic."""
     opened = time.monotonic()
-    given = {**(read_properties_file(config) if config else {}), **parse_overrides(overrides, "-X")}
+    files = [read_properties_file(path) if path else {} for path in (producer, consumer)]
+    clashing = sorted(key for key in files[0].keys() & files[1].keys() if files[0][key].value != files[1][key].value)
+    if clashing:
+        raise ConfigError(f"--producer-config and --consumer-config disagree on {', '.join(clashing)}; check makes one "
+                          "connection: give one value")
+    given = {**files[0], **files[1], **parse_overrides(overrides, "-X")}
     settings = {key: setting.value for key, setting in given.items() if is_security_key(key)}
     ignored = sorted(key for key in given if not is_security_key(key) and key != "bootstrap.servers")
     if ignored:

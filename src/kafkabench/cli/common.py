@@ -10,6 +10,7 @@ import typer
 
 BootstrapOption = typer.Option(None, "--bootstrap-servers", "-b", help="An existing cluster; default: the running embedded one, or one started for this run.")
 OutOption = typer.Option(None, "--out", help="Result directory; default: results/<lab>-<time>.")
+WideOption = typer.Option(False, "--wide", help="Every column of the tables (the HTML report and the CSV always have them).")
 JsonOption = typer.Option(False, "--json", help="Print the result document (the contract in docs/design.md) on stdout.")
 
 

@@ -26,7 +26,7 @@ from kafkabench.labs.scenario import SETTINGS_FIELDS, Cli, Scenario, field_metad
 from kafkabench.plans.loading import explain
 from kafkabench.report.terminal import render
 
-GENERIC = ("bootstrap_servers", "out_dir", "as_json")
+GENERIC = ("bootstrap_servers", "out_dir", "as_json", "wide")  # every lab command's own, not its scenario's
 
 
 def lab_command(lab: Lab) -> Callable[..., None]:
@@ -39,11 +39,12 @@ def lab_command(lab: Lab) -> Callable[..., None]:
         inspect.Parameter("bootstrap_servers", inspect.Parameter.KEYWORD_ONLY, default=common.BootstrapOption, annotation=Optional[str]),
         inspect.Parameter("out_dir", inspect.Parameter.KEYWORD_ONLY, default=common.OutOption, annotation=Optional[Path]),
         inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=common.JsonOption, annotation=bool),
+        inspect.Parameter("wide", inspect.Parameter.KEYWORD_ONLY, default=common.WideOption, annotation=bool),
     ]
 
     def command(**values: Any) -> None:
         scenario = scenario_from_options(model, {name: values[name] for name in fields})
-        run_lab(lab, scenario, values["bootstrap_servers"], values["out_dir"], values["as_json"])
+        run_lab(lab, scenario, values["bootstrap_servers"], values["out_dir"], values["as_json"], values["wide"])
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__doc__ = lab.summary
@@ -66,7 +67,8 @@ def scenario_from_options(model: type[Scenario], values: dict[str, Any]) -> Scen
         raise ConfigError(f"{flag}: {explain(error)}" if flag else explain(error)) from None
 
 
-def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir: Path | None, as_json: bool) -> None:
+def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir: Path | None, as_json: bool,
+            wide: bool = False) -> None:
     lab.check(scenario)  # every setting checked before a cluster is touched
     offline = lab.without_cluster(scenario)
     if offline is not None:
@@ -76,7 +78,7 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
     with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
-                     controllers=lab.controllers) as target, Live() as live:
+                     controllers=lab.controllers) as target, Live(wide=wide) as live:
         try:
             served, connected = target.connect(scenario)
             check_connection(served.connection)  # a connection that cannot work: one line now, not a hung lab
@@ -84,13 +86,13 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
         except LabFailed as failed:
             live.stop()
             for table in lab.tables(failed.document):
-                err.print(render(table))
+                err.print(render(table, wide))
             for line in lab.lines(failed.document):
                 err.print(line, style="red", markup=False, highlight=False)
             raise
     console = err if as_json or getattr(scenario, "json_lines", False) else out  # stdout: only the JSON asked for
     for table in lab.tables(document):
-        console.print(render(table))
+        console.print(render(table, wide))
     for line in lab.lines(document):
         console.print(line, markup=False, highlight=False)
     for line in document.notes:

@@ -29,8 +29,8 @@ class _Bars(Progress):
 
 
 class Live(Listener):
-    def __init__(self, out: Console = output.out, err: Console = output.err) -> None:
-        self._out = out
+    def __init__(self, out: Console = output.out, err: Console = output.err, wide: bool = False) -> None:
+        self._out, self._wide = out, wide
         self._bar = _Bars(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=err, transient=True)
         # in place only where a person watches both streams; where either goes to a file, the file gets the lines
@@ -60,7 +60,7 @@ class Live(Listener):
         if isinstance(entry, Screen):
             self._screen(entry)
         elif isinstance(entry, Table):
-            self._bar.console.print(render(entry))
+            self._bar.console.print(render(entry, self._wide))
         elif isinstance(entry, str):  # a line for logs (the monitor's --json-lines): stdout, as it is
             self._out.print(entry, markup=False, highlight=False, soft_wrap=True)
         else:
@@ -68,7 +68,7 @@ class Live(Listener):
 
     def _screen(self, screen: Screen) -> None:
         if self._in_place:
-            self._bar.view = render(screen.table)  # drawn at the bars' next refresh, at most 10 a second
+            self._bar.view = render(screen.table, self._wide)  # drawn at the bars' next refresh, at most 10 a second
             return
         for line in screen.lines:
             self._out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -18,6 +18,7 @@ class Column:
     name: str
     numeric: bool = True
     definition: str = ""  # the key of its Definition: the report shows that text on hover
+    wide: bool = False  # a terminal shows it only with --wide; the HTML report and the CSV show every column
 
 
 @dataclass
@@ -48,10 +49,29 @@ class Screen:
     lines: list[str] = field(default_factory=list)
 
 
-def columns(names: list[str], text: tuple[str, ...] = (), tips: dict[str, str] | None = None) -> list[Column]:
-    """Columns named `names`; those in `text` hold words (left-aligned), `tips` maps a name to its definition's key."""
+def columns(names: list[str], text: tuple[str, ...] = (), tips: dict[str, str] | None = None,
+            wide: tuple[str, ...] = ()) -> list[Column]:
+    """Columns named `names`; those in `text` hold words (left-aligned), `tips` maps a name to its definition's key,
+    those in `wide` are shown in a terminal only with --wide."""
     tips = tips or {}
-    return [Column(name, name not in text, tips.get(name, "")) for name in names]
+    return [Column(name, name not in text, tips.get(name, ""), name in wide) for name in names]
+
+
+def split_settings(rows: list[dict[str, str]]) -> tuple[list[str], str]:
+    """The defining settings of a table's rows: those that differ between rows (their columns, in order), and
+    those every row shares, in words for the title ("RF 3, ISR 2"), so a table shows every setting and spends
+    columns only on the ones that vary."""
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    varying = [name for name in names if len({row.get(name, "-") for row in rows}) > 1]
+    shared = ", ".join(f"{name} {rows[0][name]}" for name in names if name not in varying and rows[0].get(name))
+    return varying, shared
+
+
+def settings_text(params: dict) -> str:
+    """A producer's acks and compression as it ran them, each with where its value came from (", acks -1 (the
+    client's default), compression lz4 (--compression)"), for a title; "" for a result that did not record them."""
+    sources = params.get("sources", {})
+    return "".join(f", {name} {params[name]} ({sources[name]})" for name in ("acks", "compression") if name in sources)
 
 
 # ---- cell formats, the same in every table ----------------------------------------------------------

@@ -9,12 +9,16 @@ from kafkabench.report.table import Table
 ROW_STYLES = {"error": "red", "sub": "dim", "dominated": "dim", "reference": "cyan"}
 
 
-def render(table: Table) -> RichTable:
+def render(table: Table, wide: bool = False) -> RichTable:
+    """The table for a terminal: without `wide`, its wide columns left out (each lab keeps the others within
+    100 columns)."""
+    shown = [index for index, column in enumerate(table.columns) if wide or not column.wide]
     rich = RichTable(title=table.title, title_justify="left")
-    for column in table.columns:
+    for index in shown:
+        column = table.columns[index]
         rich.add_column(column.name, justify="right" if column.numeric else "left")
     for row in table.rows:
-        rich.add_row(*row.cells, style=ROW_STYLES.get(row.kind))
+        rich.add_row(*(row.cells[index] for index in shown), style=ROW_STYLES.get(row.kind))
     return rich
 
 

@@ -36,7 +36,7 @@ from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import BacklogScenario
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import ThroughputPlan, payload_files, plan_throughput
-from kafkabench.labs.throughput.run import WORKER_START_S, base_task
+from kafkabench.labs.throughput.run import WORKER_START_S, base_task, effective_params
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 DEFAULT_BACKLOG_S = 20
@@ -99,7 +99,8 @@ class _Phases(Listener):
 def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     plan = check_backlog(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = new_document("backlog", target, scenario.model_dump(mode="json", exclude_none=True))
+    document = new_document("backlog", target, {**scenario.model_dump(mode="json", exclude_none=True),
+                                                **effective_params(plan)})
     count_brokers(document, target, scenario.timeout)
     topic = f"kafkabench-backlog-{uuid.uuid4().hex[:8]}"
     workers: list[fleet.FleetWorker] = []

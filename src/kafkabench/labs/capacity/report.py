@@ -4,7 +4,7 @@ its interval, the lag slope, the verdict), the answer in one line, and why each 
 from __future__ import annotations
 
 from kafkabench.core.results import ResultDocument
-from kafkabench.report.table import Table, columns, fixed, ms
+from kafkabench.report.table import Table, columns, fixed, ms, settings_text
 
 TIPS = {"offered/s": "capacity_offered", "achieved/s": "capacity_achieved", "lag ms/s": "capacity_lag_slope",
         "verdict": "capacity_verdict"}
@@ -18,9 +18,8 @@ def steps_table(document: ResultDocument) -> Table:
              *(f"{metric} {name} (95 % up to)" for name in slo_names), "lag ms/s", "verdict"]
     title = (f"{document.lab}: client {params.get('client')}, {params.get('size')}-byte values, "
              f"{params.get('producers')} producer(s), {params.get('consumers')} consumer(s), {params.get('partitions')} "
-             f"partition(s), RF {params.get('replication_factor')}, acks {params.get('acks') or 'client default'}; "
-             f"latencies in ms")
-    table = Table(title, columns(names, ("kind", "verdict"), TIPS))
+             f"partition(s), RF {params.get('replication_factor')}{settings_text(params)}; latencies in ms")
+    table = Table(title, columns(names, ("kind", "verdict"), TIPS, wide=("MB/s", "lag ms/s")))
     for number, step in enumerate(params.get("steps", []), 1):
         offered = "unpaced" if step["offered"] < 0 else f"{step['offered']:,.0f}"
         achieved = "-" if step["achieved"] is None else f"{step['achieved']:,.0f}"
@@ -77,7 +76,7 @@ def phases_table(document: ResultDocument) -> Table:
     params = document.params
     title = (f"{document.lab}: client {params.get('client')}, {params.get('size')}-byte values at "
              f"{params.get('rate', 0):,.0f} records/s, {params.get('consumers')} consumer(s), "
-             f"{params.get('partitions')} partition(s); latencies in ms")
+             f"{params.get('partitions')} partition(s){settings_text(params)}; latencies in ms")
     table = Table(title, columns(["phase", "role", "records", "records/s", "MB/s", "latency", "p50", "p99", "p99.9"],
                                  ("phase", "role", "latency")))
     for run in document.runs:

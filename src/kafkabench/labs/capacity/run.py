@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
-from kafkabench.core.events import Listener
+from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
@@ -30,6 +30,7 @@ from kafkabench.labs.capacity.step import (PROBE, Phase, Step, StepsEnded, probe
                                            settle_note)
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import plan_throughput
+from kafkabench.labs.throughput.run import effective_params
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 START_SHARE, CEILING_FACTOR = 0.25, 2.0
@@ -49,6 +50,7 @@ def _produce(scenario: MaxRateScenario, rate: float) -> ProduceScenario:
 def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("max-rate", target, scenario.model_dump(mode="json", exclude_none=True))
+    document.params.update(effective_params(plan_throughput(_produce(scenario, -1), SILENT)))
     count_brokers(document, target, scenario.timeout)
     if note := settle_note(scenario.client, scenario.settle):
         listener.note(note)

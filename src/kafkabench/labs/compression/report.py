@@ -63,7 +63,7 @@ def absolute_table(document: ResultDocument) -> Table:
              "(MB = 10^6 bytes; CPU = producer process + broker processes)")
     names = ["format codec", "stored MB", "wire MB", "payload MB", "duration s", "producer CPU s", "broker CPU s",
              "read+decode rows/s", "pareto"]
-    table = Table(title, columns(names, ("format codec", "pareto"), TIPS))
+    table = Table(title, columns(names, ("format codec", "pareto"), TIPS, wide=("wire MB", "payload MB", "broker CPU s")))
     for run, mark in zip(document.runs, pareto(document)):
         table.add(label(run), mb(run.counters.get("stored_bytes")), mb(run.counters.get("wire_bytes")),
                   mb(run.counters.get("payload_bytes")), fixed(run.duration_s), fixed(run.resources.get("cpu_s")),

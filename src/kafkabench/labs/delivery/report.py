@@ -9,16 +9,38 @@ import dataclasses
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.delivery.checker import Verdict
 from kafkabench.labs.delivery.verdicts import verdict_lines
-from kafkabench.report.table import Table, columns, fixed
+from kafkabench.labs.delivery.cells import PAST
+from kafkabench.report.table import Table, columns, fixed, split_settings
 
-VERDICT_NAMES = ["cell", "client", "sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered",
-                 "failed, present", "unknown found", "unknown absent", "offset mismatch", "delivered %"]
+VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
+                 "unknown found", "unknown absent", "offset mismatch", "delivered %"]
+VERDICT_WIDE = ("sent", "failed", "unknown", "failed, present", "unknown found", "unknown absent", "offset mismatch")
 VERDICT_TIPS = {"lost": "delivery_lost", "duplicated": "delivery_duplicated", "reordered": "delivery_reordered",
                 "failed, present": "delivery_despite_error", "unknown found": "delivery_unknown",
                 "unknown absent": "delivery_unknown", "offset mismatch": "delivery_offset_mismatch",
                 "delivered %": "delivery_delivered"}
 ENDING = {"sync": "closing", "async-close": "closing", "async-sleep": "sleeping"}
 
+
+def cell_settings(run: Run) -> dict[str, str]:
+    """What defines a cell, as short as a column can show it: the mode, acks, idempotence, RF, min.insync, faults
+    ("leader killed 2x": each planned fault kind and how often) and the client."""
+    p = run.params
+    if "mode" not in p:  # a cell that never got its settings recorded
+        return {"cell": p.get("settings", p.get("cell", run.client)), "client": run.client}
+    kinds = [event["fault"] for event in p.get("faults", [])]
+    faults = ", ".join(f"{kind.split('-', 1)[1]} {PAST[kind.split('-', 1)[0]]} {kinds.count(kind)}x"
+                       for kind in dict.fromkeys(kinds))
+    return {"mode": p["mode"], "acks": str(p.get("acks")), "idem": p.get("idempotence", "-"),
+            "RF": str(p.get("replication_factor")), "ISR": str(p.get("effective_min_isr")), "faults": faults or "none",
+            "client": run.client}
+
+
+def _settings_table(title: str, runs: list[Run], figures: list[str], tips: dict, wide: tuple = ()) -> tuple[Table, list[str]]:
+    """A table whose rows are cells: a column per setting that differs between them, the shared ones in the title."""
+    varying, shared = split_settings([cell_settings(run) for run in runs])
+    title = f"{title}; {shared}" if shared else title
+    return Table(title, columns(varying + figures, tuple(varying) + ("process end",), tips, wide)), varying
 
 def verdict_of(run: Run) -> Verdict | None:
     """The checker's verdict as the run recorded it; None when the cell never got to the check."""
@@ -33,19 +55,18 @@ def verdict_table(document: ResultDocument) -> Table:
     title = (f"delivery: what became of every message, {document.params.get('count', '?'):,} per cell, read back "
              f"read_committed after the cluster healed; lost = acknowledged and not read back (confirmed by a second "
              f"read)") if isinstance(document.params.get("count"), int) else "delivery: what became of every message"
-    table = Table(title, columns(VERDICT_NAMES, ("cell", "client"), VERDICT_TIPS))
+    table, varying = _settings_table(title, document.runs, VERDICT_NAMES, VERDICT_TIPS, VERDICT_WIDE)
     for run in document.runs:
         verdict = verdict_of(run)
-        label = run.params.get("settings", run.params.get("cell", run.client))
+        settings = [cell_settings(run).get(name, "-") for name in varying]
         if verdict is None:
-            table.add(label, run.client, *["-"] * (len(VERDICT_NAMES) - 2),
-                      kind="dominated" if run.params.get("refused") else "error")
+            table.add(*settings, *["-"] * len(VERDICT_NAMES), kind="dominated" if run.params.get("refused") else "error")
             continue
         counts = [verdict.sent, verdict.acknowledged, verdict.failed, verdict.unknown, verdict.lost, verdict.duplicated,
                   verdict.reordered, verdict.delivered_despite_error, verdict.unknown_found, verdict.unknown_not_found,
                   verdict.offset_mismatch]
         failing = bool(verdict.failures) or bool(run.error)
-        table.add(label, run.client, *(f"{count:,}" for count in counts), _pct(verdict.delivered_pct),
+        table.add(*settings, *(f"{count:,}" for count in counts), _pct(verdict.delivered_pct),
                   kind="error" if failing else "reference" if run.client == "apache" else "")
     return table
 
@@ -53,16 +74,15 @@ def verdict_table(document: ResultDocument) -> Table:
 def stopwatch_table(document: ResultDocument) -> Table:
     """The seed's table turned sideways: one row per cell instead of one stopwatch print per run."""
     singles = max((sum(1 for name in run.timings if name.startswith("single_")) for run in document.runs), default=0)
-    names = ["cell", "client", *(f"send {i}" for i in range(singles)), "bulk", "closing / sleeping", "ms/event",
-             "process end"]
-    table = Table(f"the seed's stopwatch: ms of each of the first {singles} sends alone, of the bulk of the rest, of "
-                  "the closing or sleeping; ms/event = all of it / count",
-                  columns(names, ("cell", "client", "process end"), {"ms/event": "delivery_ms_per_event"}))
-    for run in document.runs:
-        if "ms_per_event" not in run.timings:
-            continue
+    names = [*(f"send {i}" for i in range(singles)), "bulk", "closing / sleeping", "ms/event", "process end"]
+    timed = [run for run in document.runs if "ms_per_event" in run.timings]
+    table, varying = _settings_table(f"the seed's stopwatch: ms of each of the first {singles} sends alone, of the bulk "
+                                     "of the rest, of the closing or sleeping; ms/event = all of it / count", timed,
+                                     names, {"ms/event": "delivery_ms_per_event"},
+                                     wide=(*(f"send {i}" for i in range(1, singles)), "process end"))
+    for run in timed:
         timings = run.timings
-        table.add(run.params.get("settings", run.client), run.client,
+        table.add(*(cell_settings(run).get(name, "-") for name in varying),
                   *(fixed(timings.get(f"single_{i + 1}_ms"), 3) for i in range(singles)),
                   fixed(timings.get("bulk_ms"), 1),
                   fixed(timings.get("ending_ms"), 1) if run.params.get("mode", "").split(":")[0] in ENDING else "-",

@@ -12,13 +12,16 @@ from typing import Callable
 
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.report.compare import MetricChange, compare_metric, median_interval
-from kafkabench.report.table import Table, columns, fixed, ms, stat
+from kafkabench.report.table import Table, columns, fixed, ms, split_settings, stat
 
 TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50": "publish_latency",
-        "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "p99": "percentiles", "p99.9": "percentiles"}
-NAMES = ["cell", "client", "min ISR", "records/s", "records/s CI", "MB/s", "ms/msg", "publish p50", "p99", "p99 CI",
-         "p99.9", "e2e p50", "e2e p99", "cpu s", "vs fastest", "n"]
-AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "stall s", "ISR shrunk s", "reads", "ISR at the end"]
+        "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "publish p99": "percentiles", "p99.9": "percentiles"}
+NAMES = ["records/s", "records/s CI", "MB/s", "ms/msg", "publish p50", "publish p99", "p99 CI", "p99.9", "e2e p50",
+         "e2e p99", "cpu s", "vs fastest", "why", "n"]
+WIDE = ("records/s CI", "MB/s", "publish p50", "p99 CI", "p99.9", "e2e p50", "e2e p99", "cpu s", "why", "n")
+AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "how", "stall s", "ISR shrunk s", "reads", "read back",
+                      "ISR at the end"]
+AVAILABILITY_WIDE = ("how", "ISR shrunk s", "read back", "ISR at the end")
 PAST = {"pause": "paused", "kill": "killed"}
 HOW = {"pause": "paused (SIGSTOP)", "kill": "killed (kill -9)"}
 WRITES = {"accepted": "accepts writes", "refused": "refuses writes", "no answer": "leaves writes unanswered",
@@ -82,14 +85,25 @@ def summarize(document: ResultDocument) -> list[CellSummary]:
     return list(cells.values())
 
 
-def _versus(cell: CellSummary) -> str:
+def _versus(cell: CellSummary) -> tuple[str, str]:
+    """Its records/s against the fastest cell's, beyond noise or not, and why (compare's test)."""
     if not cell.produce:
-        return "-"
+        return "-", "-"
     if cell.versus is None:
-        return "fastest"
+        return "fastest", "-"
     change = cell.versus
     text = f"{change.change_pct:+.0f} %"
-    return f"{text} beyond noise" if change.verdict in ("regression", "improvement") else f"{text} ({change.reason})"
+    return (text if change.verdict in ("regression", "improvement") else f"({text})"), change.reason
+
+
+def cell_settings(cell: CellSummary) -> dict[str, str]:
+    """What defines a cell: its name (the seed's topics have one), partitions, RF, min.insync (as applied), acks,
+    idempotence and client."""
+    p = cell.params
+    if "replication_factor" not in p:  # a cell whose every repeat failed before it ran
+        return {"cell": cell.label, "client": cell.client}
+    return {**({"cell": p["name"]} if p.get("name") else {}), "partitions": str(p.get("partitions")), "RF": str(p.get("replication_factor")),
+            "min ISR": _min_isr(p), "acks": str(p.get("acks")), "idem": str(p.get("idempotence")), "client": cell.client}
 
 
 def _min_isr(params: dict) -> str:
@@ -113,21 +127,23 @@ def cells_table(document: ResultDocument) -> Table:
     title = (f"durability: {params.get('size')}-byte values, {params.get('repeats')} repeat(s) per cell in "
              f"{params.get('order')} order (seed {params.get('seed')}), {layout}; medians over repeats, CI their "
              "95 % bootstrap interval (none from one repeat) "
-             "(MB = 2^20 bytes; latencies in ms; ms/msg = duration / count, the seed's \"avg latency\")")
-    table = Table(title, columns(NAMES, ("cell", "client", "min ISR", "records/s CI", "p99 CI", "vs fastest"), TIPS))
-    for cell in summarize(document):
-        rates = cell.records_per_s
+             "(MB = 2^20 bytes; latencies in ms; ms/msg = duration / count, the seed's \"avg latency\"; vs fastest: "
+             "records/s against the fastest cell's, in parentheses when within noise)")
+    cells = summarize(document)
+    varying, shared = split_settings([cell_settings(cell) for cell in cells])
+    title = f"{title}; {shared}" if shared else title
+    table = Table(title, columns(varying + NAMES, (*varying, "records/s CI", "p99 CI", "vs fastest"), TIPS, WIDE))
+    for cell in cells:
+        rates, settings = cell.records_per_s, [cell_settings(cell).get(name, "-") for name in varying]
         if not rates:
-            table.add(cell.label, cell.client, _min_isr(cell.params), *["-"] * (len(NAMES) - 4), str(len(cell.failed)),
-                      kind="error")
+            table.add(*settings, *["-"] * (len(NAMES) - 1), str(len(cell.failed)), kind="error")
             continue
-        table.add(cell.label.removesuffix(f" {cell.client}"), cell.client, _min_isr(cell.params),
-                  rate_text(statistics.median(rates)), interval_text(median_interval(rates), rate_text),
+        table.add(*settings, rate_text(statistics.median(rates)), interval_text(median_interval(rates), rate_text),
                   fixed(cell.median([r.throughput.get("payload_mb_per_s") for r in cell.produce])),
                   fixed(cell.ms_per_message, 4), ms(cell.produce_stat("p50_ms")), ms(cell.produce_stat("p99_ms")),
                   interval_text(median_interval(cell.publish_p99s), ms),
                   ms(cell.produce_stat("p999_ms")), ms(cell.e2e_stat("p50_ms")), ms(cell.e2e_stat("p99_ms")),
-                  fixed(cell.median([r.resources.get("cpu_s") for r in cell.produce]), 1), _versus(cell),
+                  fixed(cell.median([r.resources.get("cpu_s") for r in cell.produce]), 1), *_versus(cell),
                   str(len(rates)), kind="reference" if cell.client == "apache" else "")
     return table
 
@@ -175,18 +191,21 @@ def availability_table(document: ResultDocument) -> Table | None:
     groups = availability_groups(document)
     if not groups:
         return None
-    table = Table(_availability_title(groups), columns(AVAILABILITY_NAMES, ("min ISR", "acks", "down", "writes", "reads",
-                                                                            "ISR at the end")))
+    table = Table(_availability_title(groups), columns(AVAILABILITY_NAMES, ("min ISR", "acks", "down", "writes", "how",
+                                                                            "reads", "read back", "ISR at the end"),
+                                                       wide=AVAILABILITY_WIDE))
     for group in groups:
         settings = (str(group["replication_factor"]), _min_isr({"min_insync_replicas": group["min_isr"],
                                                                  "effective_min_isr": group["effective_min_isr"]}),
                     str(group["acks"]))
         steps = group.get("steps") or []
         if not steps:
-            table.add(*settings, "-", "probe failed" if group.get("error") else "not probed", "-", "-", "-", "-", kind="error")
+            table.add(*settings, "-", "probe failed" if group.get("error") else "not probed", *["-"] * 6, kind="error")
         for step in steps:
-            table.add(*settings, f"{PAST.get(step['mode'], step['mode'])} {step['roles']}", _writes(step),
-                      fixed(step.get("stall_s")), fixed(step.get("isr_shrunk_s")), _reads(step.get("reads")), _isr(step))
+            reads = step.get("reads") or {}
+            table.add(*settings, f"{PAST.get(step['mode'], step['mode'])} {step['roles']}", str(step["writes"]),
+                      _writes(step), fixed(step.get("stall_s")), fixed(step.get("isr_shrunk_s")),
+                      ("yes" if reads.get("ok") else "no") if reads else "-", _reads(reads), _isr(step))
     return table
 
 
@@ -204,26 +223,24 @@ def _availability_title(groups: list[dict]) -> str:
 
 
 def _writes(step: dict) -> str:
+    """How writes were refused or accepted in part; "-" when all were accepted or none answered."""
     writes = step["writes"]
     if writes == "refused":
         took = step.get("refused_in_ms")
-        return f"refused with {step.get('refusal') or 'an error'}" + (f" in {ms(took)} ms" if took is not None else "")
+        return f"{step.get('refusal') or 'an error'}" + (f" in {ms(took)} ms" if took is not None else "")
     if writes == "mixed":
         errors = "".join(f", {count:,} {name}" for name, count in (step.get("errors") or {}).items())
         unanswered = f", {step['unanswered']:,} unanswered" if step.get("unanswered") else ""
-        return f"mixed: {step['acked']:,} of {step['sent']:,} acked{errors}{unanswered}"
-    return str(writes)
+        return f"{step['acked']:,} of {step['sent']:,} acked{errors}{unanswered}"
+    return "-"
 
 
-def _reads(reads: dict | None) -> str:
-    if not reads:
-        return "-"
+def _reads(reads: dict) -> str:
+    """How much the consumers read back, and how fast."""
     known = reads.get("records") is not None and reads.get("of") is not None
     counted = f"{reads['records']:,} of {reads['of']:,}" if known else ""
-    took = f" in {fixed(reads['seconds'])} s" if reads.get("seconds") is not None else ""
-    if reads.get("ok"):
-        return f"yes, {counted}{took}" if counted else f"yes{took}"
-    return f"no ({counted})" if counted else "no"
+    took = f"in {fixed(reads['seconds'])} s" if reads.get("seconds") is not None else ""
+    return " ".join(part for part in (counted, took) if part) or "-"
 
 
 def _isr(step: dict) -> str:

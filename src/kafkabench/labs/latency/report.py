@@ -33,7 +33,7 @@ def latency_table(document: ResultDocument) -> Table:
              f"(acks={params.get('acks')}, {params.get('count')} measured after {params.get('warmup')} warm-up, "
              f"{params.get('rounds')} interleaved rounds{_paused(params)})")
     names = ["client", "version", "metric", "count", "cold", "p50", "p90", "p99", "p99.9", "max", "x floor", "cpu/msg"]
-    table = Table(title, columns(names, ("client", "version", "metric"), TIPS))
+    table = Table(title, columns(names, ("client", "version", "metric"), TIPS, wide=("version", "p90", "p99.9")))
     floor = floor_p50(document)
     for run in sorted(document.runs, key=_sort_key):
         e2e, cold = run.stats.get("e2e"), run.stats.get("cold")

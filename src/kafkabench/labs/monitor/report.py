@@ -56,7 +56,7 @@ def duration(seconds: float) -> str:
 def tables(document: ResultDocument) -> list[Table]:
     table = Table("monitor: the whole watch (roundtrip in ms)",
                   columns(["probes sent", "read back", "lost", "failed", "duplicated", "out of order", "roundtrip p50",
-                           "p99", "max", "outages"]))
+                           "p99", "max", "outages"], wide=("read back", "max")))
     for run in document.runs:
         c = run.counters
         table.add(*(f"{c.get(name, 0):,}" for name in ("sent", "received", "lost", "failed", "duplicated",

@@ -4,26 +4,26 @@ Apache's figures beside kafkabench's when they were asked for, and what the tabl
 from __future__ import annotations
 
 from kafkabench.core.results import ResultDocument, Run
-from kafkabench.report.table import Table, columns, fixed, ms, stat
+from kafkabench.report.table import Table, columns, fixed, ms, settings_text, stat
 
 TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50": "publish_latency",
         "delay p99": "publish_delay", "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "cpu s": "cpu_s",
         "p99": "percentiles", "p99.9": "percentiles", "max": "percentiles"}
-NAMES = ["role", "client", "records", "records/s", "MB/s", "publish p50", "p99", "p99.9", "max", "delay p99",
+NAMES = ["role", "client", "version", "records", "records/s", "MB/s", "publish p50", "p99", "p99.9", "max", "delay p99",
          "e2e p50", "e2e p99", "errors", "cpu s"]
+WIDE = ("version", "records", "p99.9", "max", "delay p99", "cpu s")
 
 
 def summary_table(document: ResultDocument) -> Table:
     params = document.params
     title = (f"{document.lab}: topic {params.get('topic')}, {params.get('size_bytes')}-byte values, client "
-             f"{params.get('client')} (MB = 2^20 bytes; latencies in ms)")
-    table = Table(title, columns(NAMES, ("role", "client"), TIPS))
-    ours = {run.scenario: run for run in document.runs if run.client != "apache"}
+             f"{params.get('client')}{settings_text(params)} (MB = 2^20 bytes; latencies in ms)")
+    table = Table(title, columns(NAMES, ("role", "client", "version"), TIPS, WIDE))
     for run in document.runs:
         if run.client == "apache":
-            _apache_row(table, run, ours.get(run.scenario))
+            _apache_row(table, run)
         else:
-            table.add(run.scenario, f"{run.client} {run.client_version}", f"{_records(run):,}",
+            table.add(run.scenario, run.client, run.client_version, f"{_records(run):,}",
                       f"{run.throughput.get('records_per_s', 0):,.0f}", fixed(run.throughput.get("payload_mb_per_s", 0)),
                       *(ms(stat(run, "publish_latency", f)) for f in ("p50_ms", "p99_ms", "p999_ms", "max_ms")),
                       ms(stat(run, "publish_delay", "p99_ms")), ms(stat(run, "e2e", "p50_ms")),
@@ -36,12 +36,10 @@ def _records(run: Run) -> int:
     return run.counters.get("acked", run.counters.get("received", run.reported.get("records", 0)))
 
 
-def _apache_row(table: Table, run: Run, ours: Run | None) -> None:
+def _apache_row(table: Table, run: Run) -> None:
     theirs = run.throughput.get("records_per_s")
-    ours_rate = ours.throughput.get("records_per_s") if ours else None
-    ratio = f" (kafkabench / Apache = {ours_rate / theirs:.2f})" if ours_rate and theirs else ""
     whole = [f"{run.reported[key]:g}" if key in run.reported else "-" for key in ("p50_ms", "p99_ms", "p999_ms", "max_ms")]
-    table.add(run.scenario, f"Apache {run.params.get('tool')}{ratio}", f"{_records(run):,}", f"{theirs or 0:,.0f}",
+    table.add(run.scenario, "apache", str(run.params.get("tool")), f"{_records(run):,}", f"{theirs or 0:,.0f}",
               fixed(run.throughput.get("payload_mb_per_s")), *whole, "-", "-", "-", "-", "-", kind="reference")
 
 
@@ -60,6 +58,12 @@ def headline(document: ResultDocument) -> str:
 
 def definitions(document: ResultDocument) -> list[str]:
     lines = []
+    ours = {run.scenario: run for run in document.runs if run.client != "apache"}
+    for run in document.runs:
+        mine, theirs = ours.get(run.scenario), run.throughput.get("records_per_s")
+        if run.client == "apache" and mine and mine.throughput.get("records_per_s") and theirs:
+            lines.append(f"{run.scenario}: kafkabench / Apache {run.params.get('tool')} records/s = "
+                         f"{mine.throughput['records_per_s'] / theirs:.2f}")
     if any(run.client == "apache" for run in document.runs):
         lines.append("Apache's latencies are whole ms from the actual send (a record that waited for buffer space is timed "
                      "from when it got in), percentiles of a sample; kafkabench's are microsecond HdrHistograms of every "

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.core import fleet, merge
@@ -277,5 +278,18 @@ def _params(plan: ThroughputPlan) -> dict:
             "payloads": [str(p) for p in s.payload] or "generated (random bytes)", "count": s.count,
             "duration_s": s.duration, "rate": getattr(s, "rate", -1), "producers": getattr(s, "producers", 1),
             "consumers": s.consumers, "partitions": s.partitions, "replication_factor": getattr(s, "replication_factor", 1),
-            "acks": getattr(s, "acks", None) or "client default",
-            "compression": getattr(s, "compression", None) or "client default", "client": s.client}
+            "client": s.client,
+            **(effective_params(plan) if plan.role == "produce" else {})}
+
+
+def effective_params(plan: ThroughputPlan) -> dict:
+    """acks and compression as the producer ran them, and where each value came from (`sources`): a setting given
+    (its option, file or profile), or the client's own default."""
+    values, sources = {}, {}
+    for param, (name, option) in {"acks": ("acks", "--acks"), "compression": ("compression.type", "--compression")}.items():
+        given = plan.settings.producer.get(name)
+        if given is not None:  # the scenario's own option is layered in as kafkabench's default
+            values[param], sources[param] = given.value, option if given.source == "kafkabench" else given.source
+        else:
+            values[param], sources[param] = default_of(plan.scenario.client, "producer", name), "the client's default"
+    return {**values, "sources": sources}

@@ -19,7 +19,8 @@ def _title(document: ResultDocument, what: str) -> str:
           if p.get("goal") == "latency" else "")
     if p.get("rates"):
         at = f" at {p['rates'][0]:,.0f}-{p['rates'][1]:,.0f} records/s"
-    return f"tune {p.get('goal')}: client {p.get('client')}, {p.get('size'):,}-byte values{at}, {p.get('sampler', '?')}; {what}"
+    values = f"{p['size']:,}-byte values" if p.get("size") else "values"  # none in a tune that ended before its trials
+    return f"tune {p.get('goal')}: client {p.get('client')}, {values}{at}, {p.get('sampler', '?')}; {what}"
 
 
 def changes_text(settings: dict, baseline: dict) -> str:
@@ -30,13 +31,30 @@ def changes_text(settings: dict, baseline: dict) -> str:
     return ", ".join(f"{role + ' ' if k in twice else ''}{k}={v}" for role, k, v in changed) or "no change"
 
 
+def changed_count(settings: dict, baseline: dict) -> str:
+    """How many settings differ from the default's: the short form of changes_text, for a table's narrow column."""
+    changed = sum(1 for role in ROLES for k, v in settings.get(role, {}).items() if baseline.get(role, {}).get(k) != v)
+    return "no change" if not changed else f"{changed} setting{'s' if changed > 1 else ''}"
+
+
+def _verdict(trial: dict) -> tuple[str, str]:
+    """A trial's verdict in a word, and why."""
+    if trial.get("refused"):
+        return "refused", trial["refused"]
+    if trial.get("pruned"):
+        return "stopped", f"stopped early: {trial['pruned']}"
+    if trial.get("objective") is None:
+        return ("run failed", "the run failed") if trial.get("state") == "fail" else (trial.get("state", "-"), "-")
+    return ("meets", "meets every check") if trial.get("feasible") else ("misses", "; ".join(trial.get("reasons", [])))
+
+
 def _interval(values: list[float] | None) -> str:
     return "-" if not values else f"{ms(values[0])} ({ms(values[1])}-{ms(values[2])})"
 
 
 def objective_name(params: dict) -> str:
     if params.get("goal") == "throughput":
-        return "sustainable records/s (failed above)"
+        return "records/s"
     return f"e2e {'p99' if params.get('goal') == 'pareto' else params.get('objective', 'p50')} ms (95 %)"
 
 
@@ -52,23 +70,18 @@ def trials_table(document: ResultDocument) -> Table:
     pareto = p.get("goal") == "pareto"
     slo_names = [n for n in slo_names if not (pareto and n == "p99")]
     names = ["trial", "kind", *(["achieved/s"] if pareto else []), objective_name(p),
-             *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict", "changed"]
-    table = Table(_title(document, "a row per trial, latencies in ms"),
-                  columns(names, ("kind", "verdict", "changed"),
-                          {objective_name(p): "tune_objective", "verdict": "tune_verdict"}))
+             *(f"e2e {n} ms (95 %)" for n in slo_names), "verdict", "why", "changed", "settings"]
+    what = ("a row per trial, latencies in ms; records/s: the highest rate sustained, in parentheses the next one "
+            "tried, which failed" if p.get("goal") == "throughput" else "a row per trial, latencies in ms")
+    table = Table(_title(document, what),
+                  columns(names, ("kind", "verdict", "why", "changed", "settings"),
+                          {objective_name(p): "tune_objective", "verdict": "tune_verdict"}, wide=("why", "settings")))
     for trial in p.get("trials", []):
-        if trial.get("refused"):
-            verdict = f"refused: {trial['refused']}"
-        elif trial.get("pruned"):
-            verdict = f"stopped early: {trial['pruned']}"
-        elif trial.get("objective") is None:
-            verdict = "failed" if trial.get("state") == "fail" else trial.get("state", "-")
-        else:
-            verdict = "meets every check" if trial.get("feasible") else "; ".join(trial.get("reasons", []))
         slos = [_interval(trial.get("percentiles_ms", {}).get(f"p{float(n.lstrip('p')):g}")) for n in slo_names]
         achieved = [f"{trial['achieved']:,.0f}" if trial.get("achieved") else "-"] if pareto else []
-        table.add(str(trial["number"]), trial["kind"], *achieved, _objective(p, trial.get("objective")), *slos, verdict,
-                  changes_text(trial.get("settings", {}), p.get("baseline", {})),
+        settings, baseline = trial.get("settings", {}), p.get("baseline", {})
+        table.add(str(trial["number"]), trial["kind"], *achieved, _objective(p, trial.get("objective")), *slos,
+                  *_verdict(trial), changed_count(settings, baseline), changes_text(settings, baseline),
                   kind="dominated" if trial.get("refused") or not trial.get("feasible") else "")
     return table
 
@@ -78,28 +91,32 @@ def front_table(document: ResultDocument) -> Table | None:
     entries = document.params.get("front")
     if not entries:
         return None
-    names = ["point", "offered/s", "runs", "e2e p99 ms, median", "default's, median", "change", "verdict",
-             "every check met", "settings"]
+    names = ["point", "offered/s", "runs", "e2e p99 ms, median", "default's, median", "change", "95 % CI", "verdict",
+             "checks met", "changed", "settings"]
     table = Table(_title(document, "points of the front and the default at their rates, re-measured, interleaved"),
-                  columns(names, ("point", "verdict", "every check met", "settings"), {"change": "tune_change"}))
+                  columns(names, ("point", "95 % CI", "verdict", "checks met", "changed", "settings"),
+                          {"change": "tune_change"}, wide=("runs", "95 % CI", "checks met", "settings")))
     for entry in entries:
         change = entry["change"]
         table.add(entry["label"], f"{entry['rate']:,.0f}", str(len(entry["values"])),
                   ms(statistics.median(entry["values"])) if entry["values"] else "-",
                   ms(statistics.median(entry["default_values"])) if entry["default_values"] else "-",
-                  _change_text(change), change["verdict"],
+                  *_change_text(change), change["verdict"],
                   f"{sum(entry['feasible'])}/{len(entry['feasible'])} (default "
                   f"{sum(entry['default_feasible'])}/{len(entry['default_feasible'])})",
+                  changed_count(entry["settings"], document.params.get("baseline", {})),
                   changes_text(entry["settings"], document.params.get("baseline", {})),
                   kind="reference" if entry["recommended"] else "")
     return table
 
 
-def _change_text(change: dict | None) -> str:
+def _change_text(change: dict | None) -> tuple[str, str]:
+    """The change against the default, and its 95 % interval."""
     if not change or change.get("change_pct") is None:
-        return "-"
-    return f"{change['change_pct']:+.1f} %" + (f" ({change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f})"
-                                              if change.get("ci_low_pct") is not None else "")
+        return "-", "-"
+    interval = (f"{change['ci_low_pct']:+.1f} to {change['ci_high_pct']:+.1f} %" if change.get("ci_low_pct") is not None
+                else "-")
+    return f"{change['change_pct']:+.1f} %", interval
 
 
 def final_table(document: ResultDocument) -> Table | None:
@@ -107,19 +124,21 @@ def final_table(document: ResultDocument) -> Table | None:
     if not final:
         return None
     throughput = document.params.get("goal") == "throughput"
-    objective = "sustainable records/s" if throughput else f"e2e {document.params.get('objective', 'p50')} ms"
-    names = ["candidate", "runs", f"{objective}, median", "change", "verdict", "every check met", "settings"]
+    objective = "records/s" if throughput else f"e2e {document.params.get('objective', 'p50')} ms"
+    names = ["candidate", "runs", f"{objective}, median", "change", "95 % CI", "verdict", "checks met", "changed",
+             "settings"]
     table = Table(_title(document, "the finalists and the default re-measured, interleaved"),
-                  columns(names, ("candidate", "verdict", "every check met", "settings"), {"change": "tune_change"}))
+                  columns(names, ("candidate", "95 % CI", "verdict", "checks met", "changed", "settings"),
+                          {"change": "tune_change"}, wide=("95 % CI", "settings")))
     chosen = document.params.get("recommendation", {}).get("label")
     for entry in final:
         values, change = entry["values"], entry.get("change")
         median = statistics.median(values) if values else None
-        change_text = _change_text(change)
         met = f"{sum(entry['feasible'])}/{len(entry['feasible'])}"
+        baseline = document.params.get("baseline", {})
         table.add(entry["label"], str(len(values)), "-" if median is None else f"{median:,.0f}" if throughput else ms(median),
-                  change_text, change["verdict"] if change else "baseline",
-                  met, changes_text(entry["settings"], document.params.get("baseline", {})),
+                  *_change_text(change), change["verdict"] if change else "baseline",
+                  met, changed_count(entry["settings"], baseline), changes_text(entry["settings"], baseline),
                   kind="reference" if entry["label"] == chosen else "")
     return table
 
