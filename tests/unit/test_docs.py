@@ -1,6 +1,6 @@
-"""The docs are tested: the site builds with every warning an error, and every `kafkabench ...` command line
-shown in the README or a docs page names a command and options that exist (checked against the click tree that
-`--help` is rendered from)."""
+"""The docs are tested: the site builds with every warning an error, every `kafkabench ...` command line shown in
+the README or a docs page names a command and options that exist (checked against the click tree that `--help` is
+rendered from), and every block of a program's output says which command printed it and on what machine."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 COMMAND = re.compile(r"^(?:\$ )?(?:\.venv/bin/)?(kafkabench\s.*)$")
 FENCE = re.compile(r"^\s*```")
 UNCHECKED = "<!-- commands of an example, not of kafkabench -->"  # on the line before a block's fence
+OUTPUT = "```output"  # a block of what a program printed, as it printed it
+CAPTION = re.compile(r"^Output of `(kafkabench [^`]+)` on (?P<machine>[^:]+):$")  # the line before every OUTPUT block
 
 
 def command_lines(text: str) -> list[tuple[int, str]]:
@@ -70,6 +72,51 @@ def problems(text: str, where: str) -> list[str]:
                 if option.startswith("-") and not re.match(r"^-\d", option) and option not in names | {"--help"}:
                     out.append(f"{where}:{number}: {ctx.command_path} has no option {option}")
     return out
+
+
+def output_problems(text: str, where: str) -> list[str]:
+    """Each output block without its caption ("Output of `kafkabench ...` on MACHINE:" on the line before, naming a
+    command that exists), and each line of a console block with `$` prompts that is not a command: output goes in
+    an output block, captioned."""
+    out, lines, index = [], text.splitlines(), 0
+    while index < len(lines):
+        if not FENCE.match(lines[index]):
+            index += 1
+            continue
+        end = next((i for i in range(index + 1, len(lines)) if FENCE.match(lines[i])), len(lines))
+        fence, body = lines[index].strip(), lines[index + 1:end]
+        previous = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
+        if fence == OUTPUT:
+            caption = CAPTION.match(previous)
+            if caption is None:
+                out.append(f"{where}:{index + 1}: an output block needs `Output of `kafkabench ...` on MACHINE:` "
+                           "on the line before it")
+            else:
+                out += [f"{where}:{index}: {said.split(': ', 1)[1]}"
+                        for said in problems(f"```\n{caption.group(1)}\n```", where)]
+        elif fence == "```console" and previous != UNCHECKED and any(line.startswith("$ ") for line in body):
+            for offset, line in enumerate(body):
+                continued = offset > 0 and body[offset - 1].rstrip().endswith("\\")
+                if line.strip() and not line.startswith("$ ") and not continued:
+                    out.append(f"{where}:{index + 2 + offset}: output in a console block; put it in a captioned "
+                               "output block")
+        index = end + 1
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_output_shown_names_its_command_and_machine(page):
+    assert output_problems(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT))) == []
+
+
+def test_an_output_without_its_caption_or_inside_a_console_block_fails():
+    page = ("```console\n$ kafkabench cluster up\n127.0.0.1:9092\n```\n\n```output\nok\n```\n\n"
+            "Output of `kafkabench check --nonesuch` on a laptop:\n```output\nok\n```\n\n"
+            "Output of `kafkabench check` on the project's 2-core machine:\n```output\nok\n```\n")
+    assert output_problems(page, "README.md") == [
+        "README.md:3: output in a console block; put it in a captioned output block",
+        "README.md:6: an output block needs `Output of `kafkabench ...` on MACHINE:` on the line before it",
+        "README.md:10: kafkabench check has no option --nonesuch"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))

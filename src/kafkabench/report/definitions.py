@@ -2,7 +2,7 @@
 and axis tooltips, and anyone else who needs the wording. These are the ones every lab shares; a lab adds its own
 (Lab.definitions), and the report puts them together (report.collect).
 
-The wording follows docs/design.md ("Measurement definitions") and the README's "How it is measured" and
+The wording follows docs/design.md ("Measurement definitions") and the lab pages' "How it is measured" and
 "What is measured" sections; change it there and here together.
 """
 

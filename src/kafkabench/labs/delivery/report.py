@@ -14,7 +14,7 @@ from kafkabench.report.table import Table, columns, fixed, split_settings
 
 VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
                  "unknown found", "unknown absent", "offset mismatch", "delivered %"]
-VERDICT_WIDE = ("sent", "failed", "unknown", "failed, present", "unknown found", "unknown absent", "offset mismatch")
+VERDICT_WIDE = ("sent", "failed", "failed, present", "unknown found", "unknown absent", "offset mismatch")
 VERDICT_TIPS = {"lost": "delivery_lost", "duplicated": "delivery_duplicated", "reordered": "delivery_reordered",
                 "failed, present": "delivery_despite_error", "unknown found": "delivery_unknown",
                 "unknown absent": "delivery_unknown", "offset mismatch": "delivery_offset_mismatch",
@@ -41,6 +41,7 @@ def _settings_table(title: str, runs: list[Run], figures: list[str], tips: dict,
     varying, shared = split_settings([cell_settings(run) for run in runs])
     title = f"{title}; {shared}" if shared else title
     return Table(title, columns(varying + figures, tuple(varying) + ("process end",), tips, wide)), varying
+
 
 def verdict_of(run: Run) -> Verdict | None:
     """The checker's verdict as the run recorded it; None when the cell never got to the check."""

@@ -16,8 +16,9 @@ WIDE = ("version", "records", "p99.9", "max", "delay p99", "cpu s")
 
 def summary_table(document: ResultDocument) -> Table:
     params = document.params
-    title = (f"{document.lab}: topic {params.get('topic')}, {params.get('size_bytes')}-byte values, client "
-             f"{params.get('client')}{settings_text(params)} (MB = 2^20 bytes; latencies in ms)")
+    values = f", {params.get('size_bytes')}-byte values" if document.lab == "produce" else ""  # a consumer reads what is there
+    title = (f"{document.lab}: topic {params.get('topic')}{values}, client {params.get('client')}{settings_text(params)} "
+             "(MB = 2^20 bytes; latencies in ms)")
     table = Table(title, columns(NAMES, ("role", "client", "version"), TIPS, WIDE))
     for run in document.runs:
         if run.client == "apache":
