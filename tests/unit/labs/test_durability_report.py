@@ -313,9 +313,13 @@ def test_another_tools_figures_are_a_reference_row_and_no_point(tmp_path):
 
     document = durability_result(tmp_path / "d")
     label = "durable confluent (apache ProducerPerformance)"
-    document.runs.append(Run(client="apache", scenario="produce", params={"cell": label, "repeat": 1},
+    document.runs.append(Run(client="apache", scenario="produce", params={"cell": label, "repeat": 1, "tool": "ProducerPerformance"},
                              throughput={"records_per_s": 60_000.0}, counters={"acked": 20_000}, duration_s=0.33))
     assert kinds(document)[label] == "reference" and kinds(document)["durable"] == ""
+    # its row has the settings of the cell it ran beside; the title names the tool
+    assert {k: v for k, v in rows(document)[label].items() if k not in report.NAMES} == {
+        **{k: v for k, v in rows(document)["durable"].items() if k not in report.NAMES}, "client": "apache"}
+    assert "apache: Apache's ProducerPerformance" in report.cells_table(document).title
     assert (rows(document)[label]["records/s"], rows(document)[label]["publish p99"], rows(document)[label]["p99 CI"]) == (
         "60,000", "-", "-")
     assert label not in [cell["label"] for cell in report.chart_cells(document) if cell["publish_p99_ms"] is not None]

@@ -14,7 +14,7 @@ from kafkabench.report.table import Table, columns, fixed, split_settings
 
 VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
                  "unknown found", "unknown absent", "offset mismatch", "delivered %"]
-VERDICT_WIDE = ("sent", "failed", "failed, present", "unknown found", "unknown absent", "offset mismatch")
+VERDICT_WIDE = ("sent", "failed", "unknown", "failed, present", "unknown found", "unknown absent", "offset mismatch")
 VERDICT_TIPS = {"lost": "delivery_lost", "duplicated": "delivery_duplicated", "reordered": "delivery_reordered",
                 "failed, present": "delivery_despite_error", "unknown found": "delivery_unknown",
                 "unknown absent": "delivery_unknown", "offset mismatch": "delivery_offset_mismatch",

@@ -106,6 +106,17 @@ def cell_settings(cell: CellSummary) -> dict[str, str]:
             "min ISR": _min_isr(p), "acks": str(p.get("acks")), "idem": str(p.get("idempotence")), "client": cell.client}
 
 
+def _defining_settings(cells: list[CellSummary]) -> dict[str, dict[str, str]]:
+    """Each cell's settings by label; an Apache tool's row has those of the cell it ran beside (its label's start)."""
+    found = {cell.label: cell_settings(cell) for cell in cells}
+    for cell in cells:
+        mirrored = next((other for other in cells if cell.client == "apache" and other is not cell
+                         and cell.label.startswith(f"{other.label} (")), None)
+        if mirrored is not None:
+            found[cell.label] = {**found[mirrored.label], "client": "apache"}
+    return found
+
+
 def _min_isr(params: dict) -> str:
     effective = params.get("effective_min_isr")
     if effective is None:
@@ -130,11 +141,14 @@ def cells_table(document: ResultDocument) -> Table:
              "(MB = 2^20 bytes; latencies in ms; ms/msg = duration / count, the seed's \"avg latency\"; vs fastest: "
              "records/s against the fastest cell's, in parentheses when within noise)")
     cells = summarize(document)
-    varying, shared = split_settings([cell_settings(cell) for cell in cells])
-    title = f"{title}; {shared}" if shared else title
+    defining = _defining_settings(cells)
+    varying, shared = split_settings(list(defining.values()))
+    tools = sorted({str(cell.params.get("tool") or "perf tool") for cell in cells if cell.client == "apache"})
+    title += f"; {shared}" if shared else ""
+    title += f"; apache: Apache's {', '.join(tools)} on the topic of the cell it mirrors" if tools else ""
     table = Table(title, columns(varying + NAMES, (*varying, "records/s CI", "p99 CI", "vs fastest"), TIPS, WIDE))
     for cell in cells:
-        rates, settings = cell.records_per_s, [cell_settings(cell).get(name, "-") for name in varying]
+        rates, settings = cell.records_per_s, [defining[cell.label].get(name, "-") for name in varying]
         if not rates:
             table.add(*settings, *["-"] * (len(NAMES) - 1), str(len(cell.failed)), kind="error")
             continue
