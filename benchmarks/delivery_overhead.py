@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,14 +28,12 @@ import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.artifacts import JarCache
-from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
-from kafkabench.workers.java_build import JVM_FLAGS
+
+from harness import java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
@@ -54,12 +51,7 @@ def kafkabench_rate(target: Target, client: str, count: int, size: int, work: Pa
 def minimal_command(client: str, work: Path) -> list[str]:
     if client != "java":
         return [sys.executable, str(HERE / f"minimal_{client.replace('-', '_')}_delivery.py")]
-    java, jars = find_java(), os.pathsep.join(str(jar) for jar in JarCache().ensure())
-    classes = work / "minimal-java"
-    if not (classes / "MinimalJavaDelivery.class").exists():
-        subprocess.run([str(java.javac), "-cp", jars, "-d", str(classes), str(HERE / "MinimalJavaDelivery.java")],
-                       check=True, timeout=300)
-    return [str(java.executable), *JVM_FLAGS, "-cp", f"{jars}{os.pathsep}{classes}", "MinimalJavaDelivery"]
+    return java_loop_command("MinimalJavaDelivery", work)
 
 
 def minimal_rate(bootstrap: str, client: str, count: int, size: int, work: Path) -> float:
@@ -86,10 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-delivery-overhead-")))
-        if args.bootstrap_servers:
-            target = Target.external(args.bootstrap_servers)
-        else:
-            target = Target.embedded(stack.enter_context(EmbeddedCluster(brokers=1, directory=work / "cluster")))
+        target = open_target(stack, args.bootstrap_servers, work)
         for client in args.clients.split(","):
             compare(client, target, args.count if client in ("confluent", "java") else args.count // 10, args, work)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -27,14 +26,12 @@ import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.artifacts import JarCache
-from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
-from kafkabench.workers.java_build import JVM_FLAGS
+
+from harness import java_loop_command, open_target
 
 HERE = Path(__file__).parent
 P50_RANGE, CPU_MAX = (0.95, 1.05), 1.2
@@ -52,12 +49,7 @@ def kafkabench_side(target: Target, client: str, size: int, count: int, rate: fl
 def minimal_command(client: str, work: Path) -> list[str]:
     if client == "confluent":
         return [sys.executable, str(HERE / "minimal_confluent_paced.py")]
-    java, jars = find_java(), os.pathsep.join(str(jar) for jar in JarCache().ensure())
-    classes = work / "minimal-java"
-    if not (classes / "MinimalJavaPaced.class").exists():
-        subprocess.run([str(java.javac), "-cp", jars, "-d", str(classes), str(HERE / "MinimalJavaPaced.java")],
-                       check=True, timeout=300)
-    return [str(java.executable), *JVM_FLAGS, "-cp", f"{jars}{os.pathsep}{classes}", "MinimalJavaPaced"]
+    return java_loop_command("MinimalJavaPaced", work)
 
 
 def minimal_side(bootstrap: str, client: str, size: int, count: int, rate: float, work: Path) -> dict:
@@ -108,10 +100,7 @@ def main() -> None:
     rows = []
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-paced-")))
-        if args.bootstrap_servers:
-            target = Target.external(args.bootstrap_servers)
-        else:
-            target = Target.embedded(stack.enter_context(EmbeddedCluster(brokers=1, directory=work / "cluster")))
+        target = open_target(stack, args.bootstrap_servers, work)
         for client in args.clients.split(","):
             for rate in (float(r) for r in args.rates.split(",")):
                 rows.append(compare(client, rate, target, args, work))

@@ -3,8 +3,8 @@
 long and left a short measured phase with no window at all)."""
 
 import threading
-import time
 
+from kafkabench.core.clock import FakeClock
 from kafkabench.core.protocol import ProduceParams, Progress, Task
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.produce import ProduceRun
@@ -49,16 +49,20 @@ def test_windows_close_on_their_interval_at_a_low_rate():
 
 
 class StallsOnce(Instant):
-    """The 5th send call blocks 50 ms; every record's stamp is kept as the client would write it."""
+    """On a clock of its own: the 5th send call takes 50 ms, a poll takes its timeout (10 us at least, as an OS nap
+    would); every record's stamp is kept as the client would write it."""
 
     def __init__(self):
-        self.stamps = []
+        self.stamps, self.clock = [], FakeClock(1_000_000_000)
 
     def send_many(self, topic, values, stamp=None):
         if len(self.stamps) == 4:
-            time.sleep(0.05)
+            self.clock.advance(50_000_000)
         self.stamps.extend(stamp() for _ in values)
         return super().send_many(topic, values, stamp)
+
+    def poll(self, timeout_s):
+        self.clock.advance(max(int(timeout_s * 1e9), 10_000))
 
 
 def test_a_paced_record_is_stamped_with_its_due_time_so_a_stall_shows_in_delay_and_e2e():
@@ -66,7 +70,7 @@ def test_a_paced_record_is_stamped_with_its_due_time_so_a_stall_shows_in_delay_a
     client = StallsOnce()
     task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
     run = ProduceRun(client, task, ProduceParams(count=40, rate_per_s=1000, interval_s=1, stamp=True), [b"x"],
-                     threading.Event())
+                     threading.Event(), clock=client.clock)
     run.open()
     run.run(lambda message: None)
     assert client.stamps == [run.start_ns + i * 1_000_000 for i in range(40)]
