@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -68,7 +68,8 @@ class Live(Listener):
 
     def _screen(self, screen: Screen) -> None:
         if self._in_place:
-            self._bar.view = render(screen.table, self._wide)  # drawn at the bars' next refresh, at most 10 a second
+            # drawn at the bars' next refresh, at most 10 a second
+            self._bar.view = Group(*(render(table, self._wide) for table in screen.tables))
             return
         for line in screen.lines:
             self._out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -42,10 +42,10 @@ class Table:
 
 @dataclass
 class Screen:
-    """What a watch shows per interval: the table a terminal keeps updated in place, and the lines a log (a file, a
+    """What a watch shows per interval: the tables a terminal keeps updated in place, and the lines a log (a file, a
     pipe) gets instead: a line per change and a summary now and then, so most intervals have none."""
 
-    table: Table
+    tables: list[Table]
     lines: list[str] = field(default_factory=list)
 
 

@@ -12,7 +12,9 @@ def screen(i: int, lines: list[str] = ()) -> Screen:
     table = Table(f"t={i / 2:.1f} s", columns(["broker", "state", "sent", "lost"], ("broker", "state")))
     for broker in range(1, 4):
         table.add(str(broker), "up", "2", "0")
-    return Screen(table, list(lines))
+    groups = Table("groups", columns(["group", "lag"], ("group",)))
+    groups.add("g1", f"{i:,}")
+    return Screen([table, groups], list(lines))
 
 
 def test_off_a_terminal_a_screen_prints_only_its_lines_on_stdout():
@@ -40,7 +42,8 @@ def test_on_a_terminal_screens_are_one_table_updated_in_place_and_the_last_stays
 
 
 def alone(s: Screen) -> str:
-    """The screen's table printed once, as a terminal 100 columns wide gets it."""
+    """The screen's tables printed once, as a terminal 100 columns wide gets them."""
     console = Console(file=StringIO(), force_terminal=True, width=100)
-    console.print(render(s.table))
+    for table in s.tables:
+        console.print(render(table))
     return console.file.getvalue()

@@ -8,7 +8,7 @@ import yaml
 
 from kafkabench.labs.monitor.config_files import write_config
 from kafkabench.labs.monitor.metrics import MonitorMetrics
-from kafkabench.labs.monitor.report import window_table
+from kafkabench.labs.monitor.report import window_tables
 
 
 def exposition_names(metrics: MonitorMetrics) -> set[str]:
@@ -76,7 +76,7 @@ def test_every_metric_the_dashboard_and_the_alerts_use_is_one_the_monitor_expose
     assert provider["providers"][0]["options"]["path"] == str((tmp_path / "grafana/dashboards").resolve())
 
 
-def test_the_window_table_has_a_row_per_broker_and_per_group():
+def test_the_window_tables_have_a_row_per_broker_and_per_group():
     window = {"t_s": 3.0, "brokers": {"1": {"sent": 2, "acked": 2, "received": 1, "lost": 1, "failed": 0,
                                             "duplicated": 0, "out_of_order": 0, "availability": 0.5,
                                             "roundtrip_p50_ms": 1.25, "roundtrip_p99_ms": 2.5, "state": "up",
@@ -84,11 +84,11 @@ def test_the_window_table_has_a_row_per_broker_and_per_group():
               "groups": {"g1": {"lag": 1200, "lag_seconds": 12.5, "lag_seconds_at_least": True, "status": "STOP",
                                 "members": 0}},
               "parts": {"prober": {"state": "running", "restarts": 0}}}
-    table = window_table(window)
-    assert [row.cells[:5] for row in table.rows] == [["1", "up", "0.500", "1.25", "2.50"],
-                                                     ["group g1", "STOP", "lag 1,200", ">= 12.5 s", "0 member(s)"]]
-    assert [row.kind for row in table.rows] == ["error", "error"]
-    assert all(len(row.cells) == len(table.columns) for row in table.rows)
+    brokers, groups = window_tables(window)
+    assert [row.cells[:5] for row in brokers.rows] == [["1", "up", "0.500", "1.25", "2.50"]]
+    assert [row.cells for row in groups.rows] == [["g1", "STOP", "1,200", ">= 12.5", "0"]]
+    assert [row.kind for table in (brokers, groups) for row in table.rows] == ["error", "error"]
+    assert all(len(row.cells) == len(table.columns) for table in (brokers, groups) for row in table.rows)
 
 
 def test_the_timeline_stays_bounded_and_its_counts_exact_however_long_the_watch():

@@ -1,6 +1,6 @@
 import pytest
 
-from kafkabench.labs.monitor.report import window_table
+from kafkabench.labs.monitor.report import window_tables
 from kafkabench.labs.monitor.screen import Screens
 
 
@@ -39,30 +39,32 @@ def test_a_broker_first_seen_gets_a_line_then_only_changes_do():
                      ["t=3.5 s  broker 1: up -> unknown", "t=3.5 s  broker 2: up -> no longer reported"]]
 
 
-@pytest.mark.parametrize("state, for_s, cell", [("up", 12.0, "up"), ("fenced", 12.4, "down (fenced 12 s ago)"),
-                                                ("not answering", 5.0, "down (not answering for 5 s)"),
-                                                ("not answering", 600.0, "down (not answering for 10 min)"),
-                                                ("fenced", None, "down (fenced)"), ("unknown", None, "-")])
+@pytest.mark.parametrize("state, for_s, cell", [("up", 12.0, "up"), ("fenced", 12.4, "fenced 12 s ago"),
+                                                ("not answering", 5.0, "no answer 5 s"),
+                                                ("not answering", 600.0, "no answer 10 min"),
+                                                ("not answering", 9000.0, "no answer 2 h"),
+                                                ("fenced", None, "fenced"), ("unknown", None, "-")])
 def test_the_state_column_says_whether_a_broker_is_up_and_since_when_it_is_down(state, for_s, cell):
-    table = Screens().next(window(1.0, {"2": broker(state, for_s, sent=0, received=0)})).table
+    table = Screens().next(window(1.0, {"2": broker(state, for_s, sent=0, received=0)})).tables[0]
     assert [c.name for c in table.columns[:2]] == ["broker", "state"]
     assert table.rows[0].cells[:2] == ["2", cell]
-    assert table.rows[0].kind == ("error" if cell.startswith("down") else "")
+    assert table.rows[0].kind == ("error" if state in ("fenced", "not answering") else "")
 
 
-def test_the_table_is_the_window_table():
+def test_the_tables_are_the_window_tables_brokers_then_groups():
     w = window(1.0, {"1": broker()}, {"g1": group("OK")})
-    assert Screens().next(w).table == window_table(w)
+    tables = Screens().next(w).tables
+    assert tables == window_tables(w)
+    assert [[c.name for c in t.columns][:2] for t in tables] == [["broker", "state"], ["group", "status"]]
+    assert Screens().next(window(1.0, {"1": broker()})).tables == window_tables(window(1.0, {"1": broker()}))[:1]
 
 
-def test_a_restarting_part_has_a_row_and_a_running_one_none_until_it_restarted():
-    rows = [r.cells for r in Screens().next(window(1.0, {"1": broker()})).table.rows]
-    assert [cells[0] for cells in rows] == ["1"]
-    table = Screens().next(window(1.0, {"1": broker()}, prober=("restarting", 2))).table
-    assert (table.rows[-1].cells[:2], table.rows[-1].kind) == (["prober", "restarting (restarts 2)"], "error")
-    assert all(len(row.cells) == len(table.columns) for row in table.rows)
-    table = Screens().next(window(1.0, {"1": broker()}, prober=("running", 2))).table
-    assert (table.rows[-1].cells[:2], table.rows[-1].kind) == (["prober", "running (restarts 2)"], "sub")
+def test_a_part_of_the_monitor_gets_a_row_once_it_restarted_in_red_while_it_restarts():
+    assert len(Screens().next(window(1.0, {"1": broker()})).tables) == 1  # every part running, none restarted
+    parts = Screens().next(window(1.0, {"1": broker()}, prober=("restarting", 2))).tables[-1]
+    assert [(row.cells, row.kind) for row in parts.rows] == [(["prober", "restarting", "2"], "error")]
+    parts = Screens().next(window(1.0, {"1": broker()}, prober=("running", 2))).tables[-1]
+    assert [(row.cells, row.kind) for row in parts.rows] == [(["prober", "running", "2"], "sub")]
 
 
 def test_the_minute_summary_sums_exactly_the_windows_of_that_minute():

@@ -5,7 +5,8 @@ import pytest
 
 from kafkabench.errors import ConfigError
 from kafkabench.labs.tune.recommend import Candidate, recommend
-from kafkabench.labs.tune.run import check_tune, kept_settings
+from kafkabench.labs.tune.baseline import kept_settings
+from kafkabench.labs.tune.run import check_tune
 from kafkabench.labs.tune.scenario import TuneScenario
 from kafkabench.labs.tune.space import load_space
 from kafkabench.labs.tune.study import completed, open_study

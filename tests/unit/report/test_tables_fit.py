@@ -49,3 +49,18 @@ def test_a_table_too_wide_is_caught_and_wide_columns_are_left_out_unless_asked()
     assert [c.header for c in render(table, wide=True).columns] == names
     wide = Table("t", [Column(name) for name in names], table.rows)
     assert "needs 145 columns" in too_wide(wide)
+
+
+def test_the_monitor_live_tables_fit_with_their_longest_cells():
+    """The monitor's window tables are drawn live, not from a result: their widest states, figures and lags fit."""
+    from kafkabench.labs.monitor.report import window_tables
+
+    broker = {"lost": 99, "failed": 99, "duplicated": 99, "out_of_order": 99, "availability": 0.5,
+              "roundtrip_p50_ms": 59_999.9, "roundtrip_p99_ms": 59_999.9, "state": "not answering",
+              "state_for_s": 7_000.0}
+    window = {"t_s": 864_000.5, "brokers": {str(1000 + i): broker for i in range(3)},
+              "groups": {"a-consumer-group-with-a-long-name-0123": {
+                  "lag": 12_345_678_901, "lag_seconds": 864_000.9, "lag_seconds_at_least": True, "status": "WARNING",
+                  "members": 128}},
+              "parts": {"prober": {"state": "restarting", "restarts": 12_345}}}
+    assert [problem for table in window_tables(window) if (problem := too_wide(table))] == []

@@ -10,36 +10,53 @@ from kafkabench.report.table import Table, columns, fixed, ms, stat
 # a terminal's table, in 100 columns: the per-window probe counts (sent, read back) are in the log's minute summary,
 # the JSON lines, the metrics endpoint and the result
 BROKER_NAMES = ["broker", "state", "availability", "p50", "p99", "lost", "failed", "dup", "out of order"]
-GROUP_NAMES = ["group", "lag", "lag s", "status", "members"]
+GROUP_NAMES = ["group", "status", "lag", "lag s", "members"]
 DOWN = {"fenced": ("fenced", " ago"), "not answering": ("not answering for", "")}
 
 
-def window_table(window: dict) -> Table:
-    """One row per broker (its state, then its probes' figures), per watched group (its status in the state column)
-    and per part of the monitor that restarted, styled as an error while it is restarting."""
+def window_tables(window: dict) -> list[Table]:
+    """The brokers' table, the groups' when groups are watched, and the monitor's parts that restarted when any did."""
+    restarted = {name: part for name, part in window["parts"].items() if part["state"] != "running" or part["restarts"]}
+    return [_brokers(window)] + ([_groups(window["groups"])] if window["groups"] else []) + \
+        ([_parts(restarted)] if restarted else [])
+
+
+def _brokers(window: dict) -> Table:
+    """Per broker: its state, then its probes' figures; a row in red when it is down or lost a probe."""
     table = Table(f"t={window['t_s']:.1f} s  (roundtrip p50 / p99 in ms; availability over the last minute)",
                   columns(BROKER_NAMES, ("broker", "state")))
-    blank = [""] * (len(BROKER_NAMES) - 5)
     for broker, f in window["brokers"].items():
         table.add(broker, broker_state(f["state"], f["state_for_s"]), fixed(f["availability"], 3),
                   ms(f["roundtrip_p50_ms"]), ms(f["roundtrip_p99_ms"]), str(f["lost"]), str(f["failed"]),
                   str(f["duplicated"]), str(f["out_of_order"]),
                   kind="error" if f["lost"] or f["failed"] or f["state"] in DOWN else "")
-    for group, g in window["groups"].items():
+    return table
+
+
+def _groups(watched: dict) -> Table:
+    table = Table("consumer groups (lag in records and in seconds)", columns(GROUP_NAMES, ("group", "status")))
+    for group, g in watched.items():
         seconds = "-" if g["lag_seconds"] is None else f"{'>= ' if g['lag_seconds_at_least'] else ''}{g['lag_seconds']:.1f}"
-        table.add(f"group {group}", g["status"], f"lag {g['lag']:,}", f"{seconds} s", f"{g['members']} member(s)",
-                  *blank, kind="" if g["status"] == "OK" else "error")
-    for name, part in window["parts"].items():
-        if part["state"] != "running" or part["restarts"]:
-            table.add(name, f"{part['state']} (restarts {part['restarts']})", "", "", "", *blank,
-                      kind="sub" if part["state"] == "running" else "error")
+        table.add(group, g["status"], f"{g['lag']:,}", seconds, str(g["members"]),
+                  kind="" if g["status"] == "OK" else "error")
+    return table
+
+
+def _parts(restarted: dict) -> Table:
+    """A part of the monitor restarted: in red while it is restarting."""
+    table = Table("the monitor's parts that restarted", columns(["part", "state", "restarts"], ("part", "state")))
+    for name, part in restarted.items():
+        table.add(name, part["state"], f"{part['restarts']:,}", kind="sub" if part["state"] == "running" else "error")
     return table
 
 
 def broker_state(state: str, for_s: float | None) -> str:
-    """As the terminal shows it: up, down (fenced 12 s ago), down (not answering for 5 s), "-" when unknown."""
+    """As the terminal's table shows it (a down broker's row in red): up, fenced 12 s ago, no answer 5 s ("no
+    answer" without a time), "-" when unknown."""
+    if state == "not answering":
+        return f"no answer {duration(for_s)}" if for_s is not None else "no answer"
     if state in DOWN:
-        return f"down ({why_down(state, for_s)})"
+        return why_down(state, for_s)
     return "-" if state == "unknown" else state
 
 
@@ -50,7 +67,9 @@ def why_down(state: str, for_s: float | None) -> str:
 
 
 def duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.0f} h"
 
 
 def tables(document: ResultDocument) -> list[Table]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafkabench.labs.monitor.report import DOWN, why_down, window_table
+from kafkabench.labs.monitor.report import DOWN, why_down, window_tables
 from kafkabench.report.table import Screen
 
 SUMMARY_EVERY_S = 60.0
@@ -35,7 +35,7 @@ class Screens:
             self._sums = dict.fromkeys(SUMMED, 0)
             self._summed_since_s = t_s
             self._next_summary_s = (t_s // SUMMARY_EVERY_S + 1) * SUMMARY_EVERY_S  # a stalled watch skips minutes
-        return Screen(window_table(window), lines)
+        return Screen(window_tables(window), lines)
 
     def _changes(self, brokers: dict) -> list[str]:
         changes = []

@@ -41,3 +41,8 @@ def spread(front: list[Point], count: int) -> list[Point]:
 def default_rates(high: float, runs: int) -> list[float]:
     """The rates of the default's runs: spread over the range (cycling when there are more runs than shares)."""
     return [round(high * DEFAULT_SHARES[i % len(DEFAULT_SHARES)]) or 1 for i in range(runs)]
+
+
+def points(trials: list) -> list[Point]:
+    """Feasible trials as points: e2e p99 and records/s achieved, at the rate each was offered."""
+    return [Point(t.number, t.values[0], t.values[1], t.user_attrs["figures"]["offered"]) for t in trials]

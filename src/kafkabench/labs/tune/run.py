@@ -1,8 +1,8 @@
 """`kafkabench tune GOAL`: the settings that meet a goal on this payload and cluster, found by measuring (the goals,
 and how a trial measures each: goals.py).
 
-1. The default (the client's defaults under the user's own settings) is measured --noise-runs times: the noise
-   floor, and the first points of the study.
+1. The default (the client's defaults under the user's own settings, baseline.py) is measured --noise-runs times:
+   the noise floor, and the first points of the study (study.py: the journal, the sampler, the terminator).
 2. The well-known presets (the `latency` and `throughput` profiles) are tried, then the sampler proposes. Each
    proposal is refused before it runs when the client would refuse it (the reason kept with the trial), else
    measured. Until --trials, --time, or (with the Gaussian process) Optuna's terminator says further gains are
@@ -21,35 +21,30 @@ the default's producers send unpaced, probed once and kept in the study).
 
 from __future__ import annotations
 
-import statistics
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
-from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.step import PROBE, StepsEnded, probe_failure, run_probe, run_steps, settle_note
 from kafkabench.labs.document import count_brokers, new_document
-from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune import front, outputs
 from kafkabench.labs.tune import study as studies
 from kafkabench.labs.tune.report import changes_text
 from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
-from kafkabench.labs.tune.scenario import TuneScenario
-from kafkabench.labs.tune.space import ROLES, SearchSpace, load_space
+from kafkabench.labs.tune.baseline import PRESETS, default_settings, kept_settings, merged, needed_bytes, preset
 from kafkabench.labs.tune.goals import GOALS, Measured
+from kafkabench.labs.tune.scenario import TuneScenario
+from kafkabench.labs.tune.space import SearchSpace, load_space
 from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
 
-PRESETS = ("latency", "throughput")  # the project's profiles, tried first
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
-KNOB_FIELDS = {"acks": ("producer", "acks"), "compression": ("producer", "compression.type")}
 RATE = "rate"  # the pareto study's parameter for the offered rate
 FAILED_IN_A_ROW, CLUSTER_CHECK_S = 3, 10  # runs failing one after another end the tune, as a cluster missing a broker does
 MAX_RATE_FACTOR, RATE_RANGE = 1.2, 100
@@ -70,37 +65,6 @@ def check_tune(scenario: TuneScenario, listener: Listener = SILENT) -> SearchSpa
     if not space.dimensions:
         raise ConfigError(f"--keep and the payload's size leave nothing in {space.source} to tune")
     return space
-
-
-def needed_bytes(scenario: TuneScenario) -> int:
-    """What the size limits must carry: the largest value and its record's framing, as fit_payload counts it."""
-    return max(len(p) for p in load_payloads(trial_scenario(scenario, {}, "size"))) + RECORD_OVERHEAD
-
-
-def kept_settings(scenario: TuneScenario) -> Settings:
-    """--keep's settings by the roles that have each name (a client's before the topic's: compression.type is
-    the producer's), and --acks / --compression when given."""
-    from kafkabench.config import java_names, native
-
-    kept: Settings = {role: {} for role in ROLES}
-    for name, value in scenario.kept.items():
-        form, own = native.split(name)
-        if form is not None:
-            roles = [role for role in ("producer", "consumer") if role in form.roles(own)]
-        else:
-            roles = [role for role in ("producer", "consumer") if name in java_names.names(role)] or \
-                    [role for role in ("topic",) if name in java_names.names(role)]
-        if not roles:
-            vocabulary = frozenset().union(*(java_names.names(role) for role in ROLES))
-            hint = java_names.closest(name, vocabulary)
-            raise ConfigError(f"--keep {name}: not a producer, consumer or topic setting"
-                              + (f"; did you mean {', '.join(hint)}?" if hint else ""))
-        for role in roles:
-            kept[role][name] = value
-    for field, (role, name) in KNOB_FIELDS.items():
-        if getattr(scenario, field) is not None:
-            kept[role][name] = getattr(scenario, field)
-    return kept
 
 
 def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
@@ -146,7 +110,7 @@ class _Tune:
         self.study = studies.open_study(path, self._setup(), s.seed, self.goal.directions)
         self.document.params.update(study=str(path), sampler=studies.sampler_name(),
                                     space={"source": self.space.source, "dimensions": [d.key for d in self.space.dimensions]})
-        defaults = self.baseline = self._defaults()
+        defaults = self.baseline = default_settings(s, self.space)
         self.document.params["baseline"] = defaults
         self.rates = self._rate_range() if s.goal == "pareto" else None
         at = {"latency": " one record at a time" if s.one_at_a_time else f" at {s.rate:g} records/s",
@@ -160,9 +124,10 @@ class _Tune:
             self._enqueue(self._params(self.space.params_of(defaults), rate), "default")
         for name in PRESETS:
             if not self._trials(f"preset {name}"):
-                preset = self._preset(name)
+                settings = preset(name, self.space)
                 rate = self.rates[1] * front.PRESET_SHARE if self.rates else None
-                self._enqueue(self._params(self.space.params_of(_merged(defaults, preset)), rate), f"preset {name}", preset)
+                self._enqueue(self._params(self.space.params_of(merged(defaults, settings)), rate), f"preset {name}",
+                              settings)
         self.document.params["stop_reason"] = self._search()
         self.listener.note(f"search ended: {self.document.params['stop_reason']}")
         self._final_front() if self.rates else self._final()
@@ -202,7 +167,7 @@ class _Tune:
                                      best.value if best is not None and kind == "search" else None)
         for name, value in self.goal.constraints(measured).items():
             optuna_trial.set_constraint(name, value)
-        optuna_trial.set_user_attr("figures", _figures(measured))
+        optuna_trial.set_user_attr("figures", studies.figures(measured))
         from optuna.trial import TrialState
 
         if measured.pruned:
@@ -216,17 +181,9 @@ class _Tune:
 
     def _final(self) -> None:
         s = self.scenario
-        best: dict[str, Candidate] = {}
-        ranked = sorted((t for t in studies.completed(self.study)
-                         if t.user_attrs.get("kind") != "default" and studies.feasible(t)),
-                        key=lambda t: t.value, reverse=self.goal.better == "higher")
-        for t in ranked:
-            key = repr(sorted((role, sorted(v.items())) for role, v in t.user_attrs["settings"].items()))
-            best.setdefault(key, Candidate(f"trial {t.number}", t.user_attrs["settings"]))
-            if len(best) == s.finalists:
-                break
         default = Candidate(DEFAULT, {})
-        finalists = list(best.values())
+        finalists = [Candidate(f"trial {t.number}", t.user_attrs["settings"])
+                     for t in studies.best_distinct(self.study, self.goal.better == "higher", s.finalists)]
         if finalists:
             self.listener.note(f"re-measuring the default and {len(finalists)} finalist(s) {s.final_runs} times each, "
                                f"interleaved: {', '.join(c.label for c in finalists)}")
@@ -238,9 +195,7 @@ class _Tune:
     def _final_front(self) -> None:
         """--finalists points along the front, each re-measured against the default at its rate, interleaved."""
         s = self.scenario
-        points = [front.Point(t.number, t.values[0], t.values[1], t.user_attrs["figures"]["offered"])
-                  for t in studies.completed(self.study)
-                  if t.user_attrs.get("kind") != "default" and studies.feasible(t)]
+        points = front.points(studies.feasible_search(self.study))
         trials = {t.number: t for t in self.study.get_trials(deepcopy=False)}
         pairs = [(Candidate(DEFAULT, {}, rate=point.offered),
                   Candidate(f"trial {point.number}", trials[point.number].user_attrs["settings"], rate=point.offered))
@@ -263,7 +218,7 @@ class _Tune:
             if chosen.chosen is not None:
                 name = f"pareto-{point.rate:.0f}"
                 written += outputs.write_settings(
-                    self.out_dir, name, _merged(point.settings, self.kept),
+                    self.out_dir, name, merged(point.settings, self.kept),
                     f"kafkabench tune pareto: {point.label} for {s.client} at {point.rate:,.0f} records/s",
                     f"kafkabench tune pareto ({point.label}, client {s.client}, {s.size} B at {point.rate:,.0f}/s): "
                     f"{chosen.reason}")
@@ -293,7 +248,7 @@ class _Tune:
 
     def _produce(self, settings: Settings, source: str, rate: float | None = None):
         """A trial's produce run: the user's workload and settings, the trial's on top, at its rate if it has one."""
-        produce = trial_scenario(self.scenario, _merged(settings, self.kept), source)
+        produce = trial_scenario(self.scenario, merged(settings, self.kept), source)
         return produce if rate is None else produce.model_copy(update={"rate": round(rate, 1)})
 
     def _distributions(self) -> dict:
@@ -337,32 +292,10 @@ class _Tune:
                 "consumers": s.consumers, "partitions": s.partitions, "replication_factor": s.replication_factor,
                 "kept": self.kept, "space": {d.key: repr(d.distribution()) for d in self.space.dimensions}}
 
-    def _defaults(self) -> Settings:
-        """The client's defaults for every setting of the space, the size limits as kafkabench raises them for the
-        payload (fit_payload), under the user's own settings."""
-        defaults: Settings = {role: {} for role in ROLES}
-        needed = needed_bytes(self.scenario)
-        for d in self.space.dimensions:
-            for name in d.settings_names:
-                value = default_of(self.scenario.client, d.role, name)
-                if value is not None and (d.role, name) in SIZE_LIMITS:
-                    value = str(max(int(value), needed))
-                if value is not None:
-                    defaults[d.role][name] = value
-        produce = trial_scenario(self.scenario, {}, "user")
-        user = {role: {k: s.value for k, s in (getattr(produce, field) or {}).items()}
-                for role, field in (("producer", "producer"), ("consumer", "consumer"), ("topic", "topic_config"))}
-        return _merged(defaults, user)
-
     def _enqueue(self, params: dict, kind: str, runs: Settings | None = None) -> None:
         """A trial to run first: `runs`, the settings it runs with ({} for the default), the params its figures
         are placed at in the space (clipped into its ranges)."""
         self.study.enqueue_trial(params, user_attrs={"kind": kind, "runs": runs or {}}, skip_if_exists=False)
-
-    def _preset(self, name: str) -> Settings:
-        """A profile's settings that the space tunes (the latency profile's acks=1 is not: durability stays)."""
-        tuned = {(d.role, name) for d in self.space.dimensions for name in d.settings_names}
-        return {role: {k: v for k, v in values.items() if (role, k) in tuned} for role, values in _profile(name).items()}
 
     def _trials(self, kind: str) -> list:
         """The trials of a kind that ran or wait to run (enqueued by a tune that stopped before it got to them)."""
@@ -383,18 +316,8 @@ class _Tune:
         if (studies.sampler_name() != "GPSampler" or len(self.goal.directions) > 1
                 or len(measured) < studies.STARTUP_TRIALS + len(PRESETS) + 2):
             return False
-        defaults = [t.value for t in studies.completed(self.study) if t.user_attrs.get("kind") == "default"]
-        if len(defaults) < 2:
-            return False
-        from optuna.terminator import RegretBoundEvaluator, StaticErrorEvaluator, Terminator
-
-        noise = statistics.stdev(defaults)
-        try:
-            return Terminator(improvement_evaluator=RegretBoundEvaluator(),
-                              error_evaluator=StaticErrorEvaluator(noise)).should_terminate(self.study)
-        except Exception as exc:  # the terminator's own model failing must not end a tune
-            self.listener.note(f"Optuna's terminator could not judge ({exc}); going on")
-            return False
+        noise_runs = [t.value for t in studies.completed(self.study) if t.user_attrs.get("kind") == "default"]
+        return studies.terminated(self.study, noise_runs, self.listener)
 
     def _keep(self, trial: _Trial) -> None:
         """A run per step the trial took (the latency goal's one, or a throughput search's probe and steps)."""
@@ -480,49 +403,14 @@ class _Tune:
         s = self.scenario
         at = (" one at a time" if s.one_at_a_time else f" at {s.rate:g}/s") if s.goal == "latency" else ""
         written = outputs.write_settings(
-            self.out_dir, "tuned", _merged(chosen.settings, self.kept),
+            self.out_dir, "tuned", merged(chosen.settings, self.kept),
             f"kafkabench tune {s.goal}: {chosen.label} for {s.client}",
             f"kafkabench tune {s.goal} ({chosen.label}, client {s.client}, {s.size} B{at}): "
             f"{self.document.params['recommendation']['reason']}")
         self.document.params["outputs"] = written + [outputs.write_plan(self.out_dir, s)]
 
     def write(self) -> None:
-        self.document.params["trials"] = [_trial_entry(t) for t in self.study.get_trials(deepcopy=False)] \
+        self.document.params["trials"] = [studies.trial_entry(t) for t in self.study.get_trials(deepcopy=False)] \
             if hasattr(self, "study") else []
         write_result(self.document, self.out_dir, self.histograms)
 
-
-def _figures(measured: Measured) -> dict:
-    judged = measured.judged
-    return {"objective": measured.objective.as_list() if measured.objective else None,
-            "percentiles_ms": {name: i.as_list() for name, i in judged.percentiles.items()} if judged else {},
-            "achieved": judged.achieved if judged else None, "offered": judged.offered if judged else None,
-            "feasible": measured.feasible,
-            "reasons": measured.reasons, "pruned": measured.pruned, "steps": len(measured.steps)}
-
-
-def _trial_entry(trial) -> dict:
-    attrs = trial.user_attrs
-    return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
-            "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
-            "value": trial.values[0] if trial.values else None, "started": _iso(trial.datetime_start), "finished": _iso(trial.datetime_complete),
-            **attrs.get("figures", {})}
-
-
-def _iso(moment) -> str | None:
-    return moment.isoformat(timespec="seconds") if moment else None
-
-
-def _merged(*layers: Settings) -> Settings:
-    merged: Settings = {role: {} for role in ROLES}
-    for layer in layers:
-        for role in ROLES:
-            merged[role].update(layer.get(role, {}))
-    return merged
-
-
-def _profile(name: str) -> Settings:
-    from kafkabench.plans.loading import load_profile
-
-    profile = load_profile(name, None)
-    return {role: profile.role(role) for role in ROLES}

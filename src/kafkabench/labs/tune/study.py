@@ -10,6 +10,7 @@ refused, its measured figures.
 from __future__ import annotations
 
 import json
+import statistics
 import warnings
 from importlib.util import find_spec
 from pathlib import Path
@@ -73,3 +74,58 @@ def completed(study) -> list:
 def feasible(trial) -> bool:
     """Measured, and every constraint met."""
     return bool(trial.constraints) and all(value <= 0 for value in trial.constraints.values())
+
+
+def feasible_search(study) -> list:
+    """The search's trials (not the default's runs) that met every constraint."""
+    return [t for t in completed(study) if t.user_attrs.get("kind") != "default" and feasible(t)]
+
+
+def best_distinct(study, higher: bool, count: int) -> list:
+    """The `count` best feasible trials of the search, one per distinct settings."""
+    ranked = sorted(feasible_search(study), key=lambda t: t.value, reverse=higher)
+    best: dict[str, Any] = {}
+    for t in ranked:
+        key = repr(sorted((role, sorted(v.items())) for role, v in t.user_attrs["settings"].items()))
+        best.setdefault(key, t)
+        if len(best) == count:
+            break
+    return list(best.values())
+
+
+def terminated(study, noise_runs: list[float], listener) -> bool:
+    """Optuna's terminator, with the noise floor (the spread of the default's own runs) as the error it compares
+    against: True when the Gaussian process's regret bound is below it."""
+    if len(noise_runs) < 2:
+        return False
+    from optuna.terminator import RegretBoundEvaluator, StaticErrorEvaluator, Terminator
+
+    try:
+        return Terminator(improvement_evaluator=RegretBoundEvaluator(),
+                          error_evaluator=StaticErrorEvaluator(statistics.stdev(noise_runs))).should_terminate(study)
+    except Exception as exc:  # the terminator's own model failing must not end a tune
+        listener.note(f"Optuna's terminator could not judge ({exc}); going on")
+        return False
+
+
+def figures(measured) -> dict:
+    """A measured trial's figures, as kept in its user attributes (goals.Measured)."""
+    judged = measured.judged
+    return {"objective": measured.objective.as_list() if measured.objective else None,
+            "percentiles_ms": {name: i.as_list() for name, i in judged.percentiles.items()} if judged else {},
+            "achieved": judged.achieved if judged else None, "offered": judged.offered if judged else None,
+            "feasible": measured.feasible,
+            "reasons": measured.reasons, "pruned": measured.pruned, "steps": len(measured.steps)}
+
+
+def trial_entry(trial) -> dict:
+    """A trial as the result document lists it."""
+    attrs = trial.user_attrs
+    return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
+            "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
+            "value": trial.values[0] if trial.values else None, "started": _iso(trial.datetime_start),
+            "finished": _iso(trial.datetime_complete), **attrs.get("figures", {})}
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
