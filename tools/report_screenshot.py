@@ -1,7 +1,8 @@
-"""Render a report from result directories and take a PNG screenshot of it, for the README.
+"""Render a report from result directories and take a PNG screenshot of it, for the docs.
 
     python tools/report_screenshot.py results/demo-latency results/demo-produce --out docs/report.png
     python tools/report_screenshot.py results/run-quick-... --out docs/report.png --full-page
+    python tools/report_screenshot.py tests/fixtures/results/tune --section tune --out docs/labs/tune.png
 
 Needs Chromium (Debian's `chromium` package at /usr/bin/chromium, or --chromium PATH) and playwright.
 The page is opened offline: any request other than the report file itself fails the screenshot.
@@ -21,7 +22,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-def screenshot(html: Path, png: Path, chromium: Path, width: int, height: int, full_page: bool) -> list[str]:
+def screenshot(html: Path, png: Path, chromium: Path, width: int, height: int, full_page: bool,
+               section: str | None = None) -> list[str]:
     """Shoot the drawn page; the problems seen on the way (console errors, requests that left the file)."""
     from playwright.sync_api import sync_playwright
 
@@ -38,7 +40,10 @@ def screenshot(html: Path, png: Path, chromium: Path, width: int, height: int, f
         if page.evaluate("document.body.dataset.charts") != "drawn":
             problems.append("the charts were not drawn")
         png.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(png), full_page=full_page)
+        if section:  # the first result of that lab, whole
+            page.locator(f"section.result:has(.lab-{section})").first.screenshot(path=str(png))
+        else:
+            page.screenshot(path=str(png), full_page=full_page)
         browser.close()
     return problems
 
@@ -51,6 +56,7 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=1800, help="the viewport: the part shot without --full-page")
     parser.add_argument("--full-page", action="store_true", help="the whole page, not only the top")
+    parser.add_argument("--section", metavar="LAB", help="only the first result of this lab (its tables and charts)")
     parser.add_argument("--chromium", type=Path, default=Path("/usr/bin/chromium"))
     args = parser.parse_args()
     if not args.chromium.exists():
@@ -63,7 +69,7 @@ def main() -> int:
         except KafkabenchError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        problems = screenshot(html, args.out, args.chromium, args.width, args.height, args.full_page)
+        problems = screenshot(html, args.out, args.chromium, args.width, args.height, args.full_page, args.section)
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     print(args.out)

@@ -53,7 +53,7 @@ def _text(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if type(value) is object:  # a sentinel: the library picks the value at run time (aiokafka's acks)
-        return "(decided at run time)"
+        return "at run time"
     return str(value)
 
 

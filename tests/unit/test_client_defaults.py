@@ -31,3 +31,19 @@ def test_python_clients():
     for defaults in (kp, aio):
         assert set(defaults.values) == set(LATENCY_SETTINGS)
         assert all(set(defaults.values[role]) == set(names) for role, names in LATENCY_SETTINGS.items())
+
+
+def test_the_clients_tables_fit_100_columns():
+    """`kafkabench clients`: four clients side by side, a table per role, within 100 columns (Java's defaults as the
+    JSON generated from its jar has them, without starting a JVM)."""
+    from rich.console import Console
+
+    from kafkabench.cli.clients import defaults_table
+    from kafkabench.client_defaults import ClientDefaults, _pick
+    from kafkabench.config import java_names
+
+    java = _pick("java", "4.1.2", "test", lambda role, name: java_names.default(role, name) or NOT_A_SETTING)
+    found: list[ClientDefaults] = [confluent_defaults(), kafka_python_defaults(), aiokafka_defaults(), java]
+    widths = {role: Console(width=10_000).measure(defaults_table(role, names, found)).maximum
+              for role, names in LATENCY_SETTINGS.items()}
+    assert max(widths.values()) <= 100, widths
