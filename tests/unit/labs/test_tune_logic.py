@@ -146,6 +146,9 @@ def test_a_throughput_trial_that_cannot_beat_the_best_stops_at_its_probe_or_its_
     offered = simulated(monkeypatch, knee=30_000, unpaced=50_000)
     failing = goal.measure(produce, None, None, None, incumbent=40_000)
     assert offered == [-1, 42_000] and "42,000 records/s, the best so far plus the precision, failed" in failing.pruned
+    # the study is told the value each cannot reach, as infeasible (the Gaussian process sees only complete trials)
+    assert (goal.values(slow), goal.values(failing)) == ([2 * 20_000], [42_000])  # the search's ceiling: 2x unpaced
+    assert goal.constraints(slow) == goal.constraints(failing) == {"checks": 1.0}
     offered = simulated(monkeypatch, knee=60_000, unpaced=50_000)
     better = goal.measure(produce, None, None, None, incumbent=40_000)
     assert offered[:2] == [-1, 42_000] and better.feasible and better.objective.value > 42_000
@@ -192,3 +195,19 @@ def test_a_run_that_failed_beside_a_whole_cluster_fails_its_trial_and_the_tune_g
     whole[0], tune.failed_in_a_row = False, 0
     with pytest.raises(StepsEnded, match="^trial 11 "):  # a broker gone
         tune._keep(failed(11))
+
+
+def test_a_trial_stopped_early_is_listed_as_pruned_without_a_value(tmp_path):
+    """The study holds its bound (infeasible, so never a finalist nor the incumbent); the result lists no figure."""
+    from kafkabench.labs.tune.study import best_distinct, trial_entry
+
+    study = open_study(tmp_path / "s.journal", {}, 0, ("maximize",))
+    for value, pruned, checks in ((30_000, None, -1.0), (42_000, "42,000 records/s ... failed", 1.0)):
+        trial = study.ask()
+        trial.set_constraint("checks", checks)
+        trial.set_user_attr("settings", {"producer": {"linger.ms": str(value)}})
+        trial.set_user_attr("figures", {"pruned": pruned})
+        study.tell(trial, value)
+    entries = [trial_entry(t) for t in study.get_trials()]
+    assert [(e["state"], e["value"]) for e in entries] == [("complete", 30_000), ("pruned", None)]
+    assert [t.number for t in best_distinct(study, higher=True, count=3)] == [0]

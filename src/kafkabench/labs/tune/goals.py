@@ -37,6 +37,7 @@ class Measured:
     judged: Step | None  # the step whose figures decide: the latency step, or the search's step at the found rate
     reasons: list[str] = field(default_factory=list)  # why it does not meet every check; empty when it does
     pruned: str | None = None  # stopped early: it cannot beat the best found so far
+    bound: float | None = None  # stopped early: the value it cannot reach (the study is told it, as infeasible)
 
     @property
     def feasible(self) -> bool:
@@ -122,15 +123,17 @@ class ThroughputGoal:
         if incumbent is not None:
             beat = incumbent * (1 + s.precision)
             if beat > ceiling:
-                return Measured(None, steps, None, pruned=f"unpaced it sent {probe.achieved:,.0f} records/s: it cannot "
-                                                          f"sustain {beat:,.0f}, the best so far plus the precision")
+                return Measured(None, steps, None, bound=ceiling,
+                                pruned=f"unpaced it sent {probe.achieved:,.0f} records/s: it cannot sustain "
+                                       f"{beat:,.0f}, the best so far plus the precision")
             search = RateSearch(beat, s.precision, s.max_steps, ceiling, floor=min(1.0, beat))
             while search.passed is None and search.next_rate() == beat:  # a pause is run again, as in any search
                 first = step("trial", beat)
                 search.record(beat, first.passed, first.clearly)
             if search.passed is None:
-                return Measured(None, steps, first, pruned=f"{beat:,.0f} records/s, the best so far plus the precision, "
-                                                           f"failed: {'; '.join(first.reasons)}")
+                return Measured(None, steps, first, bound=beat,
+                                pruned=f"{beat:,.0f} records/s, the best so far plus the precision, failed: "
+                                       f"{'; '.join(first.reasons)}")
         else:
             start = START_SHARE * probe.achieved
             search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))
@@ -155,7 +158,7 @@ class ThroughputGoal:
         return f"{value:,.0f} records/s"
 
     def values(self, measured: Measured) -> list[float]:
-        return [measured.objective.value]
+        return [measured.objective.value if measured.objective else measured.bound]
 
     def refusal(self, produce: ProduceScenario) -> str | None:
         return None

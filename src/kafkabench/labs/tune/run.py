@@ -170,11 +170,11 @@ class _Tune:
         optuna_trial.set_user_attr("figures", studies.figures(measured))
         from optuna.trial import TrialState
 
-        if measured.pruned:
-            self.study.tell(optuna_trial, state=TrialState.PRUNED)
-        elif measured.objective is None:
+        if measured.objective is None and measured.bound is None:
             self.study.tell(optuna_trial, state=TrialState.FAIL)
         else:
+            # a trial stopped early is told the value it cannot reach, with its constraint violated: the Gaussian
+            # process sees only complete trials, and proposed a pruned trial's settings again and again
             self.study.tell(optuna_trial, self.goal.values(measured))
         self._keep(_Trial(optuna_trial.number, kind, settings, measured))
         return True

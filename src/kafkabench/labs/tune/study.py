@@ -94,15 +94,16 @@ def best_distinct(study, higher: bool, count: int) -> list:
 
 
 def terminated(study, noise_runs: list[float], listener) -> bool:
-    """Optuna's terminator, with the noise floor (the spread of the default's own runs) as the error it compares
-    against: True when the Gaussian process's regret bound is below it."""
-    if len(noise_runs) < 2:
+    """Optuna's terminator, judged on the feasible trials (a trial stopped early is told its bound, not a figure)
+    with the noise floor (the spread of the default's own runs) as the error: True when the Gaussian process's
+    regret bound is below it."""
+    trials = [t for t in completed(study) if feasible(t)]
+    if len(noise_runs) < 2 or len(trials) < 2:
         return False
-    from optuna.terminator import RegretBoundEvaluator, StaticErrorEvaluator, Terminator
+    from optuna.terminator import RegretBoundEvaluator
 
     try:
-        return Terminator(improvement_evaluator=RegretBoundEvaluator(),
-                          error_evaluator=StaticErrorEvaluator(statistics.stdev(noise_runs))).should_terminate(study)
+        return RegretBoundEvaluator().evaluate(trials, study.direction) < statistics.stdev(noise_runs)
     except Exception as exc:  # the terminator's own model failing must not end a tune
         listener.note(f"Optuna's terminator could not judge ({exc}); going on")
         return False
@@ -119,12 +120,16 @@ def figures(measured) -> dict:
 
 
 def trial_entry(trial) -> dict:
-    """A trial as the result document lists it."""
+    """A trial as the result document lists it (one stopped early: pruned, without a value; the study holds its
+    bound)."""
     attrs = trial.user_attrs
-    return {"number": trial.number, "kind": attrs.get("kind", "search"), "state": trial.state.name.lower(),
-            "params": trial.params, "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
-            "value": trial.values[0] if trial.values else None, "started": _iso(trial.datetime_start),
-            "finished": _iso(trial.datetime_complete), **attrs.get("figures", {})}
+    pruned = bool(attrs.get("figures", {}).get("pruned"))
+    return {"number": trial.number, "kind": attrs.get("kind", "search"),
+            "state": "pruned" if pruned else trial.state.name.lower(), "params": trial.params,
+            "settings": attrs.get("settings", {}), "refused": attrs.get("refused"),
+            "value": trial.values[0] if trial.values and not pruned else None,
+            "started": _iso(trial.datetime_start), "finished": _iso(trial.datetime_complete),
+            **attrs.get("figures", {})}
 
 
 def _iso(moment) -> str | None:
