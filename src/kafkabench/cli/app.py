@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, clients, cluster, compare, report, run
+from kafkabench.cli import check, clients, cluster, compare, ray, report, run
 from kafkabench.cli.lab_command import lab_command
 from kafkabench.cli.output import abort, out
 from kafkabench.config.redact import scrub_text
@@ -25,6 +25,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(ray.app, name="ray")
 app.command(name="check")(check.check)
 app.command(name="clients")(clients.clients)
 for _lab in registry.labs():  # every lab is a command of its name, its options from its scenario model

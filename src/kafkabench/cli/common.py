@@ -13,6 +13,10 @@ OutOption = typer.Option(None, "--out", help="Result directory; default: results
 WideOption = typer.Option(False, "--wide", help="Every column of the tables (the HTML report and the CSV always have them).")
 JsonOption = typer.Option(False, "--json", help="Print the result document (the contract in docs/design.md) on stdout.")
 
+LauncherOption = typer.Option("local", "--launcher", help="Where the workers run: local (subprocesses here) or ray (actors on a Ray cluster, one per node).")
+RayAddressOption = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster for --launcher ray, HOST:PORT (`kafkabench ray up` starts one here).")
+SpreadOption = typer.Option("spread", "--spread", help="--launcher ray: spread (one worker per node) or pack (several per node).")
+
 
 def out_dir(lab: str, given: Optional[Path]) -> Path:
     return given or Path("results") / f"{lab}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"

@@ -4,6 +4,7 @@ and its errors name the option (`--count: must be > 0`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import types
 import typing
@@ -20,6 +21,7 @@ from kafkabench.cluster.target import open_target
 from kafkabench.config.client_settings import bootstrap_from
 from kafkabench.config.properties import parse_overrides, read_properties_file
 from kafkabench.connection_check import check_connection
+from kafkabench.core.launcher import Launcher
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab, LabFailed
 from kafkabench.labs.scenario import SETTINGS_FIELDS, Cli, Scenario, field_metadata
@@ -27,6 +29,7 @@ from kafkabench.plans.loading import explain
 from kafkabench.report.terminal import render
 
 GENERIC = ("bootstrap_servers", "out_dir", "as_json", "wide")  # every lab command's own, not its scenario's
+LAUNCHER = ("launcher", "ray_address", "spread")  # and where its workers run, for a lab that starts workers
 
 
 def lab_command(lab: Lab) -> Callable[..., None]:
@@ -41,10 +44,17 @@ def lab_command(lab: Lab) -> Callable[..., None]:
         inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=common.JsonOption, annotation=bool),
         inspect.Parameter("wide", inspect.Parameter.KEYWORD_ONLY, default=common.WideOption, annotation=bool),
     ]
+    if lab.starts_workers:
+        parameters += [
+            inspect.Parameter("launcher", inspect.Parameter.KEYWORD_ONLY, default=common.LauncherOption, annotation=str),
+            inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, default=common.RayAddressOption, annotation=Optional[str]),
+            inspect.Parameter("spread", inspect.Parameter.KEYWORD_ONLY, default=common.SpreadOption, annotation=str),
+        ]
 
     def command(**values: Any) -> None:
         scenario = scenario_from_options(model, {name: values[name] for name in fields})
-        run_lab(lab, scenario, values["bootstrap_servers"], values["out_dir"], values["as_json"], values["wide"])
+        launcher = Launcher(*(values[name] for name in LAUNCHER)) if lab.starts_workers else Launcher()
+        run_lab(lab, scenario, values["bootstrap_servers"], values["out_dir"], values["as_json"], values["wide"], launcher)
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__doc__ = lab.summary
@@ -68,7 +78,7 @@ def scenario_from_options(model: type[Scenario], values: dict[str, Any]) -> Scen
 
 
 def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir: Path | None, as_json: bool,
-            wide: bool = False) -> None:
+            wide: bool = False, launcher: Launcher = Launcher()) -> None:
     lab.check(scenario)  # every setting checked before a cluster is touched
     offline = lab.without_cluster(scenario)
     if offline is not None:
@@ -78,9 +88,9 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
     with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
-                     controllers=lab.controllers) as target, Live(wide=wide) as live:
+                     controllers=lab.controllers) as target, launcher.open() as workers, Live(wide=wide) as live:
         try:
-            served, connected = target.connect(scenario)
+            served, connected = dataclasses.replace(target, launcher=workers).connect(scenario)
             check_connection(served.connection)  # a connection that cannot work: one line now, not a hung lab
             document = lab.run(connected, served, directory, live)
         except LabFailed as failed:

@@ -3,6 +3,8 @@ cell, and the report written at the end whatever happened."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
@@ -14,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
 from kafkabench.cluster.target import open_target
+from kafkabench.core.launcher import Launcher
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument
 from kafkabench.labs import registry
@@ -59,6 +62,9 @@ def run(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory; default: results/run-<plan>-<time>."),
     bootstrap_servers: Optional[str] = common.BootstrapOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan and list its cells; run nothing."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", help="Where the workers run: local or ray; default: the plan's `launcher:`, else local."),
+    ray_address: Optional[str] = common.RayAddressOption,
+    spread: Optional[str] = typer.Option(None, "--spread", help="--launcher ray: spread (one worker per node) or pack; default: the plan's."),
 ) -> None:
     """Run a plan: its scenarios x clients x profiles, repeated, a result per cell, then the report."""
     loaded = load_plan(plan)
@@ -74,8 +80,11 @@ def run(
     labs = [registry.get(cell.lab) for cell in cells]
     brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
+    shape = loaded.plan.launcher
+    workers = Launcher(launcher or shape.name, ray_address or shape.ray_address, spread or shape.spread)
     with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers,
-                     security=loaded.plan.cluster.listeners()) as target:
+                     security=loaded.plan.cluster.listeners()) as target, workers.open() as started_by:
+        target = dataclasses.replace(target, launcher=started_by)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             width = max(len(f"{c.name} r{c.repeat}") for c in cells)

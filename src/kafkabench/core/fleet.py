@@ -15,9 +15,40 @@ from pydantic import BaseModel
 from kafkabench.core.clock import Clock, monotonic_ns
 from kafkabench.core.events import Listener
 from kafkabench.core.launcher import Worker, WorkerLauncher
-from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task
+from kafkabench.core.histogram import LatencyHistogram
+from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task, Window
 from kafkabench.core.timeline import Timeline, TimelineEntry
 from kafkabench.core.worker_process import WorkerFailed
+
+
+class Reported:
+    """What a worker's windows said so far: its partial outcome if it dies without sending one."""
+
+    def __init__(self) -> None:
+        self.windows = 0
+        self.records = self.payload_bytes = self.errors = 0
+        self.start_ns: int | None = None
+        self.end_ns: int | None = None
+        self.histograms: dict[str, LatencyHistogram] = {}
+
+    def add(self, window: Window) -> None:
+        self.windows += 1
+        self.records += window.records
+        self.payload_bytes += window.payload_bytes
+        self.errors += window.errors
+        self.start_ns = window.start_ns if self.start_ns is None else min(self.start_ns, window.start_ns)
+        self.end_ns = window.end_ns if self.end_ns is None else max(self.end_ns, window.end_ns)
+        for metric, blob in window.histograms.items():
+            self.histograms.setdefault(metric, LatencyHistogram()).merge(LatencyHistogram.decode(blob))
+
+    def outcome(self, role: str) -> Outcome:
+        counted = "acked" if role == "produce" else "received"
+        return Outcome(histograms={metric: h.encode() for metric, h in self.histograms.items()},
+                       counters={counted: self.records, "payload_bytes": self.payload_bytes, "errors": self.errors},
+                       start_ns=self.start_ns, end_ns=self.end_ns)
+
+    def __str__(self) -> str:
+        return f"{self.windows} window{'s' * (self.windows != 1)}, {self.records:,} records"
 
 
 class FleetWorker:
@@ -28,10 +59,16 @@ class FleetWorker:
         self.outcome: Outcome | None = None
         self.error: str | None = None
         self.done = 0
+        self.reported = Reported()
 
     @property
     def running(self) -> bool:
         return self.outcome is None and self.error is None
+
+    def entry(self) -> dict:
+        """This worker in a result: where it ran, its own counters, what went wrong."""
+        return {"name": self.name, "role": self.role, **self.process.placement,
+                "counters": self.outcome.counters if self.outcome is not None else {}, "error": self.error}
 
 
 def launch(role: str, index: int, launcher: WorkerLauncher, client: str, task: Task) -> FleetWorker:
@@ -120,6 +157,7 @@ def _relay(worker: FleetWorker, message: BaseModel, timeline: Timeline, events: 
     if isinstance(message, Progress):
         worker.done = message.done
         if message.window is not None:
+            worker.reported.add(message.window)
             _emit(worker.role, timeline.add(worker.name, message.window), events)
     elif isinstance(message, Result):
         worker.outcome = message
@@ -154,12 +192,18 @@ def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:
 
 
 def finish_after_failure(workers: list[FleetWorker], failed: WorkerFailed, timeout_s: float) -> str:
-    """The failed worker keeps its error and partial outcome, the others are finished; the line ending the run."""
+    """The failed worker keeps its error and partial outcome (what its windows said, when it sent none), the others
+    are finished; the line ending the run."""
     broken = next((w for w in workers if w.name == failed.worker), None)
-    if broken is not None:
-        broken.outcome, broken.error = failed.partial, failed.reason
-    finish_all(workers, timeout_s)
-    return str(failed)
+    finish_all([w for w in workers if w is not broken], timeout_s)
+    if broken is None:
+        return str(failed)
+    broken.error = failed.reason
+    if failed.partial is not None:
+        broken.outcome = failed.partial
+        return str(failed)
+    broken.outcome = broken.reported.outcome(broken.role)
+    return f"{failed} ({broken.reported} reported before)"
 
 
 def _send_finish(worker: FleetWorker) -> None:

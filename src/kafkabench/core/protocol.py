@@ -45,6 +45,8 @@ class Task(BaseModel):
     warmup: int = 0
     timeout_s: float = 30  # ping_pong: per message; produce: no ack at all for this long ends the run
     params: dict[str, Any] = {}  # wire form of the scenario's model, see task_params and read_params
+    clock_offset_ns: int = 0  # added to this host's monotonic clock gives the orchestrator's (set by a launcher on
+    # other machines): Python workers report and stamp every time on it; the Java worker does not read it yet
 
 
 class BadParams(ValueError):

@@ -36,6 +36,7 @@ class Run(BaseModel):
     timeline: list[dict[str, Any]] = []  # one entry per progress window: t_s, records_per_s, mb_per_s, p50_ms, p99_ms
     reported: dict[str, Any] = {}  # figures another tool printed (Apache's perf tools), kept as it defined them
     histograms: dict[str, str] = {}  # metric -> file under histograms/, relative to the result directory
+    workers: list[dict[str, Any]] = []  # one per worker process: where it ran (launcher, Ray node, clock offset) and its counters
     error: str | None = None
 
 

@@ -37,6 +37,8 @@ class WorkerProcess:
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the orchestrator, which then collects what each worker has
         )
+        self.pid = self._popen.pid
+        self.placement = {"launcher": "local", "pid": self.pid}
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
         threading.Thread(target=self._pump_stdout, daemon=True).start()

@@ -39,6 +39,7 @@ class Lab:
     scenario: ClassVar[type[Scenario]] = Scenario
     summary: ClassVar[str] = ""  # one line: the command's help
     brokers: ClassVar[int] = 1  # the embedded cluster started for it when none runs
+    starts_workers: ClassVar[bool] = True  # its clients run as workers (core.launcher): it takes --launcher
     controllers: ClassVar[int] = 0  # and its dedicated controller nodes (0: combined broker+controller nodes)
     definitions: ClassVar[tuple[Definition, ...]] = ()  # its own metrics' meanings, beside report.definitions'
 

@@ -80,6 +80,15 @@ class ClusterShape(BaseModel):
         return self
 
 
+class LauncherShape(BaseModel):
+    """Where a plan's workers run (`--launcher`, `--ray-address` and `--spread` of `kafkabench run` win over it)."""
+    model_config = ConfigDict(extra="forbid")
+
+    name: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(None, description="the Ray cluster, HOST:PORT; default: RAY_ADDRESS")
+    spread: Literal["spread", "pack"] = "spread"
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +98,7 @@ class Plan(BaseModel):
     clients: list[str] = Field(["confluent"], min_length=1)
     profiles: list[str] = Field(["default"], min_length=1)
     cluster: ClusterShape = ClusterShape()
+    launcher: LauncherShape = LauncherShape()
     baseline_profile: str | None = Field(None, description="each other profile's cost is reported against this one")
     scenarios: list[dict[str, Any]] = Field(min_length=1)  # each validated by its lab: see plans.loading
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from kafkabench.core import protocol
+from kafkabench.core.clock import shifted
 from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, PingPongParams,
                                       ProduceParams, Progress, Ready, Result, Round, ScenarioParams, Start, Task,
                                       read_params)
@@ -87,9 +88,10 @@ def serve_throughput(task: Task, params: ProduceParams | ConsumeParams) -> int:
         return _no_such_client(task)
     client, started, stop = _controlled(task)
     if isinstance(params, ProduceParams):
-        run = ProduceRun(client, task, params, [Path(p).read_bytes() for p in task.payload_files], stop)
+        run = ProduceRun(client, task, params, [Path(p).read_bytes() for p in task.payload_files], stop,
+                         clock=shifted(task.clock_offset_ns))
     else:
-        run = ConsumeRun(client, task, params, stop)
+        run = ConsumeRun(client, task, params, stop, clock=shifted(task.clock_offset_ns))
     version = client.version()
 
     def scenario() -> int:

@@ -193,3 +193,22 @@ def test_finish_all_waits_for_each_result_and_keeps_a_failure_with_its_partial()
     assert workers[0].outcome.counters == {"acked": 5}
     assert (workers[1].outcome, workers[1].error) == (partial, "lost")
     assert settled.process.sent == [] and settled.outcome is None
+
+
+def test_a_worker_that_dies_without_a_partial_keeps_what_its_windows_reported():
+    """A worker process (or the Ray node under it) gone at once sends no partial outcome: its windows are its partial."""
+    clock, sleep = driven()
+    dying = ScriptedWorker("producer 2", clock, [(0, progress(100, window(0, 100, 2))), (100, progress(250, window(1, 150, 4))),
+                                                 (150, WorkerFailed("producer 2", "died on node 7c1e0a2b... 0.2 s in"))])
+    other = ScriptedWorker("producer 1", clock, [(0, progress(10, window(0, 10)))], on_finish=Result(counters={"acked": 10}))
+    workers = [FleetWorker("produce", other), FleetWorker("produce", dying)]
+    with pytest.raises(WorkerFailed) as failed:
+        fleet.follow(workers, timelines(workers), Events(), drain_s=0, finish_timeout_s=1, clock=clock, sleep=sleep)
+    line = fleet.finish_after_failure(workers, failed.value, timeout_s=1)
+    assert line == "producer 2: died on node 7c1e0a2b... 0.2 s in (2 windows, 250 records reported before)"
+    broken = workers[1]
+    assert broken.error == "died on node 7c1e0a2b... 0.2 s in"
+    assert broken.outcome.counters == {"acked": 250, "payload_bytes": 2500, "errors": 0}
+    assert LatencyHistogram.decode(broken.outcome.histograms["publish_latency"]).count == 2  # one latency a window
+    assert (broken.outcome.start_ns, broken.outcome.end_ns) == (0, 200 * MS)
+    assert workers[0].outcome.counters == {"acked": 10}  # the others finished as usual

@@ -131,3 +131,23 @@ def test_a_bad_compression_level_in_a_plan_is_a_located_error(tmp_path):
         "scenarios -> 1 (compression) -> levels: None: expected CODEC=L1,L2 text, such as zstd=1,3,19")
     assert "levels: 'snappy=1': expected CODEC=L1,L2 with CODEC one of gzip, lz4, zstd" in error_of(
         tmp_path, "name: p\nscenarios: [{lab: compression, levels: [snappy=1]}]\n")
+
+
+def test_a_plan_says_where_its_workers_run_and_a_wrong_launcher_is_a_located_error(tmp_path):
+    plan = load_plan(str(write(tmp_path, """\
+        name: p
+        launcher: {name: ray, ray_address: "10.0.0.1:6379", spread: pack}
+        scenarios:
+          - lab: produce
+            count: 10
+        """)))
+    assert (plan.plan.launcher.name, plan.plan.launcher.ray_address, plan.plan.launcher.spread) == ("ray", "10.0.0.1:6379", "pack")
+    assert load_plan(str(write(tmp_path, "name: p\nscenarios: [{lab: produce, count: 10}]\n", "local.yaml"))).plan.launcher.name == "local"
+    error = error_of(tmp_path, """\
+        name: p
+        launcher: {name: k8s}
+        scenarios:
+          - lab: produce
+            count: 10
+        """)
+    assert error == f"{tmp_path / 'plan.yaml'}: launcher -> name: must be one of 'local' or 'ray'"

@@ -165,6 +165,7 @@ def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topi
                 fleet.ask_finish([w for w in workers if w.role == "produce"])
 
     try:
+        target.launcher.reserve(max(scenario.producers, scenario.consumers))  # producer i beside consumer i
         phases.origin_ns = monotonic_ns()
         start("produce", scenario.producers, produce)
         phases.origin_ns = monotonic_ns()

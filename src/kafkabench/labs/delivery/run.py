@@ -116,6 +116,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
     if producer.not_applicable:
         run.not_applicable = {"producer": producer.not_applicable}
     history_dir = out_dir / HISTORY_DIR / f"{index:03d}-{cell.client}"
+    history_dir.mkdir(parents=True, exist_ok=True)  # shared as a directory: where the worker writes its history
     s = cell.settings
     with fresh_topic(target.connection, topic, s.partitions, s.replication_factor, s.min_isr,
                      settings.values("topic"), scenario.timeout) as description:
@@ -129,6 +130,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
         faults = FaultRun.of(scenario, target.faults, target.connection, topic)
         try:
             seen = drive_producer(task, cell, scenario, target, faults)
+            target.launcher.collect(history_dir)  # from the worker's node, when it ran on another
         finally:  # also on Ctrl-C: a fault still down is healed now
             faults.record(run)
         fill_producer(run, seen, cell)

@@ -18,6 +18,7 @@ class MonitorLab(Lab):
     name = "monitor"
     scenario = MonitorScenario
     summary = "Is my cluster delivering right now? An end-to-end probe per partition and consumer lag, for Prometheus."
+    starts_workers = False  # its probe runs in this process
 
     def check(self, scenario: MonitorScenario) -> None:
         for pattern in scenario.groups:

@@ -164,6 +164,7 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
     # that warm up (their warm-up records then lie before where the consumers start)
     order = [("produce", producer_tasks), ("consume", consumer_tasks)] if warmup else \
         [("consume", consumer_tasks), ("produce", producer_tasks)]
+    launcher.reserve(max(len(producer_tasks), len(consumer_tasks)))  # producer i beside consumer i
     for role, tasks in order:
         started = [fleet.launch(role, index, launcher, scenario.client, role_task) for index, role_task in enumerate(tasks)]
         workers.extend(started)
@@ -260,6 +261,7 @@ def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPla
         not_applicable=plan.not_applicable,
         timings=_timings(outcomes),
         timeline=timeline.as_dicts() if timeline else [],
+        workers=[w.entry() for w in workers],
         error="; ".join(errors) or None,
     )
 

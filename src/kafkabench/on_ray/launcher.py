@@ -1,0 +1,338 @@
+"""Workers on a Ray cluster: `--launcher ray --ray-address ADDR`.
+
+Each worker is a Ray actor (on_ray.host.WorkerHost) that owns the worker process on its node and relays its
+protocol lines; the labs talk to it exactly as to a local worker (core.launcher.Worker). A run's workers are
+placed all at once or not at all (`reserve`): a placement group of slots on nodes that offer the `kafkabench`
+resource, one slot per node (STRICT_SPREAD) or packed (`--spread pack`); producer i and consumer i share slot i.
+Files travel through the object store, checked by hash both ways. Each worker's node clocks are compared with
+this process's when it starts (the lowest round trip of several pings): the offset and its bound are recorded,
+and the worker is told the offset, so every time it reports or stamps is on this process's monotonic clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from kafkabench.core import protocol
+from kafkabench.core.protocol import Error, Task
+from kafkabench.core.worker_process import WorkerFailed
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.on_ray.host import WorkerHost, sha256_of
+
+RESOURCE = "kafkabench"  # what a node offers to take kafkabench workers (`ray start --resources '{"kafkabench": 1}'`)
+SPREADS = {"spread": "STRICT_SPREAD", "pack": "PACK"}
+CLOCK_PINGS = 9
+READ_WAIT_S = 0.2  # how long one relay call waits on the node for the worker's next line
+CALL_TIMEOUT_S = 30  # a node that answers no call for this long is taken for gone
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A node's clocks against this process's: add `offset_ns` to this process's clock to get the node's, give or
+    take `bound_ns` (half the lowest round trip)."""
+
+    monotonic_offset_ns: int
+    wall_offset_ns: int
+    bound_ns: int
+
+    @classmethod
+    def measure(cls, host, pings: int = CLOCK_PINGS) -> Clock:
+        import ray
+
+        best = None
+        for _ in range(pings):
+            wall0, mono0 = time.time_ns(), time.monotonic_ns()
+            wall, mono = ray.get(host.clocks.remote(), timeout=CALL_TIMEOUT_S)
+            wall1, mono1 = time.time_ns(), time.monotonic_ns()
+            trip = mono1 - mono0
+            if best is None or trip < best[0]:
+                best = (trip, mono - (mono0 + mono1) // 2, wall - (wall0 + wall1) // 2)
+        trip, mono_offset, wall_offset = best
+        return cls(mono_offset, wall_offset, trip // 2)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    group: object  # a placement group
+    index: int  # its bundle
+
+
+class RayLauncher:
+    """core.launcher.WorkerLauncher on a Ray cluster; a context: connected on entry, on exit every worker stopped,
+    every file it shared removed from the nodes, its placement groups removed and the connection closed."""
+
+    def __init__(self, address: str | None = None, spread: str = "spread", place_timeout_s: float = 30) -> None:
+        if spread not in SPREADS:
+            raise ConfigError(f"--spread {spread}: expected one of {', '.join(SPREADS)}")
+        self.address = address or os.environ.get("RAY_ADDRESS")
+        if not self.address:
+            raise ConfigError("--launcher ray needs --ray-address HOST:PORT (or RAY_ADDRESS); try `kafkabench ray up`")
+        self.spread = spread
+        self.place_timeout_s = place_timeout_s
+        self.files_root = f"/tmp/kafkabench-ray-{uuid.uuid4().hex[:12]}"  # on each node, removed at the end
+        self._files: dict[str, tuple[object, str]] = {}  # node path -> (object ref, sha256)
+        self._dirs: set[str] = set()
+        self._slots: list[_Slot] = []  # the latest reservation's
+        self._turn = 0  # the slot the next worker takes, modulo their number
+        self.workers: list[RayWorker] = []  # alive, or stopped with their actor kept (`collect` reads through it)
+
+    # ---- the connection ------------------------------------------------------------------------------
+
+    def __enter__(self) -> RayLauncher:
+        import ray
+
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        try:
+            ray.init(address=self.address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise KafkabenchError(f"Ray at {self.address}: cannot connect ({str(exc).splitlines()[0]}); is it "
+                                  "running? (`kafkabench ray up` starts one here)") from None
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        import ray
+
+        for group in {id(w.group): w.group for w in self.workers}.values():
+            self._retire([w for w in self.workers if w.group is group], group)
+        for group in {id(slot.group): slot.group for slot in self._slots}.values():  # reserved, never used
+            self._retire([], group)
+        ray.shutdown()
+
+    # ---- placing and starting workers ----------------------------------------------------------------
+
+    def reserve(self, count: int) -> None:
+        """Place the run's next workers on `count` slots now, all or none: a placement group of `count` bundles,
+        one per node (STRICT_SPREAD) or packed. The workers started after take the slots in turn, so a run that
+        starts n consumers, then n producers, has producer i and consumer i side by side. Slots of an earlier
+        reservation whose workers have all stopped are given back first."""
+        import ray
+        from ray.util.placement_group import placement_group, remove_placement_group
+
+        self._retire_stopped()
+        share = 1 if self.spread == "spread" else 0.001
+        group = placement_group([{RESOURCE: share}] * count, strategy=SPREADS[self.spread])
+        if not group.wait(timeout_seconds=self.place_timeout_s):
+            remove_placement_group(group)
+            nodes = [n for n in ray.nodes() if n["Alive"] and n["Resources"].get(RESOURCE, 0) >= share]
+            how = "one per node" if self.spread == "spread" else "packed"
+            raise KafkabenchError(
+                f"cannot place {count} worker slot(s) ({how}) within {self.place_timeout_s:g} s: Ray at {self.address} "
+                f"has {len(nodes)} node(s) offering the {RESOURCE!r} resource, none placed; "
+                + ("start more (`kafkabench ray up --nodes N`) or pack them (--spread pack)" if self.spread == "spread"
+                   else "start one (`ray start --resources '{\"kafkabench\": 1}'`)"))
+        self._slots = [_Slot(group, index) for index in range(count)]
+        self._turn = 0
+
+    def start(self, name: str, client: str) -> RayWorker:
+        import ray
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        if client == "java":
+            raise ConfigError("--launcher ray runs Python clients for now; the Java worker's jars do not travel to "
+                              "Ray nodes yet (run java with the local launcher)")
+        if not self._slots:
+            self.reserve(1)
+        slot = self._slots[self._turn % len(self._slots)]
+        self._turn += 1
+        actor = ray.remote(WorkerHost).options(
+            num_cpus=0, max_concurrency=4,
+            scheduling_strategy=PlacementGroupSchedulingStrategy(slot.group, placement_group_bundle_index=slot.index))
+        host = actor.remote()
+        try:
+            node, address = ray.get(host.node.remote(), timeout=CALL_TIMEOUT_S)
+            for path in sorted(self._dirs):
+                ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
+            for path, (ref, sha) in self._files.items():
+                ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
+            clock = Clock.measure(host)
+            pid = ray.get(host.start.remote(client), timeout=CALL_TIMEOUT_S)
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                ray.kill(host)
+            raise WorkerFailed(name, f"could not start on Ray ({_first_line(exc)})", kind="config") from None
+        worker = RayWorker(name, host, node, address, clock, pid, slot.group)
+        self.workers.append(worker)
+        return worker
+
+    def _retire_stopped(self) -> None:
+        """Actors and placement groups whose workers have all stopped: their files removed, then gone."""
+        for group in {id(w.group): w.group for w in self.workers}.values():
+            mine = [w for w in self.workers if w.group is group]
+            if all(w.stopped for w in mine):
+                self._retire(mine, group)
+
+    def _retire(self, workers: list[RayWorker], group) -> None:
+        import ray
+        from ray.util.placement_group import remove_placement_group
+
+        for worker in workers:
+            worker.stop()
+            with contextlib.suppress(Exception):
+                ray.get(worker.host.remove_dir.remote(self.files_root), timeout=10)
+            with contextlib.suppress(Exception):
+                ray.kill(worker.host)
+            self.workers.remove(worker)
+        with contextlib.suppress(Exception):
+            remove_placement_group(group)
+        self._slots = [slot for slot in self._slots if slot.group is not group]
+
+    # ---- files ---------------------------------------------------------------------------------------
+
+    def share(self, path: Path) -> str:
+        """A file goes to every node a worker runs on (those started later too); a directory is made there, for a
+        worker's outputs (`collect` brings them back)."""
+        import ray
+
+        path = Path(path).resolve()
+        if path.is_dir():
+            node_path = f"{self.files_root}/dirs/{sha256_of(str(path).encode())[:16]}/{path.name}"
+            self._dirs.add(node_path)
+            for worker in self.workers:
+                ray.get(worker.host.make_dir.remote(node_path), timeout=CALL_TIMEOUT_S)
+            return node_path
+        data = path.read_bytes()
+        sha = sha256_of(data)
+        node_path = f"{self.files_root}/files/{sha[:16]}/{path.name}"
+        if node_path not in self._files:
+            self._files[node_path] = (ray.put(data), sha)
+            for worker in self.workers:
+                ray.get(worker.host.put_file.remote(node_path, self._files[node_path][0], sha), timeout=CALL_TIMEOUT_S)
+        return node_path
+
+    def collect(self, path: Path) -> None:
+        """Bring back into `path` what the workers wrote into the directory shared as `path`, checked by hash."""
+        import ray
+
+        node_path = self.share(path)
+        for worker in self.workers:
+            for name, (data, sha) in ray.get(worker.host.files_under.remote(node_path), timeout=CALL_TIMEOUT_S).items():
+                if sha256_of(data) != sha:
+                    raise KafkabenchError(f"{worker.name}: {name} came back with another sha256 than it had on its node")
+                target = Path(path) / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+
+
+class RayWorker:
+    """One worker on a Ray node, as a lab sees a worker: protocol messages in and out, every wait bounded; the times
+    it reports are on this process's monotonic clock."""
+
+    def __init__(self, name: str, host, node: str, address: str, clock: Clock, pid: int, group) -> None:
+        self.name = name
+        self.host = host
+        self.group = group
+        self.node = node
+        self.address = address
+        self.clock = clock
+        self.pid = pid
+        self.started_ns = time.monotonic_ns()
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._gone: str | None = None  # why the relay ended, when it did not end with the worker's output
+        self._stopping = threading.Event()
+        threading.Thread(target=self._relay, name=f"relay {name}", daemon=True).start()
+
+    @property
+    def placement(self) -> dict:
+        return {"launcher": "ray", "node": self.node, "address": self.address, "pid": self.pid,
+                "clock_offset_ns": self.clock.monotonic_offset_ns, "wall_clock_offset_ns": self.clock.wall_offset_ns,
+                "clock_bound_ns": self.clock.bound_ns}
+
+    def send(self, message: BaseModel) -> None:
+        import ray
+
+        if isinstance(message, Task):  # every time the worker reports and stamps, on this process's clock
+            message = message.model_copy(update={"clock_offset_ns": -self.clock.monotonic_offset_ns})
+        try:
+            written = ray.get(self.host.write.remote(protocol.encode(message)), timeout=CALL_TIMEOUT_S)
+        except Exception as exc:
+            raise WorkerFailed(self.name, self._died(exc)) from None
+        if not written:
+            raise WorkerFailed(self.name, f"worker is gone ({self._why_gone()})")
+
+    def receive(self, expected: type, timeout_s: float):
+        message = self.next_message(timeout_s)
+        if message is None:
+            raise WorkerFailed(self.name, f"worker said nothing for {timeout_s:g} s", kind="timeout")
+        if not isinstance(message, expected):
+            raise WorkerFailed(self.name, f"worker sent {message.type!r} where {expected.__name__.lower()!r} was due")
+        return message
+
+    def next_message(self, timeout_s: float) -> BaseModel | None:
+        try:
+            line = self._lines.get(timeout=timeout_s) if timeout_s > 0 else self._lines.get_nowait()
+        except queue.Empty:
+            return None
+        if line is None:
+            self._lines.put(None)
+            raise WorkerFailed(self.name, self._gone or f"worker exited ({self._why_gone()})")
+        message = protocol.decode(line)
+        if isinstance(message, Error):
+            raise WorkerFailed(self.name, message.message, kind=message.kind, partial=message.partial)
+        return message
+
+    def wait_exit(self, timeout_s: float) -> int | None:
+        import ray
+
+        try:
+            return ray.get(self.host.exit_code.remote(timeout_s), timeout=timeout_s + CALL_TIMEOUT_S)
+        except Exception:
+            return None
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopping.is_set()
+
+    def stop(self, timeout_s: float = 10) -> None:
+        import ray
+
+        if self.stopped:
+            return
+        self._stopping.set()
+        with contextlib.suppress(Exception):
+            ray.get(self.host.stop.remote(timeout_s), timeout=timeout_s + CALL_TIMEOUT_S)
+
+    # ---- the relay -----------------------------------------------------------------------------------
+
+    def _relay(self) -> None:
+        import ray
+
+        while not self._stopping.is_set():
+            try:
+                lines = ray.get(self.host.read.remote(READ_WAIT_S), timeout=CALL_TIMEOUT_S)
+            except Exception as exc:
+                self._gone = self._died(exc)
+                break
+            if lines is None:
+                break
+            for line in lines:
+                self._lines.put(line)
+        self._lines.put(None)
+
+    def _died(self, exc: Exception) -> str:
+        after = (time.monotonic_ns() - self.started_ns) / 1e9
+        return f"died on node {self.node[:8]}... {after:.1f} s in ({_first_line(exc)})"
+
+    def _why_gone(self) -> str:
+        import ray
+
+        try:
+            code = ray.get(self.host.exit_code.remote(2), timeout=CALL_TIMEOUT_S)
+            tail = ray.get(self.host.stderr_tail.remote(), timeout=CALL_TIMEOUT_S)
+        except Exception as exc:
+            return self._died(exc)
+        last = f"; last output: {tail[-1].strip()[:200]}" if tail else ""
+        return f"exit code {code}{last}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__

@@ -1,0 +1,159 @@
+"""A Ray cluster on this machine for trying `--launcher ray`: a head with no CPUs (it takes no workers) and N nodes,
+each offering the `kafkabench` resource, all on loopback. Every process is a `ray start --block` kafkabench
+started, in a process group of its own, and is stopped by its pid (SIGTERM stops the node's own processes with it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import platformdirs
+import psutil
+
+from kafkabench.cluster.ports import free_ports
+from kafkabench.errors import ClusterError
+from kafkabench.on_ray.launcher import RESOURCE
+from kafkabench.waiting import wait_until
+
+STATE_FILE = "ray.json"
+OBJECT_STORE_BYTES = 100 * 2**20  # workers pass files and lines, not data sets
+
+
+def default_ray_dir() -> Path:
+    return Path(os.environ.get("KAFKABENCH_RAY_DIR") or Path(platformdirs.user_state_dir("kafkabench")) / "ray")
+
+
+@dataclass
+class RayProcess:
+    role: str  # head | node N
+    pid: int
+    create_time: float  # psutil's, so a recycled pid is never taken for ours
+    log: str
+
+    def alive(self) -> bool:
+        try:
+            process = psutil.Process(self.pid)
+            return process.create_time() == self.create_time and process.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+
+@dataclass
+class LocalRayCluster:
+    """`with LocalRayCluster(nodes=3) as cluster:` (stopped on the way out), or `start()` / `attach(dir).stop()`."""
+
+    nodes: int = 3
+    cpus_per_node: int = 1
+    directory: Path = field(default_factory=default_ray_dir)
+    address: str = ""
+    processes: list[RayProcess] = field(default_factory=list)
+
+    def __enter__(self) -> LocalRayCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    @classmethod
+    def attach(cls, directory: Path | None = None) -> LocalRayCluster:
+        directory = directory or default_ray_dir()
+        try:
+            state = json.loads((directory / STATE_FILE).read_text())
+        except FileNotFoundError:
+            raise ClusterError(f"no Ray cluster started by kafkabench in {directory}; `kafkabench ray up` starts one") from None
+        return cls(state["nodes"], state["cpus_per_node"], directory, state["address"],
+                   [RayProcess(**p) for p in state["processes"]])
+
+    def start(self, timeout_s: float = 120) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if (self.directory / STATE_FILE).exists() and any(p.alive() for p in LocalRayCluster.attach(self.directory).processes):
+            raise ClusterError(f"a Ray cluster kafkabench started is running in {self.directory}; "
+                               "`kafkabench ray down` stops it")
+        port = free_ports(1)[0]
+        self.address = f"127.0.0.1:{port}"
+        try:
+            self._spawn("head", ["--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false",
+                                 "--temp-dir", str(self.directory / "tmp")])
+            wait_until(lambda: self._alive(0) and self._answers(), timeout_s=timeout_s,
+                       what=f"the Ray head at {self.address}", interval_s=0.5)
+            for count in range(1, self.nodes + 1):  # one at a time: several starting at once can starve each other
+                self._spawn(f"node {count}", ["--address", self.address, "--num-cpus", str(self.cpus_per_node),
+                                              "--resources", json.dumps({RESOURCE: 1})])
+                wait_until(lambda: self._alive(-1) and self.joined() >= count, timeout_s=timeout_s,
+                           what=f"Ray node {count} to join {self.address}", interval_s=0.5)
+        except BaseException:
+            self.stop()
+            raise
+
+    def joined(self) -> int:
+        """Nodes alive and offering the kafkabench resource, as the head's `ray status` counts them."""
+        done = subprocess.run([_ray(), "status", "--address", self.address], capture_output=True, text=True,
+                              timeout=60, env=_env())
+        for line in done.stdout.splitlines():
+            if f" {RESOURCE}" in line and "/" in line:  # e.g. " 0.0/3.0 kafkabench"
+                return int(float(line.split("/")[1].split()[0]))
+        return 0
+
+    def stop(self, timeout_s: float = 30) -> None:
+        """Nodes first, the head last; each by its pid, its process group killed if it outlives the timeout."""
+        for process in reversed(self.processes):
+            if process.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for process in reversed(self.processes):
+            while process.alive() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if process.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / STATE_FILE).unlink()
+
+    def stop_node(self, index: int) -> None:
+        """Node `index` (1..N) gone, as when a machine leaves: its `ray start` stopped, and its processes with it."""
+        process = next(p for p in self.processes if p.role == f"node {index}")
+        os.kill(process.pid, signal.SIGTERM)
+
+    def _spawn(self, role: str, arguments: list[str]) -> None:
+        log = self.directory / f"{role.replace(' ', '-')}.log"
+        command = [_ray(), "start", "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
+                   "--object-store-memory", str(OBJECT_STORE_BYTES), *arguments]
+        with open(log, "w") as output:
+            popen = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+                                     start_new_session=True, env=_env())
+        self.processes.append(RayProcess(role, popen.pid, psutil.Process(popen.pid).create_time(), str(log)))
+        self._save()
+
+    def _alive(self, index: int) -> bool:
+        process = self.processes[index]
+        if not process.alive():
+            raise ClusterError(f"Ray {process.role} exited while starting; its log: {process.log}")
+        return True
+
+    def _answers(self) -> bool:
+        return subprocess.run([_ray(), "status", "--address", self.address], capture_output=True, timeout=60,
+                              env=_env()).returncode == 0
+
+    def _save(self) -> None:
+        state = {"address": self.address, "nodes": self.nodes, "cpus_per_node": self.cpus_per_node,
+                 "processes": [asdict(p) for p in self.processes]}
+        (self.directory / STATE_FILE).write_text(json.dumps(state, indent=1))
+
+
+def _ray() -> str:
+    """The `ray` command of this Python's environment."""
+    return str(Path(sys.executable).with_name("ray"))
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}

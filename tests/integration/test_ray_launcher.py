@@ -1,0 +1,118 @@
+"""Workers on a real Ray cluster (a head with no CPUs and three nodes on this machine, started and stopped here by
+pid) against a real broker: placement, merged results against a local run, clocks, and a node that goes away."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.launcher import Launcher
+from kafkabench.core.events import Listener
+from kafkabench.labs.throughput.run import run_throughput
+from kafkabench.labs.throughput.scenario import ProduceScenario
+
+from tests.conftest import wait_for
+
+pytest.importorskip("ray", reason="the ray extra is not installed")
+from kafkabench.on_ray.local_cluster import LocalRayCluster  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+NODES = 3
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    with LocalRayCluster(nodes=NODES, directory=tmp_path_factory.mktemp("ray")) as cluster:
+        yield cluster
+    assert not [p.pid for p in cluster.processes if p.alive()], "a Ray process outlived `stop`"
+
+
+def target_of(kafka_cluster, launcher) -> Target:
+    return dataclasses.replace(Target.external(kafka_cluster.bootstrap_servers), launcher=launcher)
+
+
+def produce(kafka_cluster, launcher, out):
+    scenario = ProduceScenario(size=100, rate=3 * 2000, duration=10, producers=3, consumers=3, partitions=3,
+                               interval=1, timeout=30)
+    return run_throughput(scenario, target_of(kafka_cluster, launcher), out, Listener())
+
+
+def test_three_producers_and_consumers_on_three_nodes_match_a_local_run(kafka_cluster, ray_cluster, tmp_path):
+    with Launcher("ray", ray_cluster.address).open() as launcher:
+        on_ray = produce(kafka_cluster, launcher, tmp_path / "ray")
+    assert not Path(launcher.files_root).exists()  # the nodes are on this machine: what was shared is gone
+    with Launcher().open() as launcher:
+        local = produce(kafka_cluster, launcher, tmp_path / "local")
+
+    producers, consumers = on_ray.runs
+    for run in (producers, consumers):
+        nodes = [worker["node"] for worker in run.workers]
+        assert len(set(nodes)) == NODES, f"{run.scenario}: {nodes}"  # one worker of a role per node
+        assert all(worker["launcher"] == "ray" and worker["clock_bound_ns"] < 1_000_000 for worker in run.workers)
+    assert [w["node"] for w in producers.workers] == [w["node"] for w in consumers.workers]  # producer i beside consumer i
+    assert producers.error is None and consumers.error is None
+    acked = producers.counters["acked"]
+    assert consumers.counters["received"] == acked and consumers.counters["unstamped"] == 0
+    assert consumers.stats["e2e"].count == acked == producers.stats["publish_latency"].count  # merged bucket for bucket
+    assert sum(w["counters"]["acked"] for w in producers.workers) == acked
+    ray_rate, local_rate = (document.runs[0].throughput["records_per_s"] for document in (on_ray, local))
+    assert abs(ray_rate / local_rate - 1) <= 0.03, f"ray {ray_rate:,.0f}/s against local {local_rate:,.0f}/s"
+
+
+def test_more_workers_than_nodes_are_refused_in_one_line_before_any_starts(kafka_cluster, ray_cluster, tmp_path):
+    done = _kafkabench("produce", "--producers", str(NODES + 1), "--count", "100", "-b", kafka_cluster.bootstrap_servers,
+                       "--launcher", "ray", "--ray-address", ray_cluster.address, "--out", str(tmp_path), timeout=120)
+    assert done.returncode != 0
+    assert re.search(rf"cannot place {NODES + 1} worker slot\(s\) \(one per node\) within 30 s: Ray at \S+ has {NODES} "
+                     r"node\(s\) offering the 'kafkabench' resource", done.stderr), done.stderr
+
+
+def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_process_left(
+        kafka_cluster, ray_cluster, tmp_path):
+    """Last in the module: it takes a node away."""
+    command = [sys.executable, "-m", "kafkabench", "produce", "--producers", str(NODES), "--rate", "3000",
+               "--duration", "30", "-b", kafka_cluster.bootstrap_servers, "--launcher", "ray", "--ray-address",
+               ray_cluster.address, "--out", str(tmp_path)]
+    run = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "COLUMNS": "300"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(run.stdout), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: any("rec/s" in line for line in lines) or run.poll() is not None, 60, "the first window")
+        time.sleep(4)
+        ray_cluster.stop_node(2)
+        run.wait(timeout=60)
+        reader.join(10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    output = "".join(lines)
+    assert run.returncode != 0, output
+    failures = [line for line in output.splitlines() if "died on node" in line]
+    assert len(failures) == 1, output
+    assert re.search(r"producer \d: died on node [0-9a-f]{8}\.\.\. \d+\.\d s in .*\(\d+ windows?, [\d,]+ records "
+                     r"reported before\); partial results kept in ", failures[0]), failures[0]
+    document = json.loads((tmp_path / "result.json").read_text())
+    [producers] = document["runs"]
+    assert producers["counters"]["acked"] > 0  # what the others and the lost one measured is kept
+    pids = [worker["pid"] for worker in producers["workers"]]
+    time.sleep(10)
+    assert not [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+
+
+def _kafkabench(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout, env={**os.environ, "COLUMNS": "200"})
