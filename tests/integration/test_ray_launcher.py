@@ -43,24 +43,29 @@ def target_of(kafka_cluster, launcher) -> Target:
     return dataclasses.replace(Target.external(kafka_cluster.bootstrap_servers), launcher=launcher)
 
 
+RATE = 300  # per producer: three paced Python producers at 2,000/s each saturate this 2-core machine even
+# with local workers (publish p50 over 4 s: their waits between sends cost a third of a core each)
+
+
 def produce(kafka_cluster, launcher, out):
-    scenario = ProduceScenario(size=100, rate=3 * 2000, duration=10, producers=3, consumers=3, partitions=3,
+    scenario = ProduceScenario(size=100, rate=3 * RATE, duration=10, producers=3, consumers=3, partitions=3,
                                interval=1, timeout=30)
     return run_throughput(scenario, target_of(kafka_cluster, launcher), out, Listener())
 
 
 def test_three_producers_and_consumers_on_three_nodes_match_a_local_run(kafka_cluster, ray_cluster, tmp_path):
+    with Launcher().open() as launcher:
+        local = produce(kafka_cluster, launcher, tmp_path / "local")
     with Launcher("ray", ray_cluster.address).open() as launcher:
         on_ray = produce(kafka_cluster, launcher, tmp_path / "ray")
     assert not Path(launcher.files_root).exists()  # the nodes are on this machine: what was shared is gone
-    with Launcher().open() as launcher:
-        local = produce(kafka_cluster, launcher, tmp_path / "local")
 
     producers, consumers = on_ray.runs
     for run in (producers, consumers):
         nodes = [worker["node"] for worker in run.workers]
         assert len(set(nodes)) == NODES, f"{run.scenario}: {nodes}"  # one worker of a role per node
-        assert all(worker["launcher"] == "ray" and worker["clock_bound_ns"] < 1_000_000 for worker in run.workers)
+        bounds = [worker["clock_bound_ns"] for worker in run.workers if worker["launcher"] == "ray"]
+        assert len(bounds) == NODES and max(bounds) < 1_000_000, bounds
     assert [w["node"] for w in producers.workers] == [w["node"] for w in consumers.workers]  # producer i beside consumer i
     assert producers.error is None and consumers.error is None
     acked = producers.counters["acked"]
@@ -82,7 +87,7 @@ def test_more_workers_than_nodes_are_refused_in_one_line_before_any_starts(kafka
 def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_process_left(
         kafka_cluster, ray_cluster, tmp_path):
     """Last in the module: it takes a node away."""
-    command = [sys.executable, "-m", "kafkabench", "produce", "--producers", str(NODES), "--rate", "3000",
+    command = [sys.executable, "-m", "kafkabench", "produce", "--producers", str(NODES), "--rate", str(3 * RATE),
                "--duration", "30", "-b", kafka_cluster.bootstrap_servers, "--launcher", "ray", "--ray-address",
                ray_cluster.address, "--out", str(tmp_path)]
     run = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -93,7 +98,7 @@ def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_
     try:
         wait_for(lambda: any("rec/s" in line for line in lines) or run.poll() is not None, 60, "the first window")
         time.sleep(4)
-        ray_cluster.stop_node(2)
+        ray_cluster.kill_node(2)
         run.wait(timeout=60)
         reader.join(10)
     finally:

@@ -66,9 +66,11 @@ class FleetWorker:
         return self.outcome is None and self.error is None
 
     def entry(self) -> dict:
-        """This worker in a result: where it ran, its own counters, what went wrong."""
-        return {"name": self.name, "role": self.role, **self.process.placement,
-                "counters": self.outcome.counters if self.outcome is not None else {}, "error": self.error}
+        """This worker in a result: where it ran, its own counters and span (start and end on the orchestrator's
+        monotonic clock), what went wrong."""
+        outcome = self.outcome or Outcome()
+        return {"name": self.name, "role": self.role, **self.process.placement, "counters": outcome.counters,
+                "start_ns": outcome.start_ns, "end_ns": outcome.end_ns, "error": self.error}
 
 
 def launch(role: str, index: int, launcher: WorkerLauncher, client: str, task: Task) -> FleetWorker:

@@ -17,6 +17,7 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,17 +46,18 @@ class Clock:
     bound_ns: int
 
     @classmethod
-    def measure(cls, host, pings: int = CLOCK_PINGS) -> Clock:
-        import ray
-
+    def measure(cls, read: Callable[[], tuple[int, int]], pings: int = CLOCK_PINGS,
+                wall: Callable[[], int] = time.time_ns, monotonic: Callable[[], int] = time.monotonic_ns) -> Clock:
+        """From `pings` readings of the node's (wall, monotonic) clocks, the one with the lowest round trip,
+        taken as read halfway through it."""
         best = None
         for _ in range(pings):
-            wall0, mono0 = time.time_ns(), time.monotonic_ns()
-            wall, mono = ray.get(host.clocks.remote(), timeout=CALL_TIMEOUT_S)
-            wall1, mono1 = time.time_ns(), time.monotonic_ns()
+            wall0, mono0 = wall(), monotonic()
+            node_wall, node_mono = read()
+            wall1, mono1 = wall(), monotonic()
             trip = mono1 - mono0
             if best is None or trip < best[0]:
-                best = (trip, mono - (mono0 + mono1) // 2, wall - (wall0 + wall1) // 2)
+                best = (trip, node_mono - (mono0 + mono1) // 2, node_wall - (wall0 + wall1) // 2)
         trip, mono_offset, wall_offset = best
         return cls(mono_offset, wall_offset, trip // 2)
 
@@ -153,7 +155,7 @@ class RayLauncher:
                 ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
             for path, (ref, sha) in self._files.items():
                 ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
-            clock = Clock.measure(host)
+            clock = Clock.measure(lambda: ray.get(host.clocks.remote(), timeout=CALL_TIMEOUT_S))
             pid = ray.get(host.start.remote(client), timeout=CALL_TIMEOUT_S)
         except Exception as exc:
             with contextlib.suppress(Exception):

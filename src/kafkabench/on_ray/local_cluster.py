@@ -119,10 +119,12 @@ class LocalRayCluster:
         with contextlib.suppress(FileNotFoundError):
             (self.directory / STATE_FILE).unlink()
 
-    def stop_node(self, index: int) -> None:
-        """Node `index` (1..N) gone, as when a machine leaves: its `ray start` stopped, and its processes with it."""
+    def kill_node(self, index: int) -> None:
+        """Node `index` (1..N) gone at once, as when its machine fails: its `ray start` and the processes it started
+        (the raylet and its workers, in its process group) killed, without Ray's drain."""
         process = next(p for p in self.processes if p.role == f"node {index}")
-        os.kill(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
     def _spawn(self, role: str, arguments: list[str]) -> None:
         log = self.directory / f"{role.replace(' ', '-')}.log"

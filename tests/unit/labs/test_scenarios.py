@@ -7,7 +7,7 @@ import pytest
 import typer
 from hypothesis import given, settings, strategies as st
 
-from kafkabench.cli.lab_command import GENERIC, lab_command, scenario_from_options
+from kafkabench.cli.lab_command import GENERIC, LAUNCHER, lab_command, scenario_from_options
 from kafkabench.errors import ConfigError
 from kafkabench.labs import registry
 from kafkabench.plans.loading import parse_plan
@@ -34,7 +34,7 @@ def from_cli(lab: str, fields: dict):
     command = lab_command(registry.get(lab))
     values = {}
     for name, parameter in command.__signature__.parameters.items():
-        if name in GENERIC:
+        if name in GENERIC + LAUNCHER:
             continue
         default = parameter.default.default
         values[name] = fields.get(name, [] if default is ... else default)

@@ -1,0 +1,19 @@
+from kafkabench.on_ray.launcher import Clock
+
+AHEAD_NS = 5_000_000  # the node's monotonic clock against ours
+BEHIND_S = 2  # the node's wall clock against ours
+
+
+def test_the_offset_is_read_from_the_ping_with_the_lowest_round_trip_and_bounded_by_half_of_it():
+    """Three pings of 900, 300 and 700 us, the node reading its clocks at different points of each trip: the 300 us
+    one is kept, its error (read 50 us before its midpoint) within its bound."""
+    sends, trips = [0, 1_000_000, 2_000_000], [900_000, 300_000, 700_000]
+    read_at = [800_000, 1_100_000, 2_100_000]  # when the node read its clocks, on our monotonic clock
+    ours = [t for send, trip in zip(sends, trips) for t in (send, send + trip)]
+    monotonic, wall = iter(ours), iter(t + 10**18 for t in ours)
+    node = iter((at + 10**18 - BEHIND_S * 10**9, at + AHEAD_NS) for at in read_at)
+    clock = Clock.measure(lambda: next(node), pings=3, wall=lambda: next(wall), monotonic=lambda: next(monotonic))
+    assert clock.bound_ns == 150_000
+    assert clock.monotonic_offset_ns == AHEAD_NS - 50_000
+    assert clock.wall_offset_ns == -BEHIND_S * 10**9 - 50_000
+    assert abs(clock.monotonic_offset_ns - AHEAD_NS) <= clock.bound_ns
