@@ -4,7 +4,6 @@ cell, and the report written at the end whatever happened."""
 from __future__ import annotations
 
 import dataclasses
-
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
