@@ -109,6 +109,7 @@ def isolated_cluster_dir(tmp_path_factory):
 LONGEST_GROUP = "tests/integration/three_plus_controller"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(items):
     """`make test` runs two pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker,
     so its cluster fixture starts once, and the fault package shares its one cluster; that package runs first,
@@ -118,3 +119,12 @@ def pytest_collection_modifyitems(items):
         group = LONGEST_GROUP if path.startswith(LONGEST_GROUP + "/") else path
         item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUP + "/"))
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under `--dist loadgroup`, every node id a worker collected must carry its group; a pytest that keeps node ids
+    where xdist cannot append it (9.2 with xdist 3.8) would spread a module over both workers, each starting its
+    clusters: a suite twice as slow, never red. So it is red here, saying why."""
+    if node.config.getvalue("dist") == "loadgroup" and ids and "@" not in ids[0]:
+        pytest.exit(f"pytest-xdist could not group the tests (pytest {pytest.__version__}): a module's tests would "
+                    "run on both workers; pin a pytest it supports in pyproject.toml", returncode=3)

@@ -82,9 +82,15 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
     run_dir = tiny_run[0] / "run"
     odd = _split(run_dir, tmp_path / "odd", lambda r: r % 2 == 1)
     even = _split(run_dir, tmp_path / "even", lambda r: r % 2 == 0)
-    # the gate a shared 2-core CI machine can hold; the injected regression below is worse by 50 % and 60 %
-    same = kafkabench("compare", str(odd), str(even), "--fail-on-regression", "40")
-    assert same.returncode == 0, same.stdout + same.stderr
+    # the gate a shared 2-core CI machine can hold; the injected regression below is worse by 50 % and 60 %. Not for
+    # `cold`, the one first message of a run: one sample per repeat, its halves were 65 % apart in a CI run (0.19
+    # against 0.32 ms on tcp), and 20-odd metrics at p < 0.05 make one such chance verdict likely now and then
+    same = kafkabench("compare", str(odd), str(even), "--json")
+    assert same.returncode == 0, same.stderr
+    noise = [f"{run['label']}: {m['metric']} {m['change_pct']:+.1f} %" for run in json.loads(same.stdout)["matched"]
+             for m in run["metrics"] if m["verdict"] == "regression" and not m["metric"].startswith("stats.cold.")
+             and abs(m["change_pct"]) >= 40]
+    assert not noise, noise
 
     slower = shutil.copytree(even, tmp_path / "slower")
     for directory in slower.iterdir():

@@ -19,6 +19,8 @@ import time
 from collections import deque
 from pathlib import Path
 
+from kafkabench.on_ray.clock import ClockEcho
+
 STDERR_LINES_KEPT = 40
 
 
@@ -31,12 +33,18 @@ class WorkerHost:
         self._process: subprocess.Popen | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self._echo: ClockEcho | None = None
 
     # ---- about the node -------------------------------------------------------------------------------
 
     def clocks(self) -> tuple[int, int]:
         """(wall, monotonic) ns on this node, read back to back."""
         return time.time_ns(), time.monotonic_ns()
+
+    def clock_port(self) -> int:
+        """The UDP port of this node's clock echo (on_ray.clock), started on first use."""
+        self._echo = self._echo or ClockEcho()
+        return self._echo.port
 
     def node(self) -> tuple[str, str]:
         """(Ray node id, the node's address)."""
@@ -118,6 +126,8 @@ class WorkerHost:
 
     def stop(self, wait_s: float = 10) -> int | None:
         """Close the worker's stdin (it ends by itself), then kill its process group if it has not; the exit code."""
+        if self._echo is not None:
+            self._echo.close()
         if self._process is None:
             return None
         try:

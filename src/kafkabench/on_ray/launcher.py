@@ -5,8 +5,8 @@ protocol lines; the labs talk to it exactly as to a local worker (core.launcher.
 placed all at once or not at all (`reserve`): a placement group of slots on nodes that offer the `kafkabench`
 resource, one slot per node (STRICT_SPREAD) or packed (`--spread pack`); producer i and consumer i share slot i.
 Files travel through the object store, checked by hash both ways. Each worker's node clocks are compared with
-this process's when it starts (the lowest round trip of several pings): the offset and its bound are recorded,
-and the worker is told the offset, so every time it reports or stamps is on this process's monotonic clock.
+this process's when it starts (the lowest round trip of many UDP pings, on_ray.clock): the offset and its bound are
+recorded, and the worker is told the offset, so every time it reports or stamps is on this process's monotonic clock.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,39 +26,13 @@ from kafkabench.core import protocol
 from kafkabench.core.protocol import Error, Task
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.on_ray.clock import Clock, UdpClockReader
 from kafkabench.on_ray.host import WorkerHost, sha256_of
 
 RESOURCE = "kafkabench"  # what a node offers to take kafkabench workers (`ray start --resources '{"kafkabench": 1}'`)
 SPREADS = {"spread": "STRICT_SPREAD", "pack": "PACK"}
-CLOCK_PINGS = 9
 READ_WAIT_S = 0.2  # how long one relay call waits on the node for the worker's next line
 CALL_TIMEOUT_S = 30  # a node that answers no call for this long is taken for gone
-
-
-@dataclass(frozen=True)
-class Clock:
-    """A node's clocks against this process's: add `offset_ns` to this process's clock to get the node's, give or
-    take `bound_ns` (half the lowest round trip)."""
-
-    monotonic_offset_ns: int
-    wall_offset_ns: int
-    bound_ns: int
-
-    @classmethod
-    def measure(cls, read: Callable[[], tuple[int, int]], pings: int = CLOCK_PINGS,
-                wall: Callable[[], int] = time.time_ns, monotonic: Callable[[], int] = time.monotonic_ns) -> Clock:
-        """From `pings` readings of the node's (wall, monotonic) clocks, the one with the lowest round trip,
-        taken as read halfway through it."""
-        best = None
-        for _ in range(pings):
-            wall0, mono0 = wall(), monotonic()
-            node_wall, node_mono = read()
-            wall1, mono1 = wall(), monotonic()
-            trip = mono1 - mono0
-            if best is None or trip < best[0]:
-                best = (trip, node_mono - (mono0 + mono1) // 2, node_wall - (wall0 + wall1) // 2)
-        trip, mono_offset, wall_offset = best
-        return cls(mono_offset, wall_offset, trip // 2)
 
 
 @dataclass(frozen=True)
@@ -155,7 +128,7 @@ class RayLauncher:
                 ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
             for path, (ref, sha) in self._files.items():
                 ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
-            clock = Clock.measure(lambda: ray.get(host.clocks.remote(), timeout=CALL_TIMEOUT_S))
+            clock = _measure_clock(host, address)
             pid = ray.get(host.start.remote(client), timeout=CALL_TIMEOUT_S)
         except Exception as exc:
             with contextlib.suppress(Exception):
@@ -246,7 +219,7 @@ class RayWorker:
     def placement(self) -> dict:
         return {"launcher": "ray", "node": self.node, "address": self.address, "pid": self.pid,
                 "clock_offset_ns": self.clock.monotonic_offset_ns, "wall_clock_offset_ns": self.clock.wall_offset_ns,
-                "clock_bound_ns": self.clock.bound_ns}
+                "clock_bound_ns": self.clock.bound_ns, "clock_via": self.clock.via}
 
     def send(self, message: BaseModel) -> None:
         import ray
@@ -333,6 +306,18 @@ class RayWorker:
             return self._died(exc)
         last = f"; last output: {tail[-1].strip()[:200]}" if tail else ""
         return f"exit code {code}{last}"
+
+
+def _measure_clock(host, address: str) -> Clock:
+    """The node's clocks by UDP pings to its actor's echo; through Ray calls when the echo cannot be reached."""
+    import ray
+
+    port = ray.get(host.clock_port.remote(), timeout=CALL_TIMEOUT_S)
+    try:
+        with UdpClockReader(address, port) as echo:
+            return Clock.measure(echo.read)
+    except (TimeoutError, OSError):
+        return Clock.measure(lambda: ray.get(host.clocks.remote(), timeout=CALL_TIMEOUT_S), pings=9, via="ray")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -6,11 +6,14 @@ started, in a process group of its own, and is stopped by its pid (SIGTERM stops
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +32,13 @@ OBJECT_STORE_BYTES = 100 * 2**20  # workers pass files and lines, not data sets
 
 def default_ray_dir() -> Path:
     return Path(os.environ.get("KAFKABENCH_RAY_DIR") or Path(platformdirs.user_state_dir("kafkabench")) / "ray")
+
+
+def session_dir(directory: Path) -> Path:
+    """Ray's own `--temp-dir`, short whatever `directory` is: Ray puts its unix sockets there, whose paths may not
+    exceed 107 bytes (a pytest or home directory a few levels deep already does)."""
+    key = hashlib.sha1(str(directory.resolve()).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"kafkabench-ray-{key}"
 
 
 @dataclass
@@ -82,14 +92,18 @@ class LocalRayCluster:
         self.address = f"127.0.0.1:{port}"
         try:
             self._spawn("head", ["--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false",
-                                 "--temp-dir", str(self.directory / "tmp")])
+                                 "--temp-dir", str(session_dir(self.directory))])
             wait_until(lambda: self._alive(0) and self._answers(), timeout_s=timeout_s,
                        what=f"the Ray head at {self.address}", interval_s=0.5)
-            for count in range(1, self.nodes + 1):  # one at a time: several starting at once can starve each other
+            # one at a time (several starting at once time out on the head), each waited for by its own log, free
+            # to read, where a `ray status` in a loop took a core and slowed the nodes' start by half
+            for count in range(1, self.nodes + 1):
                 self._spawn(f"node {count}", ["--address", self.address, "--num-cpus", str(self.cpus_per_node),
                                               "--resources", json.dumps({RESOURCE: 1})])
-                wait_until(lambda: self._alive(-1) and self.joined() >= count, timeout_s=timeout_s,
-                           what=f"Ray node {count} to join {self.address}", interval_s=0.5)
+                wait_until(lambda: self._alive(-1) and self._started(-1), timeout_s=timeout_s,
+                           what=f"Ray node {count} to start", interval_s=0.2)
+            wait_until(lambda: all(self._alive(i) for i in range(len(self.processes))) and self.joined() >= self.nodes,
+                       timeout_s=timeout_s, what=f"{self.nodes} Ray node(s) to join {self.address}", interval_s=1)
         except BaseException:
             self.stop()
             raise
@@ -118,6 +132,7 @@ class LocalRayCluster:
                     os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(FileNotFoundError):
             (self.directory / STATE_FILE).unlink()
+        shutil.rmtree(session_dir(self.directory), ignore_errors=True)
 
     def kill_node(self, index: int) -> None:
         """Node `index` (1..N) gone at once, as when its machine fails: its `ray start` and the processes it started
@@ -139,8 +154,13 @@ class LocalRayCluster:
     def _alive(self, index: int) -> bool:
         process = self.processes[index]
         if not process.alive():
-            raise ClusterError(f"Ray {process.role} exited while starting; its log: {process.log}")
+            raise ClusterError(f"Ray {process.role} exited while starting{_last_error(process.log)}; its log: {process.log}")
         return True
+
+    def _started(self, index: int) -> bool:
+        with contextlib.suppress(OSError):
+            return "Ray runtime started." in Path(self.processes[index].log).read_text(errors="replace")
+        return False
 
     def _answers(self) -> bool:
         return subprocess.run([_ray(), "status", "--address", self.address], capture_output=True, timeout=60,
@@ -150,6 +170,16 @@ class LocalRayCluster:
         state = {"address": self.address, "nodes": self.nodes, "cpus_per_node": self.cpus_per_node,
                  "processes": [asdict(p) for p in self.processes]}
         (self.directory / STATE_FILE).write_text(json.dumps(state, indent=1))
+
+
+def _last_error(log: str) -> str:
+    """`: ` and the log's last line naming an error, or nothing."""
+    with contextlib.suppress(OSError):
+        lines = [line.strip() for line in Path(log).read_text(errors="replace").splitlines()]
+        errors = [line for line in lines if "Error" in line or "error" in line]
+        if errors:
+            return f": {errors[-1]}"
+    return ""
 
 
 def _ray() -> str:

@@ -35,10 +35,23 @@ def test_a_stall_shows_up_in_publish_delay_and_the_schedule_is_not_rebased():
 
 
 def test_the_client_waits_while_far_from_the_due_time_and_naps_close_to_it():
-    """A client's poll is the wait (its callbacks and I/O go on meanwhile); the last millisecond is naps."""
+    """A client's poll is the wait (its callbacks and I/O go on meanwhile); the last half millisecond is one nap,
+    served before it, which the OS ends a little late."""
     clock = FakeClock()
     served, naps = [], []
     wait_until(10 * MS, clock, serve=lambda s: (served.append(s), clock.advance(int(s * 1e9))),
-               nap=lambda s: (naps.append(clock()), clock.advance(60_000)))
-    assert served[0] == pytest.approx(0.0095) and clock() >= 10 * MS
-    assert len(naps) == 9 and served[1:] == [0] * 9  # 0.5 ms left after the wait, 60 us a nap, served before each
+               nap=lambda s: (naps.append(s), clock.advance(int(s * 1e9) + 60_000)))
+    assert served == [pytest.approx(0.0095), 0] and naps == [pytest.approx(0.0005)]
+    assert clock() == 10 * MS + 60_000
+
+
+def test_waiting_near_the_due_time_naps_instead_of_spinning():
+    """Paced at 2,000/s (0.5 ms apart, all under NAP_BELOW_NS) for 0.2 s: the waits take little CPU (a loop of
+    `sleep(0)` took 0.37 CPU s per second)."""
+    import time
+
+    schedule = OpenLoopSchedule(2000, start_ns=time.monotonic_ns())
+    cpu0 = time.process_time()
+    for index in range(400):
+        wait_until(schedule.intended(index), serve=lambda s: None)
+    assert time.process_time() - cpu0 < 0.05

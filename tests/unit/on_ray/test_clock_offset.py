@@ -1,4 +1,6 @@
-from kafkabench.on_ray.launcher import Clock
+import pytest
+
+from kafkabench.on_ray.clock import Clock, ClockEcho, UdpClockReader
 
 AHEAD_NS = 5_000_000  # the node's monotonic clock against ours
 BEHIND_S = 2  # the node's wall clock against ours
@@ -17,3 +19,22 @@ def test_the_offset_is_read_from_the_ping_with_the_lowest_round_trip_and_bounded
     assert clock.monotonic_offset_ns == AHEAD_NS - 50_000
     assert clock.wall_offset_ns == -BEHIND_S * 10**9 - 50_000
     assert abs(clock.monotonic_offset_ns - AHEAD_NS) <= clock.bound_ns
+
+
+def test_a_node_on_this_machine_is_read_by_udp_within_a_millisecond_at_offset_zero():
+    echo = ClockEcho("127.0.0.1")
+    try:
+        with UdpClockReader("127.0.0.1", echo.port) as reader:
+            clock = Clock.measure(reader.read)
+    finally:
+        echo.close()
+    assert clock.via == "udp" and clock.bound_ns < 1_000_000
+    assert abs(clock.monotonic_offset_ns) <= clock.bound_ns  # the same clock on both ends
+
+
+def test_an_echo_that_does_not_answer_is_a_timeout_not_a_hang():
+    echo = ClockEcho("127.0.0.1")
+    echo.close()
+    with UdpClockReader("127.0.0.1", echo.port) as reader:
+        with pytest.raises(TimeoutError):
+            reader.read()
