@@ -20,6 +20,9 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.launcher import Launcher
 from kafkabench.core.events import Listener
 from kafkabench.errors import KafkabenchError
+from kafkabench.labs.delivery.history import History
+from kafkabench.labs.delivery.run import run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
@@ -74,6 +77,11 @@ def test_three_producers_and_consumers_on_three_nodes_match_a_local_run(kafka_cl
     assert consumers.counters["received"] == acked and consumers.counters["unstamped"] == 0
     assert consumers.stats["e2e"].count == acked == producers.stats["publish_latency"].count  # merged bucket for bucket
     assert sum(w["counters"]["acked"] for w in producers.workers) == acked
+    # consumer i read exactly what producer i wrote, on its node's partitions: each e2e read on one node's clock
+    pairs = [(p["counters"]["acked"], c["counters"]["received"]) for p, c in zip(producers.workers, consumers.workers)]
+    assert all(sent == read > 0 for sent, read in pairs), pairs
+    assert on_ray.params["e2e_clocks"].startswith("each node's own") and local.params["e2e_clocks"] == "one host's"
+    assert consumers.counters["negative"] == 0
     ray_rate, local_rate = (document.runs[0].throughput["records_per_s"] for document in (on_ray, local))
     assert abs(ray_rate / local_rate - 1) <= 0.03, f"ray {ray_rate:,.0f}/s against local {local_rate:,.0f}/s"
 
@@ -86,6 +94,31 @@ def test_more_workers_than_nodes_are_refused_in_one_line_before_any_starts(ray_c
     assert re.fullmatch(rf"cannot place {NODES + 1} worker slot\(s\) \(one per node\) within 3 s: Ray at \S+ has {NODES} "
                         r"node\(s\) offering the 'kafkabench' resource, none placed; start more \(`kafkabench ray up "
                         r"--nodes N`\) or pack them \(--spread pack\)", str(refused.value)), str(refused.value)
+
+
+def test_a_delivery_cell_of_two_producers_on_two_nodes_is_judged_as_one_run(kafka_cluster, ray_cluster, tmp_path):
+    scenario = DeliveryScenario(modes=["async-close"], acks=["all"], replication_factors=[1], count=4000, producers=2)
+    with Launcher("ray", ray_cluster.address).open() as launcher:
+        document = run_delivery(scenario, target_of(kafka_cluster, launcher), tmp_path, Listener())
+    [run] = document.runs
+    assert len({worker["node"] for worker in run.workers}) == 2, run.workers
+    assert [w["counters"]["acked"] for w in run.workers] == [2000, 2000]
+    c = run.counters
+    assert (c["sent"], c["acknowledged"], c["distinct_read"], c["lost"], c["strays"]) == (4000, 4000, 4000, 0, 0), c
+    assert [History.load(tmp_path / name).producer for name in run.params["histories"]] == [0, 1]
+
+
+def test_the_java_worker_runs_on_a_node_from_jars_sent_to_it(kafka_cluster, ray_cluster, tmp_path):
+    scenario = ProduceScenario(client="java", size=100, count=2000, producers=2, consumers=2, partitions=2, timeout=60)
+    before = time.monotonic_ns()
+    with Launcher("ray", ray_cluster.address).open() as launcher:
+        document = run_throughput(scenario, target_of(kafka_cluster, launcher), tmp_path, Listener())
+    after = time.monotonic_ns()
+    producers, consumers = document.runs
+    assert {w["launcher"] for w in producers.workers + consumers.workers} == {"ray"}
+    assert len({w["node"] for w in producers.workers}) == 2
+    assert producers.counters["acked"] == consumers.counters["received"] == consumers.stats["e2e"].count == 2000
+    assert all(before < w["start_ns"] < w["end_ns"] < after for w in producers.workers)  # on this process's clock
 
 
 def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_process_left(

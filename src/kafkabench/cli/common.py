@@ -16,6 +16,7 @@ JsonOption = typer.Option(False, "--json", help="Print the result document (the 
 LauncherOption = typer.Option("local", "--launcher", help="Where the workers run: local (subprocesses here) or ray (actors on a Ray cluster, one per node).")
 RayAddressOption = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster for --launcher ray, HOST:PORT (`kafkabench ray up` starts one here).")
 SpreadOption = typer.Option("spread", "--spread", help="--launcher ray: spread (one worker per node) or pack (several per node).")
+CrossHostE2eOption = typer.Option(False, "--cross-host-e2e", help="--launcher ray: consumers read what producers on other nodes wrote, e2e read across two nodes' clocks (within their measured bounds); default: producer i and consumer i share a node and its partitions.")
 
 
 def out_dir(lab: str, given: Optional[Path]) -> Path:

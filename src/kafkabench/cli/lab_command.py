@@ -29,7 +29,7 @@ from kafkabench.plans.loading import explain
 from kafkabench.report.terminal import render
 
 GENERIC = ("bootstrap_servers", "out_dir", "as_json", "wide")  # every lab command's own, not its scenario's
-LAUNCHER = ("launcher", "ray_address", "spread")  # and where its workers run, for a lab that starts workers
+LAUNCHER = ("launcher", "ray_address", "spread", "cross_host_e2e")  # and where its workers run, for a lab that starts workers
 
 
 def lab_command(lab: Lab) -> Callable[..., None]:
@@ -49,6 +49,7 @@ def lab_command(lab: Lab) -> Callable[..., None]:
             inspect.Parameter("launcher", inspect.Parameter.KEYWORD_ONLY, default=common.LauncherOption, annotation=str),
             inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, default=common.RayAddressOption, annotation=Optional[str]),
             inspect.Parameter("spread", inspect.Parameter.KEYWORD_ONLY, default=common.SpreadOption, annotation=str),
+            inspect.Parameter("cross_host_e2e", inspect.Parameter.KEYWORD_ONLY, default=common.CrossHostE2eOption, annotation=bool),
         ]
 
     def command(**values: Any) -> None:

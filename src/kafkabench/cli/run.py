@@ -64,6 +64,7 @@ def run(
     launcher: Optional[str] = typer.Option(None, "--launcher", help="Where the workers run: local or ray; default: the plan's `launcher:`, else local."),
     ray_address: Optional[str] = common.RayAddressOption,
     spread: Optional[str] = typer.Option(None, "--spread", help="--launcher ray: spread (one worker per node) or pack; default: the plan's."),
+    cross_host_e2e: bool = typer.Option(False, "--cross-host-e2e", help="--launcher ray: e2e across nodes' clocks, not within each node; default: the plan's."),
 ) -> None:
     """Run a plan: its scenarios x clients x profiles, repeated, a result per cell, then the report."""
     loaded = load_plan(plan)
@@ -80,7 +81,8 @@ def run(
     brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
     shape = loaded.plan.launcher
-    workers = Launcher(launcher or shape.name, ray_address or shape.ray_address, spread or shape.spread)
+    workers = Launcher(launcher or shape.name, ray_address or shape.ray_address, spread or shape.spread,
+                       cross_host_e2e or shape.cross_host_e2e)
     with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers,
                      security=loaded.plan.cluster.listeners()) as target, workers.open() as started_by:
         target = dataclasses.replace(target, launcher=started_by)

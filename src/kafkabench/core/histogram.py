@@ -5,7 +5,8 @@ its bucket exactly as one-by-one recording would, at numpy speed instead of a Py
 
 They travel between processes encoded (HdrHistogram V2 compressed, base64), the same encoding Java's
 HdrHistogram writes, and are merged before any percentile is read: percentiles are never averaged.
-A value outside the range is counted in `out_of_range`, never dropped silently.
+A value outside the range is counted in `out_of_range`, never dropped silently; of those, the values below zero
+also in `negative` (an e2e latency read on two hosts' clocks can come out below zero: it is counted, never clamped).
 """
 
 from __future__ import annotations
@@ -36,12 +37,14 @@ class LatencyHistogram:
     def __init__(self, histogram: HdrHistogram | None = None, out_of_range: int = 0) -> None:
         self._hdr = histogram or HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
         self.out_of_range = out_of_range
+        self.negative = 0  # of out_of_range
 
     def record_ns(self, nanoseconds: int) -> bool:
         """Record one latency; False (and counted) if it cannot be represented."""
         micros = (nanoseconds + 500) // 1000
         if micros < 0 or micros > HIGHEST_US or not self._hdr.record_value(micros):
             self.out_of_range += 1
+            self.negative += micros < 0
             return False
         return True
 
@@ -55,6 +58,8 @@ class LatencyHistogram:
         fits = (micros >= 0) & (micros <= HIGHEST_US)
         outside = int(micros.size - np.count_nonzero(fits))
         self.out_of_range += outside
+        if outside:
+            self.negative += int(np.count_nonzero(micros < 0))
         if outside:
             micros = micros[fits]
         if micros.size:
@@ -71,6 +76,7 @@ class LatencyHistogram:
     def merge(self, other: LatencyHistogram) -> None:
         self._hdr.add(other._hdr)
         self.out_of_range += other.out_of_range
+        self.negative += other.negative
 
     def encode(self) -> str:
         return self._hdr.encode().decode("ascii")

@@ -34,6 +34,11 @@ class Worker(Protocol):
 
 
 class WorkerLauncher(Protocol):
+    name: str  # local | ray
+    # True when workers may run on hosts with clocks of their own: producer i and consumer i then share a node
+    # (reserve) and its partitions, so each e2e latency is read on one node's clock
+    pairs_by_node: bool
+
     def reserve(self, count: int) -> None:
         """The next `count` workers are started together: place them all now, or raise saying what could not be."""
         ...
@@ -55,6 +60,9 @@ class WorkerLauncher(Protocol):
 class LocalWorkerLauncher:
     """Workers as subprocesses of this one, on this host; a file is where it is."""
 
+    name = "local"
+    pairs_by_node = False  # one host, one clock
+
     def reserve(self, count: int) -> None:
         pass  # a subprocess is always placed
 
@@ -72,12 +80,13 @@ class LocalWorkerLauncher:
 
 @dataclass(frozen=True)
 class Launcher:
-    """Which launcher a run asked for (`--launcher`, `--ray-address`, `--spread`, or a plan's `launcher:`)."""
+    """Which launcher a run asked for (`--launcher`, `--ray-address`, `--spread`, `--cross-host-e2e`, or a plan's
+    `launcher:`)."""
 
     name: str = "local"  # local | ray
     ray_address: str | None = None
     spread: str = "spread"  # ray: spread (one worker per node) | pack
-
+    cross_host_e2e: bool = False  # ray: consumers read what any producer wrote, on whichever node
     def __post_init__(self) -> None:
         if self.name not in ("local", "ray"):
             raise ConfigError(f"--launcher {self.name}: expected local or ray")
@@ -92,7 +101,7 @@ class Launcher:
             from kafkabench.on_ray.launcher import RayLauncher
         except ImportError:
             raise ConfigError("--launcher ray needs Ray: pip install 'kafkabench[ray]'") from None
-        with RayLauncher(self.ray_address, self.spread) as launcher:
+        with RayLauncher(self.ray_address, self.spread, pairs_by_node=not self.cross_host_e2e) as launcher:
             yield launcher
 
 

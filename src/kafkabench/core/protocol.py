@@ -86,6 +86,9 @@ class ProduceParams(ScenarioParams):
                                              "(Java worker only: it warms the JIT)")
     records_file: str | None = Field(None, min_length=1, description="replay these values once, in order, instead "
                                      "of cycling through the payload files (Python worker only)")
+    partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="send only to these "
+                                                                 "partitions, in turn (Python worker only); unset: "
+                                                                 "where the client's partitioner puts each record")
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceParams:
@@ -116,6 +119,9 @@ class ConsumeParams(ScenarioParams):
                                                 "at or past it are not read into the run, so consumers sharing a "
                                                 "count each stop there and together read exactly the count "
                                                 "(JSON keys are strings: the partition number as text)")
+    partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="read these "
+                                                                 "partitions, assigned without joining a group (Python "
+                                                                 "worker only); unset: the group's share of the topic")
 
 
 DELIVERY_MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep")

@@ -37,6 +37,7 @@ class Run(BaseModel):
     reported: dict[str, Any] = {}  # figures another tool printed (Apache's perf tools), kept as it defined them
     histograms: dict[str, str] = {}  # metric -> file under histograms/, relative to the result directory
     workers: list[dict[str, Any]] = []  # one per worker process: where it ran (launcher, Ray node, clock offset) and its counters
+    nodes: dict[str, dict[str, Any]] = {}  # Ray node id -> its workers' figures merged (workers, records, throughput, stats)
     error: str | None = None
 
 

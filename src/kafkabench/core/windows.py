@@ -101,3 +101,8 @@ class WindowedStats:
     def out_of_range(self) -> int:
         """Values that could not be represented, in every closed window (the open one counts when it closes)."""
         return sum(h.out_of_range for h in self.total.values())
+
+    @property
+    def negative(self) -> int:
+        """Of out_of_range, the values below zero."""
+        return sum(h.negative for h in self.total.values())

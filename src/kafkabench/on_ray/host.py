@@ -81,12 +81,13 @@ class WorkerHost:
 
     # ---- the worker process ---------------------------------------------------------------------------
 
-    def start(self, client: str) -> int:
-        """Start the worker for `client` with this node's Python; its pid."""
+    def start(self, client: str, command: list[str] | None = None) -> int:
+        """Start the worker for `client` with this node's Python, or `command` (the Java worker, from jars the
+        launcher shared); its pid."""
         from kafkabench.clients import worker_command
 
         self._process = subprocess.Popen(
-            worker_command(client), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            command or worker_command(client), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             bufsize=1, start_new_session=True)
         threading.Thread(target=self._pump_stdout, daemon=True).start()
         threading.Thread(target=self._pump_stderr, daemon=True).start()

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from kafkabench.core import protocol
-from kafkabench.core.protocol import Error, Task
+from kafkabench.core.protocol import Error, Outcome, Progress, Task
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.on_ray.clock import Clock, UdpClockReader
@@ -45,7 +45,10 @@ class RayLauncher:
     """core.launcher.WorkerLauncher on a Ray cluster; a context: connected on entry, on exit every worker stopped,
     every file it shared removed from the nodes, its placement groups removed and the connection closed."""
 
-    def __init__(self, address: str | None = None, spread: str = "spread", place_timeout_s: float = 30) -> None:
+    name = "ray"
+
+    def __init__(self, address: str | None = None, spread: str = "spread", place_timeout_s: float = 30,
+                 pairs_by_node: bool = True) -> None:
         if spread not in SPREADS:
             raise ConfigError(f"--spread {spread}: expected one of {', '.join(SPREADS)}")
         self.address = address or os.environ.get("RAY_ADDRESS")
@@ -53,12 +56,14 @@ class RayLauncher:
             raise ConfigError("--launcher ray needs --ray-address HOST:PORT (or RAY_ADDRESS); try `kafkabench ray up`")
         self.spread = spread
         self.place_timeout_s = place_timeout_s
+        self.pairs_by_node = pairs_by_node  # else --cross-host-e2e
         self.files_root = f"/tmp/kafkabench-ray-{uuid.uuid4().hex[:12]}"  # on each node, removed at the end
         self._files: dict[str, tuple[object, str]] = {}  # node path -> (object ref, sha256)
         self._dirs: set[str] = set()
         self._slots: list[_Slot] = []  # the latest reservation's
         self._turn = 0  # the slot the next worker takes, modulo their number
         self.workers: list[RayWorker] = []  # alive, or stopped with their actor kept (`collect` reads through it)
+        self._java: list[str] | None = None  # the Java worker's command on a node, once its jars are shared
 
     # ---- the connection ------------------------------------------------------------------------------
 
@@ -111,9 +116,10 @@ class RayLauncher:
         import ray
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        if client == "java":
-            raise ConfigError("--launcher ray runs Python clients for now; the Java worker's jars do not travel to "
-                              "Ray nodes yet (run java with the local launcher)")
+        if client == "java" and not self.pairs_by_node:
+            raise ConfigError("--cross-host-e2e with the java client: the Java worker stamps records on its own "
+                              "node's clock, so e2e across nodes would carry their offset; drop --cross-host-e2e")
+        command = self._java_command() if client == "java" else None
         if not self._slots:
             self.reserve(1)
         slot = self._slots[self._turn % len(self._slots)]
@@ -129,14 +135,27 @@ class RayLauncher:
             for path, (ref, sha) in self._files.items():
                 ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
             clock = _measure_clock(host, address)
-            pid = ray.get(host.start.remote(client), timeout=CALL_TIMEOUT_S)
+            pid = ray.get(host.start.remote(client, command), timeout=CALL_TIMEOUT_S)
         except Exception as exc:
             with contextlib.suppress(Exception):
                 ray.kill(host)
             raise WorkerFailed(name, f"could not start on Ray ({_first_line(exc)})", kind="config") from None
-        worker = RayWorker(name, host, node, address, clock, pid, slot.group)
+        worker = RayWorker(name, host, node, address, clock, pid, slot.group, shifts_itself=client != "java")
         self.workers.append(worker)
         return worker
+
+    def _java_command(self) -> list[str]:
+        """The Java worker on a node: its jar (built here) and the Kafka client jars shared, so the node needs only
+        a JRE (`java` on its PATH)."""
+        if self._java is None:
+            from kafkabench.cluster.artifacts import JarCache
+            from kafkabench.cluster.java import find_java
+            from kafkabench.workers.java_build import JVM_FLAGS, MAIN_CLASS, worker_jar
+
+            jars = JarCache().ensure()
+            classpath = [self.share(jar) for jar in (*jars, worker_jar(find_java(), jars))]
+            self._java = ["java", *JVM_FLAGS, "-cp", ":".join(classpath), MAIN_CLASS]
+        return self._java
 
     def _retire_stopped(self) -> None:
         """Actors and placement groups whose workers have all stopped: their files removed, then gone."""
@@ -201,8 +220,10 @@ class RayWorker:
     """One worker on a Ray node, as a lab sees a worker: protocol messages in and out, every wait bounded; the times
     it reports are on this process's monotonic clock."""
 
-    def __init__(self, name: str, host, node: str, address: str, clock: Clock, pid: int, group) -> None:
+    def __init__(self, name: str, host, node: str, address: str, clock: Clock, pid: int, group,
+                 shifts_itself: bool = True) -> None:
         self.name = name
+        self.shifts_itself = shifts_itself  # the Python worker takes the offset; the Java worker's times are moved here
         self.host = host
         self.group = group
         self.node = node
@@ -224,7 +245,7 @@ class RayWorker:
     def send(self, message: BaseModel) -> None:
         import ray
 
-        if isinstance(message, Task):  # every time the worker reports and stamps, on this process's clock
+        if isinstance(message, Task) and self.shifts_itself:  # every time it reports and stamps, on this process's clock
             message = message.model_copy(update={"clock_offset_ns": -self.clock.monotonic_offset_ns})
         try:
             written = ray.get(self.host.write.remote(protocol.encode(message)), timeout=CALL_TIMEOUT_S)
@@ -250,6 +271,8 @@ class RayWorker:
             self._lines.put(None)
             raise WorkerFailed(self.name, self._gone or f"worker exited ({self._why_gone()})")
         message = protocol.decode(line)
+        if not self.shifts_itself:
+            message = on_driver_clock(message, -self.clock.monotonic_offset_ns)
         if isinstance(message, Error):
             raise WorkerFailed(self.name, message.message, kind=message.kind, partial=message.partial)
         return message
@@ -306,6 +329,23 @@ class RayWorker:
             return self._died(exc)
         last = f"; last output: {tail[-1].strip()[:200]}" if tail else ""
         return f"exit code {code}{last}"
+
+
+def on_driver_clock(message: BaseModel, shift_ns: int) -> BaseModel:
+    """A message of a worker that reports on its node's own clock (the Java worker), its times moved by `shift_ns`
+    onto this process's: a window's span, an outcome's (also a partial one inside an error)."""
+    if shift_ns == 0:
+        return message
+    if isinstance(message, Progress) and message.window is not None:
+        window = message.window
+        return message.model_copy(update={"window": window.model_copy(update={
+            "start_ns": window.start_ns + shift_ns, "end_ns": window.end_ns + shift_ns})})
+    if isinstance(message, Error) and message.partial is not None:
+        return message.model_copy(update={"partial": on_driver_clock(message.partial, shift_ns)})
+    if isinstance(message, Outcome):
+        return message.model_copy(update={name: value + shift_ns for name in ("start_ns", "end_ns")
+                                          if (value := getattr(message, name)) is not None})
+    return message
 
 
 def _measure_clock(host, address: str) -> Clock:

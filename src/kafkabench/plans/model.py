@@ -81,12 +81,14 @@ class ClusterShape(BaseModel):
 
 
 class LauncherShape(BaseModel):
-    """Where a plan's workers run (`--launcher`, `--ray-address` and `--spread` of `kafkabench run` win over it)."""
+    """Where a plan's workers run (`--launcher`, `--ray-address`, `--spread` and `--cross-host-e2e` of `kafkabench
+    run` win over it)."""
     model_config = ConfigDict(extra="forbid")
 
     name: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="the Ray cluster, HOST:PORT; default: RAY_ADDRESS")
     spread: Literal["spread", "pack"] = "spread"
+    cross_host_e2e: bool = Field(False, description="ray: consumers read what producers on other nodes wrote")
 
 
 class Plan(BaseModel):

@@ -36,7 +36,7 @@ VOLATILE_PARAMS = frozenset({"payload_sha256", "topic", "group", "command", "rec
                              "idle_timeout_s", "records"})
 THROUGHPUT = ("records_per_s", "payload_mb_per_s", "read_rows_per_s")
 COUNTERS = ("stored_bytes", "wire_bytes")
-ERROR_LIKE = ("error", "fail", "lost", "duplicat", "reorder", "timeout", "out_of_range", "unstamped")
+ERROR_LIKE = ("error", "fail", "lost", "duplicat", "reorder", "timeout", "out_of_range", "negative", "unstamped")
 RESOURCES = ("cpu_s", "broker_cpu_s", "max_rss_mb")
 
 Better = Literal["lower", "higher"]

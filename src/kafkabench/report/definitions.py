@@ -92,5 +92,9 @@ DEFINITIONS: tuple[Definition, ...] = (
                "Counted by type (errors.<Type> in the result); per-message failures are counted as data, not raised."),
     Definition("out_of_range", "out_of_range", "count",
                "Every value that falls outside the histogram's range (1 us .. 1 h) is counted, never dropped silently."),
+    Definition("negative", "negative", "count",
+               "Of out_of_range, the latencies below zero: an e2e latency whose producer and consumer ran on two hosts "
+               "can come out below zero when their clocks disagree by more than the measured bound. Counted, never "
+               "clamped to 0, and kept out of the percentiles."),
     Definition("max_rss_mb", "max RSS MB", "MB", "Peak resident memory of the worker process."),
 )

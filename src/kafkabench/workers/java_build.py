@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -55,6 +56,20 @@ def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path 
     classes = build_worker(java, classpath_jars, cache_dir)
     classpath = os.pathsep.join([*(str(jar) for jar in classpath_jars), str(classes)])
     return [str(java.executable), *JVM_FLAGS, "-cp", classpath, MAIN_CLASS]
+
+
+def worker_jar(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> Path:
+    """The built worker's classes as one jar beside them (made once), for a host that has only a JRE: with the
+    Kafka jars, all a node of another launcher needs (`--launcher ray`)."""
+    classes = build_worker(java, classpath_jars, cache_dir)
+    jar = classes.with_suffix(".jar")
+    if not jar.is_file():
+        with tempfile.NamedTemporaryFile(dir=classes.parent, suffix=".jar", delete=False) as partial:
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(classes.rglob("*.class")):
+                    archive.write(path, path.relative_to(classes).as_posix())
+        os.replace(partial.name, jar)  # whole or not at all, even beside another process doing the same
+    return jar
 
 
 def build_worker(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> Path:

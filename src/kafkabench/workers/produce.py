@@ -69,10 +69,12 @@ class ProduceRun:
         self._drain(emit)
 
     def _flat_out(self, emit: Emit) -> None:
-        """As fast as the client takes records, in batches; each stamped with its send call if asked."""
+        """As fast as the client takes records, in batches; each stamped with its send call if asked. With
+        `partitions`, each batch goes to the next of them."""
         topic, send_many, poll = self.task.topic, self.client.send_many, self.client.poll
         stamp = self.clock if self.params.stamp else None
         values, count = self._values(), self.until.count
+        partitions, partition = itertools.cycle(self.params.partitions or [None]), None
         batch: list[bytes] = []
         sent = 0
         while True:
@@ -82,7 +84,8 @@ class ProduceRun:
                 batch = list(itertools.islice(values, BATCH if count is None else min(BATCH, count - sent)))
                 if not batch:
                     break
-            taken = send_many(topic, batch, stamp)
+                partition = next(partitions)
+            taken = send_many(topic, batch, stamp, partition)
             sent += taken
             self.counters["sent"] += taken
             if taken < len(batch):  # the client's queue is full: serve acks, then the rest again
@@ -94,15 +97,18 @@ class ProduceRun:
             self._take_acks(emit)
 
     def _paced(self, emit: Emit, schedule: OpenLoopSchedule) -> None:
-        """Each record at its intended time, stamped with that time: a late send shows as publish_delay."""
+        """Each record at its intended time, stamped with that time: a late send shows as publish_delay. With
+        `partitions`, each record goes to the next of them."""
         topic, send_many, clock = self.task.topic, self.client.send_many, self.clock
+        partitions = self.params.partitions or [None]
         values, index = self._values(), 0
         value = next(values, None)
         while value is not None and not self.until.reached(index):
             intended = schedule.intended(index)  # the due time, never the wake-up: a stall must show
             wait_until(intended, clock, serve=self.client.poll)
             sent = clock()
-            if not send_many(topic, (value,), (lambda: intended) if self.params.stamp else None):
+            if not send_many(topic, (value,), (lambda: intended) if self.params.stamp else None,
+                             partitions[index % len(partitions)]):
                 self.client.poll(QUEUE_FULL_WAIT_S)  # the same record again, its intended time unchanged
                 continue
             self.stats.record("publish_delay", sent - intended)

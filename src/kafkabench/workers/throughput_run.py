@@ -64,7 +64,7 @@ def outcome(stats: WindowedStats, version: str, counters: dict[str, int], config
     return Outcome(
         client_version=version,
         histograms={metric: h.encode() for metric, h in stats.total.items()},
-        counters={**counters, "out_of_range": stats.out_of_range},
+        counters={**counters, "out_of_range": stats.out_of_range, "negative": stats.negative},
         resources={"cpu_s": round(time.process_time() - cpu_start_s, 6),
                    "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024},
         effective_config=config,

@@ -25,7 +25,19 @@ def test_out_of_range_is_counted_not_dropped_silently():
     assert not h.record_ns(-5_000)
     assert not h.record_ns((HIGHEST_US + 10) * 1000)
     assert h.record_ns(400)  # rounds to 0 us: representable
-    assert (h.count, h.out_of_range) == (1, 2)
+    assert (h.count, h.out_of_range, h.negative) == (1, 2, 1)
+
+
+def test_negative_latencies_are_counted_apart_in_bulk_and_through_a_merge_never_clamped():
+    """An e2e latency read on two hosts' clocks can come out below zero: it must not become 0 us."""
+    h = LatencyHistogram()
+    assert h.record_many_us(np.array([-300, -1, 0, 5, HIGHEST_US + 1], dtype=np.int64)) == 3
+    assert (h.count, h.out_of_range, h.negative) == (2, 3, 2)
+    assert h.summary().min_ms == 0.0  # the 0 us recorded, not a clamped -300
+    merged = LatencyHistogram()
+    merged.merge(h)
+    merged.merge(h)
+    assert (merged.out_of_range, merged.negative) == (6, 4)
 
 
 def test_encode_decode_merge_keeps_every_value():

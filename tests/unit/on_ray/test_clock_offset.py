@@ -38,3 +38,19 @@ def test_an_echo_that_does_not_answer_is_a_timeout_not_a_hang():
     with UdpClockReader("127.0.0.1", echo.port) as reader:
         with pytest.raises(TimeoutError):
             reader.read()
+
+
+def test_a_java_workers_times_are_moved_onto_the_drivers_clock_as_they_arrive():
+    """The Java worker reports on its node's own monotonic clock: windows and outcomes, partial ones too, move."""
+    from kafkabench.core.protocol import Error, Outcome, Progress, Ready, Result, Window
+    from kafkabench.on_ray.launcher import on_driver_clock
+
+    window = Window(index=0, start_ns=1_000, end_ns=2_000, records=5, payload_bytes=50)
+    assert on_driver_clock(Progress(done=5, window=window), -300).window.start_ns == 700
+    assert on_driver_clock(Progress(done=5, window=window), -300).window.end_ns == 1_700
+    moved = on_driver_clock(Result(start_ns=10_000, end_ns=20_000), -300)
+    assert (moved.start_ns, moved.end_ns) == (9_700, 19_700)
+    assert on_driver_clock(Result(), -300).start_ns is None  # nothing measured: nothing to move
+    error = on_driver_clock(Error(message="x", kind="failure", partial=Outcome(start_ns=5, end_ns=6)), 10)
+    assert (error.partial.start_ns, error.partial.end_ns) == (15, 16)
+    assert on_driver_clock(Ready(client_version="4.1"), -300) == Ready(client_version="4.1")

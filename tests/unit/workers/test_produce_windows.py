@@ -4,10 +4,12 @@ long and left a short measured phase with no window at all)."""
 
 import threading
 
+import pytest
+
 from kafkabench.core.clock import FakeClock
 from kafkabench.core.protocol import ProduceParams, Progress, Task
 from kafkabench.workers.adapters.base import KafkaClient
-from kafkabench.workers.produce import ProduceRun
+from kafkabench.workers.produce import BATCH, ProduceRun
 
 
 class Instant(KafkaClient):
@@ -18,7 +20,7 @@ class Instant(KafkaClient):
     def open_producer(self, bootstrap_servers, config, wire_stats=False, acks=None):
         self.acks = acks
 
-    def send_many(self, topic, values, stamp=None):
+    def send_many(self, topic, values, stamp=None, partition=None):
         self.acks.latencies.extend([1_000_000] * len(values))
         return len(values)
 
@@ -55,7 +57,7 @@ class StallsOnce(Instant):
     def __init__(self):
         self.stamps, self.clock = [], FakeClock(1_000_000_000)
 
-    def send_many(self, topic, values, stamp=None):
+    def send_many(self, topic, values, stamp=None, partition=None):
         if len(self.stamps) == 4:
             self.clock.advance(50_000_000)
         self.stamps.extend(stamp() for _ in values)
@@ -75,3 +77,27 @@ def test_a_paced_record_is_stamped_with_its_due_time_so_a_stall_shows_in_delay_a
     run.run(lambda message: None)
     assert client.stamps == [run.start_ns + i * 1_000_000 for i in range(40)]
     assert run.stats.total["publish_delay"].summary().max_ms >= 40  # the records due during the stall went out late
+
+
+class RecordsPartitions(Instant):
+    def __init__(self):
+        self.partitions = []
+
+    def send_many(self, topic, values, stamp=None, partition=None):
+        self.partitions.extend([partition] * len(values))
+        return super().send_many(topic, values, stamp)
+
+
+@pytest.mark.parametrize("rate", [1000.0, -1.0])
+def test_with_partitions_each_record_or_batch_goes_to_the_next_of_them_in_turn(rate):
+    """Producer i of a pair writes only its node's partitions (`--launcher ray`: e2e measured within a node)."""
+    client = RecordsPartitions()
+    task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
+    run = ProduceRun(client, task, ProduceParams(count=600, rate_per_s=rate, partitions=[1, 4]), [b"x"], threading.Event())
+    run.open()
+    run.run(lambda message: None)
+    assert set(client.partitions) == {1, 4} and len(client.partitions) == 600
+    if rate > 0:
+        assert client.partitions[:4] == [1, 4, 1, 4]
+    else:  # in batches of BATCH
+        assert client.partitions[:BATCH] == [1] * BATCH and client.partitions[BATCH:2 * BATCH] == [4] * BATCH

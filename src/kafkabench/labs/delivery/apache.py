@@ -63,7 +63,7 @@ def verifiable_producer_run(cell: DeliveryCell, scenario: DeliveryScenario, targ
                          settings.values("topic"), scenario.timeout) as description:
             run.params["topic_description"] = description
             _produce(run, history, producer, scenario, target, topic, s.acks)
-            judge(run, target, topic, history, scenario.heal_timeout, s.idempotence, out_dir, None, index,
+            judge(run, target, topic, [history], scenario.heal_timeout, s.idempotence, out_dir, None, index,
                   decode=decode_numbers)
     except ClusterUnhealed:
         raise

@@ -3,6 +3,7 @@ checker. The history is saved compressed into the result first, so it is kept wh
 
 from __future__ import annotations
 
+import collections
 import shutil
 from pathlib import Path
 
@@ -21,17 +22,21 @@ class ClusterUnhealed(KafkabenchError):
     """After a cell, the cluster did not come back whole within the bound: nothing after it would be judged fairly."""
 
 
-def judge(run: Run, target: Target, topic: str, history: History, heal_timeout_s: float, idempotent: bool,
+def judge(run: Run, target: Target, topic: str, histories: list[History], heal_timeout_s: float, idempotent: bool,
           out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = ids.decode) -> Verdict:
-    """Heal, read back, check; the history is saved compressed into the result (and its mapped files, if any,
-    removed) first, whatever happens next."""
-    run.params["history"] = f"{HISTORY_DIR}/{index:03d}-{run.client}.npz"
+    """Heal, read back, check every producer's history as one run; the histories are saved compressed into the
+    result (`params.history`, or `params.histories` for several) and their mapped files, if any, removed first,
+    whatever happens next."""
     (out_dir / HISTORY_DIR).mkdir(parents=True, exist_ok=True)
-    history.save(out_dir / run.params["history"])
+    names = [f"{HISTORY_DIR}/{index:03d}-{run.client}.npz"] if len(histories) == 1 else \
+        [f"{HISTORY_DIR}/{index:03d}-{run.client}-producer-{n}.npz" for n in range(1, len(histories) + 1)]
+    for name, history in zip(names, histories):
+        history.save(out_dir / name)
+    run.params.update({"history": names[0]} if len(names) == 1 else {"histories": names})
     if mapped_dir is not None:
         shutil.rmtree(mapped_dir, ignore_errors=True)
     run.params["healed"] = heal(target, topic, heal_timeout_s)
-    checker = Checker([history], idempotent)
+    checker = Checker(histories, idempotent)
     for chunk in read_topic(target.connection, topic, decode=decode):
         checker.feed(chunk)
     misses = checker.missing()
@@ -39,7 +44,10 @@ def judge(run: Run, target: Target, topic: str, history: History, heal_timeout_s
     verdict = checker.result()
     counts = verdict.to_dict()
     run.counters.update({name: int(value) for name, value in counts.items() if type(value) is int})
-    run.counters.update({f"errors.{name}": count for name, count in history.error_counts().items()})
+    errors = collections.Counter()
+    for history in histories:
+        errors.update(history.error_counts())
+    run.counters.update({f"errors.{name}": count for name, count in errors.items()})
     run.params.update(idempotent=idempotent, loss_confirmed=verdict.loss_confirmed, failures=verdict.failures)
     return verdict
 

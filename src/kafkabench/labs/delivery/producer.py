@@ -4,6 +4,7 @@ itself (and when), or still running after its bound and killed."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -34,32 +35,65 @@ class ProducerRun:
     exit_s: float | None = None  # result -> the process gone
     killed: bool = False
     refused: bool = False  # the worker's client refused its settings
+    worker: dict = field(default_factory=dict)  # its entry in the result's `workers`: name and where it ran
 
 
-def drive_producer(task: Task, cell: DeliveryCell, scenario: DeliveryScenario, target: Target,
-                   faults: FaultRun) -> ProducerRun:
-    """Start the worker, fire the faults while it sends, and watch how its process ends."""
-    seen = ProducerRun()
-    faults.acknowledged = lambda: seen.acked
-    worker = target.launcher.start(f"delivery {cell.client} {cell.mode}", cell.client)
+def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliveryScenario, target: Target,
+                    faults: FaultRun) -> list[ProducerRun]:
+    """Start a worker per task (placed together: on Ray, one per node), every one ready before any is told to go
+    and before the faults' clock starts; fire the faults while they send (`--fault-after` counts the acks of all);
+    follow each on a thread of its own, and watch how each process ends. A producer that fails leaves the others
+    to finish: every history is judged."""
+    seen = [ProducerRun() for _ in tasks]
+    faults.acknowledged = lambda: sum(one.acked for one in seen)
+    workers: list = []
+    starting = 0  # the producer being started
     try:
-        worker.send(task)
-        seen.result = _follow(worker, seen, scenario, faults)
-        _watch_exit(worker, seen, scenario.return_wait if cell.worker_mode == "async-return" else EXIT_WAIT_S)
-    except WorkerFailed as failed:
-        seen.error, seen.refused = failed.reason, failed.kind == "config"
-        if failed.partial is not None:
-            seen.result = Result(**failed.partial.model_dump())
+        target.launcher.reserve(len(tasks))
+        for starting, task in enumerate(tasks):
+            workers.append(target.launcher.start(f"delivery {cell.client} {cell.mode}"
+                                                 + (f" producer {starting + 1}" if len(tasks) > 1 else ""), cell.client))
+            seen[starting].worker = {"name": workers[-1].name, "role": "produce", **workers[-1].placement}
+            workers[-1].send(task)
+        for worker, one in zip(workers, seen):
+            _failing_into(one, worker.receive, Ready, timeout_s=WORKER_START_S)
+        if any(one.error for one in seen):
+            return seen
+        start = time.monotonic()
+        faults.start()
+        for worker, one in zip(workers, seen):
+            _failing_into(one, worker.send, Start())
+        exit_wait = scenario.return_wait if cell.worker_mode == "async-return" else EXIT_WAIT_S
+        followers = [threading.Thread(target=_failing_into, args=(one, _follow, worker, one, scenario, start, exit_wait),
+                                      name=f"follow {worker.name}", daemon=True)
+                     for worker, one in zip(workers, seen) if not one.error]
+        for follower in followers:
+            follower.start()
+        for follower in followers:  # each ends by itself: a silent worker is given up after its own bound
+            follower.join()
+    except WorkerFailed as failed:  # could not start, or could not be given its task
+        _failed(seen[starting], failed)
     finally:
-        worker.stop(0 if seen.exit_code is None else 10)
+        for worker, one in zip(workers, seen):
+            worker.stop(0 if one.exit_code is None else 10)
     return seen
 
 
-def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, faults: FaultRun) -> Result:
-    worker.receive(Ready, timeout_s=WORKER_START_S)
-    start = time.monotonic()
-    faults.start()
-    worker.send(Start())
+def _failing_into(seen: ProducerRun, call, *args, **kwargs) -> None:
+    try:
+        call(*args, **kwargs)
+    except WorkerFailed as failed:
+        _failed(seen, failed)
+
+
+def _failed(seen: ProducerRun, failed: WorkerFailed) -> None:
+    seen.error, seen.refused = failed.reason, failed.kind == "config"
+    if failed.partial is not None:
+        seen.result = Result(**failed.partial.model_dump())
+
+
+def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, start: float, exit_wait_s: float) -> None:
+    """The worker's progress into `seen` until its result, then how its process ended."""
     last_message, last_acked, last_t = start, 0, 0.0
     while True:
         message = worker.next_message(0.1)
@@ -70,13 +104,15 @@ def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, faults: Fault
             continue
         last_message = now
         if isinstance(message, Result):
-            return message
+            seen.result = message
+            break
         if isinstance(message, Progress) and message.acked is not None:
             t = now - start
             seen.sent, seen.acked = message.done, message.acked
             seen.timeline.append({"t_s": round(t, 3), "sent": message.done, "records": message.acked - last_acked,
                                   "records_per_s": (message.acked - last_acked) / (t - last_t) if t > last_t else 0.0})
             last_acked, last_t = message.acked, t
+    _watch_exit(worker, seen, exit_wait_s)
 
 
 def _watch_exit(worker, seen: ProducerRun, wait_s: float) -> None:
@@ -87,19 +123,27 @@ def _watch_exit(worker, seen: ProducerRun, wait_s: float) -> None:
     seen.killed = seen.exit_code is None
 
 
-def fill_producer(run: Run, seen: ProducerRun, cell: DeliveryCell) -> None:
-    result = seen.result
+def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None:
+    """The cell's run from what was seen of its producers: one as before; several as one run, their timelines
+    side by side (each entry names its `producer`), each process's end and error named by its producer."""
+    result = next((one.result for one in seen if one.result is not None), None)
     if result is not None:
         run.client_version = result.client_version
         run.timings = dict(result.timings)
         if result.effective_config.get("producer"):
             run.config["producer"] = redact(result.effective_config["producer"])
-        run.duration_s = run.timings.get("ms_per_event", 0.0) * run.params["count"] / 1000
-    run.timeline = seen.timeline
-    if seen.exit_s is not None:
-        run.timings["exit_s"] = seen.exit_s
-        run.params["process_end"] = process_end(cell.worker_mode, seen)
-    run.error = seen.error
+        run.duration_s = run.timings.get("ms_per_event", 0.0) * run.params["count"] / 1000 / len(seen)
+    several = len(seen) > 1
+    run.timeline = sorted((({**entry, "producer": number} if several else entry)
+                           for number, one in enumerate(seen, 1) for entry in one.timeline), key=lambda e: e["t_s"])
+    ended = [(number, one) for number, one in enumerate(seen, 1) if one.exit_s is not None]
+    if ended:
+        run.timings["exit_s"] = max(one.exit_s for _, one in ended)
+        run.params["process_end"] = "; ".join((f"producer {number}: " if several else "") + process_end(cell.worker_mode, one)
+                                              for number, one in ended)
+    run.workers = [{**one.worker, "counters": {"sent": one.sent, "acked": one.acked}} for one in seen if one.worker]
+    run.error = "; ".join((f"producer {number}: " if several else "") + one.error
+                          for number, one in enumerate(seen, 1) if one.error) or None
 
 
 def process_end(mode: str, seen: ProducerRun) -> str:

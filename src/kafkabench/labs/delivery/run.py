@@ -25,7 +25,7 @@ from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_setti
 from kafkabench.labs.delivery.faults import FaultRun
 from kafkabench.labs.delivery.history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
-from kafkabench.labs.delivery.producer import drive_producer, fill_producer
+from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.topic_check import fresh_topic
@@ -103,6 +103,11 @@ def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
     return all(settings(cell) != settings(cells[index]) for cell in cells[:index])
 
 
+def split(count: int, parts: int) -> list[int]:
+    base, extra = divmod(count, parts)
+    return [base + (number < extra) for number in range(parts)]
+
+
 def refuse(run: Run, reason: str) -> None:
     run.error = reason if reason.startswith(run.client) else f"refused by {run.client}: {reason}"
     run.params["refused"] = True
@@ -115,29 +120,35 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
     run.config = {"producer": redact(producer.config), "topic": settings.values("topic")}
     if producer.not_applicable:
         run.not_applicable = {"producer": producer.not_applicable}
-    history_dir = out_dir / HISTORY_DIR / f"{index:03d}-{cell.client}"
-    history_dir.mkdir(parents=True, exist_ok=True)  # shared as a directory: where the worker writes its history
+    cell_dir = out_dir / HISTORY_DIR / f"{index:03d}-{cell.client}"
+    history_dirs = [cell_dir / f"producer-{n}" for n in range(1, scenario.producers + 1)] \
+        if scenario.producers > 1 else [cell_dir]
+    for history_dir in history_dirs:  # each shared as a directory: where its worker writes its history
+        history_dir.mkdir(parents=True, exist_ok=True)
     s = cell.settings
     with fresh_topic(target.connection, topic, s.partitions, s.replication_factor, s.min_isr,
                      settings.values("topic"), scenario.timeout) as description:
         run.params["topic_description"] = description
-        task = Task(scenario="delivery", client=cell.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-                    producer_config=producer.config, timeout_s=scenario.timeout,
-                    params=task_params(DeliveryParams(
-                        mode=cell.worker_mode, count=scenario.count, producer=PRODUCER_ID, size=scenario.size,
-                        singles=scenario.singles, sleep_ms=cell.sleep_ms, rate_per_s=float(scenario.rate),
-                        history_dir=target.launcher.share(history_dir))))
+        counts, rate = split(scenario.count, scenario.producers), scenario.rate / scenario.producers if scenario.rate > 0 else -1
+        tasks = [Task(scenario="delivery", client=cell.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+                      producer_config=producer.config, timeout_s=scenario.timeout,
+                      params=task_params(DeliveryParams(
+                          mode=cell.worker_mode, count=count, producer=PRODUCER_ID + number, size=scenario.size,
+                          singles=min(scenario.singles, count), sleep_ms=cell.sleep_ms, rate_per_s=float(rate),
+                          history_dir=target.launcher.share(history_dir))))
+                 for number, (count, history_dir) in enumerate(zip(counts, history_dirs))]
         faults = FaultRun.of(scenario, target.faults, target.connection, topic)
         try:
-            seen = drive_producer(task, cell, scenario, target, faults)
-            target.launcher.collect(history_dir)  # from the worker's node, when it ran on another
+            seen = drive_producers(tasks, cell, scenario, target, faults)
+            for history_dir in history_dirs:  # from the workers' nodes, when they ran on others
+                target.launcher.collect(history_dir)
         finally:  # also on Ctrl-C: a fault still down is healed now
             faults.record(run)
         fill_producer(run, seen, cell)
-        if seen.refused:
-            refuse(run, seen.error)
+        if refused := next((one for one in seen if one.refused), None):
+            refuse(run, refused.error)
             return
         if scenario.faults_must_fire:
             run.error = run.error or faults.shortfall()
-        judge(run, target, topic, History.open_mapped(history_dir), scenario.heal_timeout, s.idempotence, out_dir,
-              history_dir, index)
+        judge(run, target, topic, [History.open_mapped(d) for d in history_dirs], scenario.heal_timeout, s.idempotence,
+              out_dir, cell_dir, index)

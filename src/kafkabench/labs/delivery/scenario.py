@@ -57,6 +57,9 @@ class DeliveryScenario(Scenario):
         None, min_length=1, description="Comma-separated min.insync.replicas. Default: the topic settings' value, else 1.")
     partitions: PositiveInt = Field(4, description="Partitions of each cell's topic (the seed's 4).")
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(10_000, le=2**32, description="Messages per cell (the seed's 10,000).")
+    producers: int = Field(1, ge=1, le=64, description="Producer processes per cell, the count split between them, each "
+                                                       "with an id and a history of its own (one per node with "
+                                                       "--launcher ray); the checker judges them as one run.")
     size: int = Field(64, ge=14, description="Bytes per message (the id takes 14).")
     singles: int = Field(8, ge=0, description="The first sends, each timed alone (the seed's stopwatch: 8).")
     rate: Rate = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "

@@ -70,6 +70,14 @@ def definitions(document: ResultDocument) -> list[str]:
                      "from when it got in), percentiles of a sample; kafkabench's are microsecond HdrHistograms of every "
                      "record, and `delay` is the time records waited past their scheduled send.")
     for run in document.runs:
+        metric = "publish_latency" if run.scenario == "produce" else "e2e"
+        for node, figures in run.nodes.items():
+            latency = figures["stats"].get(metric)
+            lines.append(f"{run.scenario} on node {node[:8]}...: {figures['workers']} worker(s), {figures['records']:,} records, "
+                         f"{figures['throughput'].get('records_per_s', 0):,.0f} records/s"
+                         + (f", {metric.replace('_', ' ')} p50 {latency['p50_ms']:.3g} ms, p99 {latency['p99_ms']:.3g} ms"
+                            if latency else ""))
+    for run in document.runs:
         if run.scenario == "consume" and run.timings:
             lines.append("consume: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(run.timings.items())))
         if "wire_bytes" in run.counters and run.counters.get("payload_bytes"):

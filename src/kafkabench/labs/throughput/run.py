@@ -79,6 +79,8 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
         document.cluster["brokers"] = len(admin.brokers())
         topic, temporary_topic = _ensure_topic(admin, plan)
         document.params["topic"] = topic
+        if plan.role == "produce" and scenario.consumers:
+            document.params["e2e_clocks"] = e2e_clocks(target)
         try:
             document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
         finally:
@@ -95,6 +97,11 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     if plan.role == "consume" and scenario.count and received < scenario.count and not document.error:
         document.notes.append(f"only {received} of {scenario.count} records arrived: the consumers stopped after "
                               f"{scenario.timeout:g} s without a record (--timeout)")
+    if negative := sum(run.counters.get("negative", 0) for run in document.runs):
+        bounds = [w.get("clock_bound_ns", 0) for run in document.runs for w in run.workers]
+        document.notes.append(f"{negative:,} e2e latencies came out below zero: a consumer read a record before the "
+                              "time its producer stamped, as their clocks tell it (the nodes' clocks are known within "
+                              f"{max(bounds, default=0) / 1e6:.3f} ms); counted in `negative`, not in the percentiles")
     write_result(document, out_dir, [stats_histograms(role, workers) for role in roles])
     if document.error:
         raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document, kind)
@@ -152,13 +159,16 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
                            stop_offsets=_stop_offsets(target, topic, plan) if several else None)
-    consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(params)})] * consumers
+    pairs = node_partitions(plan, target, topic) if producing and consumers else [None] * consumers
+    consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(
+        params.model_copy(update={"partitions": partitions}))}) for partitions in pairs]
     producer_tasks, warmup = [], scenario.warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
-        for count in _split(scenario.count, scenario.producers):
+        pairs = pairs if consumers and pairs[0] else [None] * scenario.producers
+        for count, partitions in zip(_split(scenario.count, scenario.producers), pairs):
             params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
-                                   stamp=consumers > 0, warmup=warmup)
+                                   stamp=consumers > 0, warmup=warmup, partitions=partitions)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
     # consumers are positioned at the end before anything measured is produced: first, or after producers
     # that warm up (their warm-up records then lie before where the consumers start)
@@ -170,6 +180,40 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
         workers.extend(started)
         for worker in started:
             worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
+
+
+def e2e_clocks(target: Target) -> str:
+    """On whose clocks a run's e2e latencies are read."""
+    if target.launcher.name == "local":
+        return "one host's"
+    if target.launcher.pairs_by_node:
+        return "each node's own (producer i and consumer i on one node's partitions)"
+    return "two nodes' (--cross-host-e2e): exact within the sum of their bounds, runs[].workers[].clock_bound_ns"
+
+
+def node_partitions(plan: ThroughputPlan, target: Target, topic: str) -> list[list[int] | None]:
+    """Each producer/consumer pair's partitions: where the workers may run on hosts with clocks of their own
+    (`launcher.pairs_by_node`), producer i and consumer i share a node and partitions i, i + n, i + 2n, ..., so each
+    e2e latency is read on one node's clock; elsewhere None each (the partitioner and the group decide)."""
+    scenario = plan.scenario
+    if not target.launcher.pairs_by_node:
+        return [None] * scenario.consumers
+    pairs = scenario.producers
+    if scenario.consumers != pairs:
+        raise ConfigError(f"--launcher ray measures e2e within each node, producer i and consumer i on one node's "
+                          f"partitions: give as many consumers as producers (--consumers {pairs}), or read across "
+                          "nodes' clocks with --cross-host-e2e")
+    with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
+        count = len(admin.offsets(topic))
+    if count < pairs:
+        raise ConfigError(f"{pairs} producer/consumer pairs need a partition each at least; {topic} has {count}: "
+                          f"--partitions {pairs}, or --cross-host-e2e")
+    return deal(count, pairs)
+
+
+def deal(partitions: int, pairs: int) -> list[list[int]]:
+    """Partitions dealt to pairs in turn: pair i gets i, i + pairs, i + 2 pairs, ..."""
+    return [list(range(pair, partitions, pairs)) for pair in range(pairs)]
 
 
 def _stop_offsets(target: Target, topic: str, plan: ThroughputPlan) -> dict[int, int] | None:
@@ -262,8 +306,28 @@ def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPla
         timings=_timings(outcomes),
         timeline=timeline.as_dicts() if timeline else [],
         workers=[w.entry() for w in workers],
+        nodes=per_node(role, workers),
         error="; ".join(errors) or None,
     )
+
+
+def per_node(role: str, workers: list[fleet.FleetWorker]) -> dict[str, dict]:
+    """Each node's figures beside the totals, when the workers ran on several: its workers' counts summed and their
+    histograms merged bucket for bucket, over the node's own span."""
+    by_node: dict[str, list[Outcome]] = {}
+    for worker in workers:
+        if (node := worker.process.placement.get("node")) and worker.outcome is not None:
+            by_node.setdefault(node, []).append(worker.outcome)
+    if len(by_node) < 2:
+        return {}
+    figures = {}
+    for node, outcomes in by_node.items():
+        counters = merge.sum_counters(outcomes)
+        records = counters.get("acked" if role == "produce" else "received", 0)
+        figures[node] = {"workers": len(outcomes), "records": records,
+                         "throughput": merge.throughput(records, counters.get("payload_bytes", 0), *merge.wall_span(outcomes)),
+                         "stats": {k: v.model_dump() for k, v in stats_from(merge.merge_histograms(outcomes)).items()}}
+    return figures
 
 
 def _timings(outcomes: list[Outcome]) -> dict[str, float]:

@@ -89,18 +89,19 @@ class Adapter:
         self._pending.add(future)
         future.add_done_callback(done)  # registered before any waiter, so it runs first
 
-    def send_many(self, topic, values, stamp=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None) -> int:
         """The whole batch of sends runs inside the event loop: one loop entry per batch, not per record.
         aiokafka bounds what is queued itself: a send waits while its partition's batch is full."""
-        return self._loop.run_until_complete(self._send_many(topic, values, stamp))
+        return self._loop.run_until_complete(self._send_many(topic, values, stamp, partition))
 
-    async def _send_many(self, topic, values, stamp) -> int:
+    async def _send_many(self, topic, values, stamp, partition) -> int:
         send, clock, acked, partial = self._producer.send, monotonic_ns, self._acked, functools.partial
         taken = 0
         for value in values:
             sent = clock()
             try:
-                future = await send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None)
+                future = await send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None,
+                                    partition=partition)
             except KafkaError as exc:
                 self._acks.errors.append(f"SendFailed: {exc}")
             else:
@@ -160,9 +161,12 @@ class Adapter:
 
         self._run(assign(), f"cannot read the end offset of {topic}")
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
         async def join() -> None:
-            self._consumer.subscribe([topic])
+            if partitions is not None:
+                self._consumer.assign([TopicPartition(topic, p) for p in partitions])
+            else:
+                self._consumer.subscribe([topic])
             deadline = time.monotonic() + timeout_s
             while not self._consumer.assignment():
                 if time.monotonic() > deadline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from typing import Any
@@ -70,8 +71,10 @@ class Adapter:
         except KafkaException as exc:
             raise AdapterError(f"produce failed: {exc.args[0].str()}") from exc
 
-    def send_many(self, topic, values, stamp=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None) -> int:
         produce, taken = self._producer.produce, 0
+        if partition is not None:
+            produce = functools.partial(produce, partition=partition)
         try:
             if stamp is None:
                 for value in values:
@@ -125,7 +128,16 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc.args[0].str()}") from exc
         self._consumer.assign([TopicPartition(topic, partition, high)])
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
+        if partitions is not None:
+            try:  # pinned as `latest` is below; OFFSET_STORED: the group's offset, else auto.offset.reset
+                offsets = [self._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
+                           if at_end else confluent_kafka.OFFSET_STORED for p in partitions]
+            except KafkaException as exc:
+                raise AdapterError(f"cannot read the end offsets of {topic}: {exc.args[0].str()}") from exc
+            self._consumer.assign([TopicPartition(topic, p, offset) for p, offset in zip(partitions, offsets)])
+            self._assigned_ns = time.monotonic_ns()
+            return
         assigned: list = []
 
         def on_assign(consumer, partitions) -> None:

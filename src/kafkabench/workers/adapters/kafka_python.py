@@ -63,7 +63,7 @@ class Adapter:
         future.add_callback(lambda metadata: on_ack(Ack(None, metadata.partition, metadata.offset)))
         future.add_errback(lambda exc: on_ack(Ack(f"{type(exc).__name__}: {exc}")))
 
-    def send_many(self, topic, values, stamp=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None) -> int:
         """Futures complete on kafka-python's I/O thread: the callbacks only append to the AckLog."""
         send, clock, failed = self._producer.send, monotonic_ns, self._acks.errors.append
         acked, refused = self._callbacks
@@ -71,7 +71,7 @@ class Adapter:
         for value in values:
             sent = clock()
             try:
-                future = send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None)
+                future = send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None, partition=partition)
             except KafkaTimeoutError:  # buffer_memory full for max_block_ms
                 return taken
             except KafkaError as exc:
@@ -126,8 +126,11 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc}") from exc
         self._consumer.seek(tp, end)
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False) -> None:
-        self._consumer.subscribe([topic])
+    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
+        if partitions is not None:
+            self._consumer.assign([TopicPartition(topic, p) for p in partitions])
+        else:
+            self._consumer.subscribe([topic])
         deadline = time.monotonic() + timeout_s
         while not self._consumer.assignment():
             if time.monotonic() > deadline:
