@@ -47,6 +47,8 @@ def pin_tree(pid: int, core: int) -> None:
 class PinnedLocal:
     """The local launcher, worker i pinned to core i modulo the cores."""
 
+    name, pairs_by_node = "local", False
+
     def __init__(self) -> None:
         self.started = 0
 
