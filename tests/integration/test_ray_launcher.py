@@ -108,8 +108,9 @@ def test_a_delivery_cell_of_two_producers_on_two_nodes_is_judged_as_one_run(kafk
     assert [History.load(tmp_path / name).producer for name in run.params["histories"]] == [0, 1]
 
 
-def test_the_java_worker_runs_on_a_node_from_jars_sent_to_it(kafka_cluster, ray_cluster, tmp_path):
-    scenario = ProduceScenario(client="java", size=100, count=2000, producers=2, consumers=2, partitions=2, timeout=60)
+def test_the_java_worker_runs_on_a_node_from_jars_sent_to_it_and_reads_its_pairs_partitions(
+        kafka_cluster, ray_cluster, tmp_path):
+    scenario = ProduceScenario(client="java", size=100, count=2001, producers=2, consumers=2, partitions=4, timeout=60)
     before = time.monotonic_ns()
     with Launcher("ray", ray_cluster.address).open() as launcher:
         document = run_throughput(scenario, target_of(kafka_cluster, launcher), tmp_path, Listener())
@@ -117,7 +118,9 @@ def test_the_java_worker_runs_on_a_node_from_jars_sent_to_it(kafka_cluster, ray_
     producers, consumers = document.runs
     assert {w["launcher"] for w in producers.workers + consumers.workers} == {"ray"}
     assert len({w["node"] for w in producers.workers}) == 2
-    assert producers.counters["acked"] == consumers.counters["received"] == consumers.stats["e2e"].count == 2000
+    assert producers.counters["acked"] == consumers.counters["received"] == consumers.stats["e2e"].count == 2001
+    pairs = [(p["counters"]["acked"], c["counters"]["received"]) for p, c in zip(producers.workers, consumers.workers)]
+    assert pairs == [(1001, 1001), (1000, 1000)]  # consumer i read what producer i wrote, and nothing else
     assert all(before < w["start_ns"] < w["end_ns"] < after for w in producers.workers)  # on this process's clock
 
 

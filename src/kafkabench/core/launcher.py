@@ -87,6 +87,7 @@ class Launcher:
     ray_address: str | None = None
     spread: str = "spread"  # ray: spread (one worker per node) | pack
     cross_host_e2e: bool = False  # ray: consumers read what any producer wrote, on whichever node
+
     def __post_init__(self) -> None:
         if self.name not in ("local", "ray"):
             raise ConfigError(f"--launcher {self.name}: expected local or ray")

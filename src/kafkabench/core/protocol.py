@@ -87,7 +87,7 @@ class ProduceParams(ScenarioParams):
     records_file: str | None = Field(None, min_length=1, description="replay these values once, in order, instead "
                                      "of cycling through the payload files (Python worker only)")
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="send only to these "
-                                                                 "partitions, in turn (Python worker only); unset: "
+                                                                 "partitions, in turn; unset: "
                                                                  "where the client's partitioner puts each record")
 
     @model_validator(mode="after")
@@ -120,8 +120,8 @@ class ConsumeParams(ScenarioParams):
                                                 "count each stop there and together read exactly the count "
                                                 "(JSON keys are strings: the partition number as text)")
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="read these "
-                                                                 "partitions, assigned without joining a group (Python "
-                                                                 "worker only); unset: the group's share of the topic")
+                                                                 "partitions, assigned without joining a group; unset: "
+                                                                 "the group's share of the topic")
 
 
 DELIVERY_MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep")

@@ -159,14 +159,13 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
                            stop_offsets=_stop_offsets(target, topic, plan) if several else None)
-    pairs = node_partitions(plan, target, topic) if producing and consumers else [None] * consumers
+    pairs = node_partitions(plan, target, topic) if producing and consumers else None
     consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(
-        params.model_copy(update={"partitions": partitions}))}) for partitions in pairs]
+        params.model_copy(update={"partitions": partitions}))}) for partitions in pairs or [None] * consumers]
     producer_tasks, warmup = [], scenario.warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
-        pairs = pairs if consumers and pairs[0] else [None] * scenario.producers
-        for count, partitions in zip(_split(scenario.count, scenario.producers), pairs):
+        for count, partitions in zip(_split(scenario.count, scenario.producers), pairs or [None] * scenario.producers):
             params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
                                    stamp=consumers > 0, warmup=warmup, partitions=partitions)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
@@ -191,13 +190,13 @@ def e2e_clocks(target: Target) -> str:
     return "two nodes' (--cross-host-e2e): exact within the sum of their bounds, runs[].workers[].clock_bound_ns"
 
 
-def node_partitions(plan: ThroughputPlan, target: Target, topic: str) -> list[list[int] | None]:
+def node_partitions(plan: ThroughputPlan, target: Target, topic: str) -> list[list[int]] | None:
     """Each producer/consumer pair's partitions: where the workers may run on hosts with clocks of their own
     (`launcher.pairs_by_node`), producer i and consumer i share a node and partitions i, i + n, i + 2n, ..., so each
-    e2e latency is read on one node's clock; elsewhere None each (the partitioner and the group decide)."""
+    e2e latency is read on one node's clock; elsewhere None (the partitioner and the group decide)."""
     scenario = plan.scenario
     if not target.launcher.pairs_by_node:
-        return [None] * scenario.consumers
+        return None
     pairs = scenario.producers
     if scenario.consumers != pairs:
         raise ConfigError(f"--launcher ray measures e2e within each node, producer i and consumer i on one node's "

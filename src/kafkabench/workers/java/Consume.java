@@ -3,6 +3,7 @@ package kafkabench;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -32,6 +33,7 @@ final class Consume implements KafkabenchWorker.Scenario {
     private final String topic, group, from;
     private final Long count;
     private final Map<Integer, Long> stopOffsets;
+    private final int[] partitions; // null: the group's share of the topic; else these, assigned without the group
     private final long durationNs, intervalNs, idleNs, timeoutNs;
     private final boolean check;
     private final byte[][] expectedSha256s;
@@ -55,6 +57,7 @@ final class Consume implements KafkabenchWorker.Scenario {
         from = params.text("from", "earliest", "latest");
         count = params.count("count");
         stopOffsets = params.offsets("stop_offsets");
+        partitions = params.partitions("partitions");
         durationNs = params.nanos("duration_s");
         idleNs = params.nanos("idle_timeout_s");
         intervalNs = (long) (params.number("interval_s", 1.0) * 1e9);
@@ -113,7 +116,14 @@ final class Consume implements KafkabenchWorker.Scenario {
             throw new WorkerFailure("failure", "topic " + topic + " has no partitions (does it exist?)");
         }
         subscribedNs = System.nanoTime();
-        consumer.subscribe(List.of(topic), new PauseUntilStart());
+        if (partitions != null) {
+            List<TopicPartition> assigned = new ArrayList<>();
+            for (int partition : partitions) assigned.add(new TopicPartition(topic, partition));
+            consumer.assign(assigned);
+            new PauseUntilStart().onPartitionsAssigned(assigned);
+        } else {
+            consumer.subscribe(List.of(topic), new PauseUntilStart());
+        }
         for (long now = subscribedNs; rebalanceS == null; now = System.nanoTime()) {
             if (now - deadline >= 0) {
                 throw new WorkerFailure("timeout", "no partitions of " + topic + " assigned to group " + group + within);

@@ -29,6 +29,22 @@ final class Params {
     }
 
     /** An object of partition number -> offset, or null when absent or null. */
+    /** A list of partition numbers, or null when absent or null. */
+    int[] partitions(String name) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return null;
+        if (!value.isArray() || value.isEmpty()) throw invalid(name, "a non-empty list of partition numbers");
+        int[] partitions = new int[value.size()];
+        for (int i = 0; i < partitions.length; i++) {
+            JsonNode partition = value.get(i);
+            if (!partition.canConvertToInt() || !partition.isIntegralNumber() || partition.asInt() < 0) {
+                throw invalid(name, "a non-empty list of partition numbers");
+            }
+            partitions[i] = partition.asInt();
+        }
+        return partitions;
+    }
+
     Map<Integer, Long> offsets(String name) throws WorkerFailure {
         JsonNode value = params.path(name);
         if (value.isMissingNode() || value.isNull()) return null;

@@ -36,6 +36,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     private final long durationNs, intervalNs, timeoutNs;
     private final double rate;
     private final boolean stamp;
+    private final int[] partitions; // null: the partitioner decides; else message i goes to partitions[i % n]
     private final byte[][] payloads;
     private final AtomicLong outOfRange = new AtomicLong();
     private final LatencyMetric publishLatency = new LatencyMetric(outOfRange);
@@ -63,6 +64,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         intervalNs = (long) (params.number("interval_s", 1.0) * 1e9);
         if (intervalNs <= 0) throw params.invalid("interval_s", "a number of seconds > 0");
         stamp = params.flag("stamp");
+        partitions = params.partitions("partitions");
         timeoutNs = (long) (task.path("timeout_s").asDouble(30) * 1e9);
         payloads = Payloads.read(task);
     }
@@ -156,7 +158,8 @@ final class Produce implements KafkabenchWorker.Scenario {
         byte[] value = payloads[(int) (i % payloads.length)];
         byte[] sentNs = stamp ? new byte[8] : null; // filled in once the send time is known (rate -1)
         List<Header> headers = stamp ? List.of(new RecordHeader(STAMP_HEADER, sentNs)) : null;
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, null, null, value, headers);
+        Integer partition = partitions == null ? null : partitions[(int) (i % partitions.length)];
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, null, value, headers);
         long tSend = System.nanoTime();
         if (stamp) putBigEndian(rate > 0 ? due : tSend, sentNs);
         if (sent++ == 0) firstSendNs = tSend;
