@@ -33,6 +33,7 @@ RESOURCE = "kafkabench"  # what a node offers to take kafkabench workers (`ray s
 SPREADS = {"spread": "STRICT_SPREAD", "pack": "PACK"}
 READ_WAIT_S = 0.2  # how long one relay call waits on the node for the worker's next line
 CALL_TIMEOUT_S = 30  # a node that answers no call for this long is taken for gone
+ACTOR_START_S = 120  # its first call waits for the actor's process, which a busy node may take long to start
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class RayLauncher:
             scheduling_strategy=PlacementGroupSchedulingStrategy(slot.group, placement_group_bundle_index=slot.index))
         host = actor.remote()
         try:
-            node, address = ray.get(host.node.remote(), timeout=CALL_TIMEOUT_S)
+            node, address = ray.get(host.node.remote(), timeout=ACTOR_START_S)
             for path in sorted(self._dirs):
                 ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
             for path, (ref, sha) in self._files.items():
