@@ -60,7 +60,6 @@ class LatencyHistogram:
         self.out_of_range += outside
         if outside:
             self.negative += int(np.count_nonzero(micros < 0))
-        if outside:
             micros = micros[fits]
         if micros.size:
             hdr = self._hdr
