@@ -110,10 +110,12 @@ LONGEST_GROUP = "tests/integration/three_plus_controller"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """`make test` runs two pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker,
     so its cluster fixture starts once, and the fault package shares its one cluster; that package runs first,
     being the longest, so the other worker takes every other module meanwhile."""
+    if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
+        return
     for item in items:
         path = item.nodeid.split("::")[0]
         group = LONGEST_GROUP if path.startswith(LONGEST_GROUP + "/") else path
@@ -121,6 +123,7 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUP + "/"))
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist has no such hook
 def pytest_xdist_node_collection_finished(node, ids):
     """Under `--dist loadgroup`, every node id a worker collected must carry its group; a pytest that keeps node ids
     where xdist cannot append it (9.2 with xdist 3.8) would spread a module over both workers, each starting its

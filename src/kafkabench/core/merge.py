@@ -19,11 +19,19 @@ def merge_histograms(outcomes: list[Outcome]) -> dict[str, LatencyHistogram]:
     return {metric: h for metric, h in merged.items() if h.count}
 
 
+WHOLE_ONLY = ("wire_bytes",)  # read against payload_bytes: a sum over some workers would read as a ratio it is not
+
+
 def sum_counters(outcomes: list[Outcome]) -> dict[str, int]:
+    """Counters summed; those in WHOLE_ONLY only when every worker has them (a worker that died reported its counts
+    in its windows, not its wire bytes)."""
     total: dict[str, int] = defaultdict(int)
     for outcome in outcomes:
         for key, value in outcome.counters.items():
             total[key] += value
+    for key in WHOLE_ONLY:
+        if key in total and not all(key in outcome.counters for outcome in outcomes):
+            del total[key]
     return dict(total)
 
 

@@ -55,12 +55,16 @@ class WorkerHost:
     # ---- files ----------------------------------------------------------------------------------------
 
     def put_file(self, path: str, data: bytes, sha256: str) -> None:
-        """Write a shared file where the worker will look for it, checked by hash."""
+        """Write a shared file where the worker will look for it, checked by hash; already there (a worker beside
+        this one wrote it), it is left as it is."""
         if sha256_of(data) != sha256:
             raise ValueError(f"{path}: arrived with another sha256 than it left with")
         target = Path(path)
+        with contextlib.suppress(OSError):
+            if sha256_of(target.read_bytes()) == sha256:
+                return
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".part")
+        partial = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.part")  # its own, then renamed
         partial.write_bytes(data)
         partial.replace(target)
 

@@ -128,22 +128,24 @@ class RayLauncher:
         actor = ray.remote(WorkerHost).options(
             num_cpus=0, max_concurrency=4,
             scheduling_strategy=PlacementGroupSchedulingStrategy(slot.group, placement_group_bundle_index=slot.index))
-        host = actor.remote()
-        try:
-            node, address = ray.get(host.node.remote(), timeout=ACTOR_START_S)
-            for path in sorted(self._dirs):
-                ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
-            for path, (ref, sha) in self._files.items():
-                ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
-            clock = _measure_clock(host, address)
-            pid = ray.get(host.start.remote(client, command), timeout=CALL_TIMEOUT_S)
-        except Exception as exc:
-            with contextlib.suppress(Exception):
-                ray.kill(host)
-            raise WorkerFailed(name, f"could not start on Ray ({_first_line(exc)})", kind="config") from None
-        worker = RayWorker(name, host, node, address, clock, pid, slot.group, shifts_itself=client != "java")
+        worker = RayWorker(name, actor.remote(), slot.group, shifts_itself=client != "java")
+        worker.set_up(lambda host: self._set_up(host, client, command))
         self.workers.append(worker)
         return worker
+
+    def _set_up(self, host, client: str, command: list[str] | None) -> tuple[str, str, Clock, int]:
+        """On a worker's own thread (a run's workers start side by side): its actor's node, the files shared so
+        far, the node's clock, then the worker process; (node id, address, clock, pid)."""
+        import ray
+
+        node, address = ray.get(host.node.remote(), timeout=ACTOR_START_S)
+        for path in sorted(self._dirs):
+            ray.get(host.make_dir.remote(path), timeout=CALL_TIMEOUT_S)
+        for path, (ref, sha) in list(self._files.items()):
+            ray.get(host.put_file.remote(path, ref, sha), timeout=CALL_TIMEOUT_S)
+        clock = _measure_clock(host, address)
+        pid = ray.get(host.start.remote(client, command), timeout=CALL_TIMEOUT_S)
+        return node, address, clock, pid
 
     def _java_command(self) -> list[str]:
         """The Java worker on a node: its jar (built here) and the Kafka client jars shared, so the node needs only
@@ -191,7 +193,7 @@ class RayLauncher:
         if path.is_dir():
             node_path = f"{self.files_root}/dirs/{sha256_of(str(path).encode())[:16]}/{path.name}"
             self._dirs.add(node_path)
-            for worker in self.workers:
+            for worker in self._set_up_workers():
                 ray.get(worker.host.make_dir.remote(node_path), timeout=CALL_TIMEOUT_S)
             return node_path
         data = path.read_bytes()
@@ -199,16 +201,20 @@ class RayLauncher:
         node_path = f"{self.files_root}/files/{sha[:16]}/{path.name}"
         if node_path not in self._files:
             self._files[node_path] = (ray.put(data), sha)
-            for worker in self.workers:
+            for worker in self._set_up_workers():
                 ray.get(worker.host.put_file.remote(node_path, self._files[node_path][0], sha), timeout=CALL_TIMEOUT_S)
         return node_path
+
+    def _set_up_workers(self) -> list[RayWorker]:
+        """The workers whose set-up ended (a file shared meanwhile could be missed by one still starting)."""
+        return [worker for worker in self.workers if worker.wait_set_up()]
 
     def collect(self, path: Path) -> None:
         """Bring back into `path` what the workers wrote into the directory shared as `path`, checked by hash."""
         import ray
 
         node_path = self.share(path)
-        for worker in self.workers:
+        for worker in self._set_up_workers():
             for name, (data, sha) in ray.get(worker.host.files_under.remote(node_path), timeout=CALL_TIMEOUT_S).items():
                 if sha256_of(data) != sha:
                     raise KafkabenchError(f"{worker.name}: {name} came back with another sha256 than it had on its node")
@@ -221,29 +227,68 @@ class RayWorker:
     """One worker on a Ray node, as a lab sees a worker: protocol messages in and out, every wait bounded; the times
     it reports are on this process's monotonic clock."""
 
-    def __init__(self, name: str, host, node: str, address: str, clock: Clock, pid: int, group,
-                 shifts_itself: bool = True) -> None:
+    def __init__(self, name: str, host, group, shifts_itself: bool = True) -> None:
         self.name = name
         self.shifts_itself = shifts_itself  # the Python worker takes the offset; the Java worker's times are moved here
         self.host = host
         self.group = group
-        self.node = node
-        self.address = address
-        self.clock = clock
-        self.pid = pid
+        self.node = self.address = ""
+        self.clock = Clock(0, 0, 0)
+        self.pid: int | None = None
         self.started_ns = time.monotonic_ns()
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._gone: str | None = None  # why the relay ended, when it did not end with the worker's output
+        self._gone_kind = "failure"
         self._stopping = threading.Event()
-        threading.Thread(target=self._relay, name=f"relay {name}", daemon=True).start()
+        self._set_up_lock = threading.Lock()  # what is sent before the worker runs waits in _pending, in order
+        self._pending: list[BaseModel] | None = []  # None once the worker runs
+        self._set_up_ended = threading.Event()
+
+    def set_up(self, set_up) -> None:
+        """Start the worker on a thread of its own: `set_up(host)` gives (node, address, clock, pid); what is sent
+        meanwhile is written once it runs, and a failure is the worker's first message."""
+        threading.Thread(target=self._set_up, args=(set_up,), name=f"start {self.name}", daemon=True).start()
+
+    def wait_set_up(self, timeout_s: float = ACTOR_START_S + 4 * CALL_TIMEOUT_S) -> bool:
+        """True once the worker runs (or ran); False if it never started."""
+        return self._set_up_ended.wait(timeout_s) and self.pid is not None
+
+    def _set_up(self, set_up) -> None:
+        import ray
+
+        try:
+            self.node, self.address, self.clock, self.pid = set_up(self.host)
+            with self._set_up_lock:
+                for message in self._pending:
+                    self._write(message)
+                self._pending = None
+        except Exception as exc:
+            self._gone = exc.reason if isinstance(exc, WorkerFailed) else f"could not start on Ray ({_first_line(exc)})"
+            self._gone_kind = "config" if self.pid is None else "failure"
+            with contextlib.suppress(Exception):
+                if ray.is_initialized():  # else ray.kill would start a Ray of its own
+                    ray.kill(self.host)
+            self._lines.put(None)
+            return
+        finally:
+            self._set_up_ended.set()
+        threading.Thread(target=self._relay, name=f"relay {self.name}", daemon=True).start()
 
     @property
     def placement(self) -> dict:
+        self.wait_set_up()
         return {"launcher": "ray", "node": self.node, "address": self.address, "pid": self.pid,
                 "clock_offset_ns": self.clock.monotonic_offset_ns, "wall_clock_offset_ns": self.clock.wall_offset_ns,
                 "clock_bound_ns": self.clock.bound_ns, "clock_via": self.clock.via}
 
     def send(self, message: BaseModel) -> None:
+        with self._set_up_lock:
+            if self._pending is not None:
+                self._pending.append(message)
+                return
+        self._write(message)
+
+    def _write(self, message: BaseModel) -> None:
         import ray
 
         if isinstance(message, Task) and self.shifts_itself:  # every time it reports and stamps, on this process's clock
@@ -270,7 +315,7 @@ class RayWorker:
             return None
         if line is None:
             self._lines.put(None)
-            raise WorkerFailed(self.name, self._gone or f"worker exited ({self._why_gone()})")
+            raise WorkerFailed(self.name, self._gone or f"worker exited ({self._why_gone()})", kind=self._gone_kind)
         message = protocol.decode(line)
         if not self.shifts_itself:
             message = on_driver_clock(message, -self.clock.monotonic_offset_ns)
@@ -296,6 +341,7 @@ class RayWorker:
         if self.stopped:
             return
         self._stopping.set()
+        self._set_up_ended.wait(ACTOR_START_S + 4 * CALL_TIMEOUT_S)  # else its process could start after this
         with contextlib.suppress(Exception):
             ray.get(self.host.stop.remote(timeout_s), timeout=timeout_s + CALL_TIMEOUT_S)
 

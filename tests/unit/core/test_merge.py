@@ -27,6 +27,13 @@ def test_outcomes_of_several_producers_merge():
     assert throughput(5, 10, None, None) == {}
 
 
+def test_wire_bytes_are_summed_only_when_every_worker_counted_them():
+    whole = Outcome(counters={"acked": 3, "payload_bytes": 300, "wire_bytes": 420})
+    partial = Outcome(counters={"acked": 2, "payload_bytes": 200})  # a worker that died: its windows' counts only
+    assert sum_counters([whole, whole]) == {"acked": 6, "payload_bytes": 600, "wire_bytes": 840}
+    assert sum_counters([whole, partial]) == {"acked": 5, "payload_bytes": 500}  # not 420 wire bytes for 500 payload
+
+
 def test_empty_histograms_and_missing_resources_leave_nothing_behind():
     quiet = Outcome(histograms={"e2e": LatencyHistogram().encode()})
     assert merge_histograms([quiet]) == {}

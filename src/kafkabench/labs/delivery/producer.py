@@ -53,10 +53,10 @@ def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliverySce
         for starting, task in enumerate(tasks):
             workers.append(target.launcher.start(f"delivery {cell.client} {cell.mode}"
                                                  + (f" producer {starting + 1}" if len(tasks) > 1 else ""), cell.client))
-            seen[starting].worker = {"name": workers[-1].name, "role": "produce", **workers[-1].placement}
             workers[-1].send(task)
-        for worker, one in zip(workers, seen):
+        for worker, one in zip(workers, seen):  # they start side by side; where each runs is known once it is ready
             _failing_into(one, worker.receive, Ready, timeout_s=WORKER_START_S)
+            one.worker = {"name": worker.name, "role": "produce", **worker.placement}
         if any(one.error for one in seen):
             return seen
         start = time.monotonic()
