@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# two pytest-xdist workers; a module's tests stay on one (tests/conftest.py says how they are grouped)
-PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup
+# two pytest-xdist workers; a module's tests stay on one (tests/conftest.py says how they are grouped); the
+# slowest tests named at the end, to keep the whole run short
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 .PHONY: demo test test-stress docs docs-serve clean
 

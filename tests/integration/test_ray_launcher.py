@@ -92,11 +92,11 @@ def test_three_producers_and_consumers_on_three_nodes_match_a_local_run(kafka_cl
 
 
 def test_more_workers_than_nodes_are_refused_in_one_line_before_any_starts(ray_cluster):
-    with RayLauncher(ray_cluster.address, place_timeout_s=3) as launcher:  # the CLI's wait is 30 s
+    with RayLauncher(ray_cluster.address, place_timeout_s=1) as launcher:  # the CLI's wait is 30 s
         with pytest.raises(KafkabenchError) as refused:
             launcher.reserve(NODES + 1)
         assert not launcher.workers
-    assert re.fullmatch(rf"cannot place {NODES + 1} worker slot\(s\) \(one per node\) within 3 s: Ray at \S+ has {NODES} "
+    assert re.fullmatch(rf"cannot place {NODES + 1} worker slot\(s\) \(one per node\) within 1 s: Ray at \S+ has {NODES} "
                         r"node\(s\) offering the 'kafkabench' resource, none placed; start more \(`kafkabench ray up "
                         r"--nodes N`\) or pack them \(--spread pack\)", str(refused.value)), str(refused.value)
 

@@ -52,8 +52,9 @@ class LatencyHistogram:
         """Record many latencies in microseconds at once; return how many were out of range (and counted).
 
         Each value's bucket index is computed as HdrHistogram computes it, the counts per bucket summed with
-        bincount, and each non-empty bucket recorded once with its count at the bucket's lowest equivalent
-        value: the same counts, total, minimum and maximum as recording the values one by one."""
+        bincount and added to the counts array in one piece, the total, minimum and maximum moved as recording
+        each non-empty bucket once at its lowest equivalent value would: the same histogram as recording the
+        values one by one, without a Python call per bucket (at 1,000 records/s nearly every value has one)."""
         micros = np.asarray(micros, dtype=np.int64)
         fits = (micros >= 0) & (micros <= HIGHEST_US)
         outside = int(micros.size - np.count_nonzero(fits))
@@ -64,8 +65,11 @@ class LatencyHistogram:
         if micros.size:
             hdr = self._hdr
             counts = np.bincount(_counts_indexes(hdr, micros))
-            for index in np.flatnonzero(counts):
-                hdr.record_value(hdr.get_value_from_index(int(index)), int(counts[index]))
+            np.ctypeslib.as_array(hdr.counts)[:counts.size] += counts.astype(np.uint64)
+            hdr.total_count += int(micros.size)
+            recorded = np.flatnonzero(counts)
+            hdr.min_value = min(hdr.min_value, hdr.get_value_from_index(int(recorded[0])))
+            hdr.max_value = max(hdr.max_value, hdr.get_value_from_index(int(recorded[-1])))
         return outside
 
     @property

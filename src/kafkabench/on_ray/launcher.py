@@ -233,7 +233,7 @@ class RayWorker:
         self.host = host
         self.group = group
         self.node = self.address = ""
-        self.clock = Clock(0, 0, 0)
+        self.clock = Clock(0, 0, 0)  # until its node's is read
         self.pid: int | None = None
         self.started_ns = time.monotonic_ns()
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -276,7 +276,8 @@ class RayWorker:
 
     @property
     def placement(self) -> dict:
-        self.wait_set_up()
+        if not self.wait_set_up():
+            return {"launcher": "ray", "node": self.node, "pid": None}  # never started: no clock was read
         return {"launcher": "ray", "node": self.node, "address": self.address, "pid": self.pid,
                 "clock_offset_ns": self.clock.monotonic_offset_ns, "wall_clock_offset_ns": self.clock.wall_offset_ns,
                 "clock_bound_ns": self.clock.bound_ns, "clock_via": self.clock.via}

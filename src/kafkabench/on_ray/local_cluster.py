@@ -179,6 +179,9 @@ def _ray() -> str:
 
 
 def _env() -> dict[str, str]:
-    """Usage stats off; token authentication as the user set it (RAY_AUTH_MODE), else off for head and nodes alike:
-    left unset, a head finding ~/.ray/auth_token turns it on and the nodes, not reading it, cannot join."""
-    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    """Usage stats off; no idle Python workers started ahead (a node would start one per CPU whenever a driver
+    connects, for tasks kafkabench never sends: on one core beside the run's workers they took 1.3 CPU s each); token
+    authentication as the user set it (RAY_AUTH_MODE), else off for head and nodes alike: left unset, a head finding
+    ~/.ray/auth_token turns it on and the nodes, not reading it, cannot join."""
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_enable_worker_prestart": "0",
+            "RAY_prestart_worker_first_driver": "0", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}

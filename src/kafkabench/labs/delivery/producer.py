@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kafkabench.cluster.target import Target
 from kafkabench.core.protocol import Progress, Ready, Result, Start, Task
 from kafkabench.core.results import Run
+from kafkabench.core.shares import even_shares
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.config.redact import redact
 from kafkabench.labs.delivery.cells import DeliveryCell
@@ -125,15 +126,23 @@ def _watch_exit(worker, seen: ProducerRun, wait_s: float) -> None:
 
 def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None:
     """The cell's run from what was seen of its producers: one as before; several as one run, their timelines
-    side by side (each entry names its `producer`), each process's end and error named by its producer."""
-    result = next((one.result for one in seen if one.result is not None), None)
-    if result is not None:
+    side by side (each entry names its `producer`), each process's end and error named by its producer. Several
+    started together, so the cell's stopwatch is the slowest one's: its parts are the cell's, and ms/event is its
+    whole over the cell's count; each producer's own stopwatch stays in its `workers` entry."""
+    several = len(seen) > 1
+    counts = even_shares(run.params["count"], len(seen))
+    stopwatch_ms = [one.result.timings.get("ms_per_event", 0.0) * count if one.result else -1.0
+                    for one, count in zip(seen, counts)]
+    slowest = max(range(len(seen)), key=stopwatch_ms.__getitem__)
+    if (result := seen[slowest].result) is not None:
         run.client_version = result.client_version
         run.timings = dict(result.timings)
         if result.effective_config.get("producer"):
             run.config["producer"] = redact(result.effective_config["producer"])
-        run.duration_s = run.timings.get("ms_per_event", 0.0) * run.params["count"] / 1000 / len(seen)
-    several = len(seen) > 1
+        run.duration_s = stopwatch_ms[slowest] / 1000
+        if several:
+            run.timings["ms_per_event"] = stopwatch_ms[slowest] / run.params["count"]
+            run.params["stopwatch"] = f"producer {slowest + 1}'s, the slowest of {len(seen)}"
     run.timeline = sorted((({**entry, "producer": number} if several else entry)
                            for number, one in enumerate(seen, 1) for entry in one.timeline), key=lambda e: e["t_s"])
     ended = [(number, one) for number, one in enumerate(seen, 1) if one.exit_s is not None]
@@ -141,7 +150,8 @@ def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None
         run.timings["exit_s"] = max(one.exit_s for _, one in ended)
         run.params["process_end"] = "; ".join((f"producer {number}: " if several else "") + process_end(cell.worker_mode, one)
                                               for number, one in ended)
-    run.workers = [{**one.worker, "counters": {"sent": one.sent, "acked": one.acked}} for one in seen if one.worker]
+    run.workers = [{**one.worker, "counters": {"sent": one.sent, "acked": one.acked},
+                    **({"timings": one.result.timings} if several and one.result else {})} for one in seen if one.worker]
     run.error = "; ".join((f"producer {number}: " if several else "") + one.error
                           for number, one in enumerate(seen, 1) if one.error) or None
 

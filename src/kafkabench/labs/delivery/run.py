@@ -19,6 +19,7 @@ from kafkabench.config.translate import translate
 from kafkabench.core.events import Listener
 from kafkabench.core.protocol import DeliveryParams, Task, task_params
 from kafkabench.core.results import ResultDocument, Run, write_result
+from kafkabench.core.shares import even_shares
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
@@ -103,11 +104,6 @@ def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
     return all(settings(cell) != settings(cells[index]) for cell in cells[:index])
 
 
-def split(count: int, parts: int) -> list[int]:
-    base, extra = divmod(count, parts)
-    return [base + (number < extra) for number in range(parts)]
-
-
 def refuse(run: Run, reason: str) -> None:
     run.error = reason if reason.startswith(run.client) else f"refused by {run.client}: {reason}"
     run.params["refused"] = True
@@ -129,7 +125,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
     with fresh_topic(target.connection, topic, s.partitions, s.replication_factor, s.min_isr,
                      settings.values("topic"), scenario.timeout) as description:
         run.params["topic_description"] = description
-        counts, rate = split(scenario.count, scenario.producers), scenario.rate / scenario.producers if scenario.rate > 0 else -1
+        counts, rate = even_shares(scenario.count, scenario.producers), scenario.rate / scenario.producers if scenario.rate > 0 else -1
         tasks = [Task(scenario="delivery", client=cell.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
                       producer_config=producer.config, timeout_s=scenario.timeout,
                       params=task_params(DeliveryParams(

@@ -24,6 +24,7 @@ from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.launcher import Worker
 from kafkabench.core.protocol import Finish, Outcome, PingPongParams, Progress, Ready, Result, Round, Task, task_params
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.core.shares import even_shares
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
@@ -211,9 +212,7 @@ class _Session:
 
 
 def _round_sizes(count: int, rounds: int) -> list[int]:
-    rounds = max(1, min(rounds, count))
-    base, extra = divmod(count, rounds)
-    return [base + (1 if i < extra else 0) for i in range(rounds)]
+    return even_shares(count, max(1, min(rounds, count)))
 
 
 def _params(scenario: LatencyScenario, payload: bytes) -> dict:

@@ -21,6 +21,7 @@ from kafkabench.core import fleet, merge
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Ready, Start, Task, task_params
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
+from kafkabench.core.shares import even_shares
 from kafkabench.core.timeline import Timeline
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
@@ -131,11 +132,8 @@ def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan) -> tuple[str, str | N
     return name, name
 
 
-def _split(total: int | None, parts: int) -> list[int | None]:
-    if total is None:
-        return [None] * parts
-    base, extra = divmod(total, parts)
-    return [base + (1 if i < extra else 0) for i in range(parts)]
+def _shares(count: int | None, producers: int) -> list[int | None]:
+    return [None] * producers if count is None else even_shares(count, producers)
 
 
 def base_task(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path]) -> Task:
@@ -165,7 +163,7 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
     producer_tasks, warmup = [], scenario.warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
-        for count, partitions in zip(_split(scenario.count, scenario.producers), pairs or [None] * scenario.producers):
+        for count, partitions in zip(_shares(scenario.count, scenario.producers), pairs or [None] * scenario.producers):
             params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
                                    stamp=consumers > 0, warmup=warmup, partitions=partitions)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
