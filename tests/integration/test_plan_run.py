@@ -82,14 +82,17 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
     run_dir = tiny_run[0] / "run"
     odd = _split(run_dir, tmp_path / "odd", lambda r: r % 2 == 1)
     even = _split(run_dir, tmp_path / "even", lambda r: r % 2 == 0)
-    # the gate a shared 2-core CI machine can hold; the injected regression below is worse by 50 % and 60 %. Not for
-    # `cold`, the one first message of a run: one sample per repeat, its halves were 65 % apart in a CI run (0.19
-    # against 0.32 ms on tcp), and 20-odd metrics at p < 0.05 make one such chance verdict likely now and then
+    # the gates a shared 2-core CI machine can hold: 40 % for a central figure (the injected regression below is worse
+    # by 50 % and 60 %), 200 % for a tail (p99, p99.9, max: a handful of samples; a confluent ping's produce p99,
+    # the 20th slowest of 2,000, had halves 88 % apart in a CI run). Not for `cold`, the one first message of a run:
+    # one sample per repeat, 65 % apart in a CI run (0.19 against 0.32 ms on tcp). Dozens of metrics at p < 0.05
+    # make a chance verdict or two likely in every comparison, and compare's summary says so
     same = kafkabench("compare", str(odd), str(even), "--json")
     assert same.returncode == 0, same.stderr
+    assert "may be called changed by chance alone" in same.stderr, same.stderr
     noise = [f"{run['label']}: {m['metric']} {m['change_pct']:+.1f} %" for run in json.loads(same.stdout)["matched"]
              for m in run["metrics"] if m["verdict"] == "regression" and not m["metric"].startswith("stats.cold.")
-             and abs(m["change_pct"]) >= 40]
+             and abs(m["change_pct"]) >= (200 if m["metric"].endswith(("p99_ms", "p999_ms", "max_ms")) else 40)]
     assert not noise, noise
 
     slower = shutil.copytree(even, tmp_path / "slower")

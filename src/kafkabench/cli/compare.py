@@ -77,11 +77,14 @@ def cost_table(costs: list[ProfileCost]) -> Table:
 
 def _summary(comparison: Comparison) -> str:
     counts = {v: len(comparison.with_verdict(v)) for v in ("regression", "improvement", "within noise", "noise unknown")}
+    tested = counts["regression"] + counts["improvement"] + counts["within noise"]
     return (f"{counts['regression']} regression(s), {counts['improvement']} improvement(s), "
             f"{counts['within noise']} within noise, {counts['noise unknown']} noise unknown "
             f"across {len(comparison.matched)} matched run(s) "
             f"(A: {comparison.a_documents} result(s), B: {comparison.b_documents}; p < {ALPHA:g}, "
-            f"{CONFIDENCE:.0%} bootstrap CI excluding 0 and a change of at least {comparison.min_effect_pct:g} %)")
+            f"{CONFIDENCE:.0%} bootstrap CI excluding 0 and a change of at least {comparison.min_effect_pct:g} %)"
+            + (f"; {tested} metrics tested at p < {ALPHA:g}: up to {tested * ALPHA:.1f} of them may be called changed "
+               "by chance alone, so read a lone verdict on a tail (p99, max) with care" if tested * ALPHA >= 0.5 else ""))
 
 
 def _show(comparison: Comparison, console: Console) -> None:

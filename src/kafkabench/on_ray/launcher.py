@@ -17,6 +17,7 @@ import queue
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,10 +172,16 @@ class RayLauncher:
         import ray
         from ray.util.placement_group import remove_placement_group
 
-        for worker in workers:
-            worker.stop()
+        if workers:  # side by side: a worker's process may take a second or two to end, a dead node's call to fail
+            with ThreadPoolExecutor(len(workers), thread_name_prefix="retire") as pool:
+                list(pool.map(RayWorker.stop, workers))
+            removals = []
+            for worker in workers:
+                with contextlib.suppress(Exception):
+                    removals.append(worker.host.remove_dir.remote(self.files_root))
             with contextlib.suppress(Exception):
-                ray.get(worker.host.remove_dir.remote(self.files_root), timeout=10)
+                ray.wait(removals, num_returns=len(removals), timeout=10)
+        for worker in workers:
             with contextlib.suppress(Exception):
                 ray.kill(worker.host)
             self.workers.remove(worker)

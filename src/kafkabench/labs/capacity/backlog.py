@@ -112,8 +112,7 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
         try:
             document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
         finally:
-            for worker in workers:
-                worker.process.stop()
+            fleet.stop_all(workers)
             try:
                 admin.delete_topic(topic)
             except KafkabenchError:

@@ -46,6 +46,7 @@ class DeliveryLab(Lab):
                    "Distinct ids read back (by either read) / messages sent.", LAB),
         Definition("delivery_ms_per_event", "ms/event", "ms",
                    "The seed's figure: the producer's whole stopwatch (single sends, bulk, closing or sleeping) / "
+                   "messages; with several producers (--producers), the slowest one's stopwatch / the cell's "
                    "messages. A cost per message, not a latency.", LAB),
     )
 

@@ -85,8 +85,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
         try:
             document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
         finally:
-            for worker in workers:
-                worker.process.stop()
+            fleet.stop_all(workers)
             if temporary_topic:
                 try:
                     admin.delete_topic(temporary_topic)
@@ -167,15 +166,14 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
             params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
                                    stamp=consumers > 0, warmup=warmup, partitions=partitions)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
-    # consumers are positioned at the end before anything measured is produced: a producer sends nothing before
-    # the start, so all start side by side; but producers that warm up do so before they are ready, so then they go
-    # first and the consumers after (their warm-up records then lie before where the consumers start)
-    steps = [[("produce", producer_tasks)], [("consume", consumer_tasks)]] if warmup else \
-        [[("consume", consumer_tasks), ("produce", producer_tasks)]]
+    # consumers are positioned at the end before anything measured is produced: first (every one ready, its group
+    # settled, before a producer starts), or after producers that warm up (their warm-up records then lie before
+    # where the consumers start)
+    order = [("produce", producer_tasks), ("consume", consumer_tasks)] if warmup else \
+        [("consume", consumer_tasks), ("produce", producer_tasks)]
     launcher.reserve(max(len(producer_tasks), len(consumer_tasks)))  # producer i beside consumer i
-    for step in steps:
-        started = [fleet.launch(role, index, launcher, scenario.client, role_task)
-                   for role, tasks in step for index, role_task in enumerate(tasks)]
+    for role, tasks in order:
+        started = [fleet.launch(role, index, launcher, scenario.client, role_task) for index, role_task in enumerate(tasks)]
         workers.extend(started)
         for worker in started:
             worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
@@ -203,7 +201,7 @@ def node_partitions(plan: ThroughputPlan, target: Target, topic: str) -> list[li
                           f"partitions: give as many consumers as producers (--consumers {pairs}), or read across "
                           "nodes' clocks with --cross-host-e2e")
     with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-        count = len(admin.offsets(topic))
+        count = len(admin.describe_topic(topic).partitions)  # not list_offsets: a fresh topic's leaders may still move
     if count < pairs:
         raise ConfigError(f"{pairs} producer/consumer pairs need a partition each at least; {topic} has {count}: "
                           f"--partitions {pairs}, or --cross-host-e2e")
