@@ -179,8 +179,8 @@ def _ray() -> str:
 
 
 def _env() -> dict[str, str]:
-    """Usage stats off; no idle Python workers started ahead (a node would start one per CPU whenever a driver
-    connects, for tasks kafkabench never sends: on one core beside the run's workers they took 1.3 CPU s each); token
+    """Usage stats off; no idle Python workers started ahead (Ray's raylet starts them, one per CPU, at its start and
+    when a driver connects, for tasks kafkabench never sends, on the cores its workers run on); token
     authentication as the user set it (RAY_AUTH_MODE), else off for head and nodes alike: left unset, a head finding
     ~/.ray/auth_token turns it on and the nodes, not reading it, cannot join."""
     return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_enable_worker_prestart": "0",
