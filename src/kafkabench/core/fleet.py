@@ -8,7 +8,6 @@ are followed by that same loop: their last windows still reach the timeline and 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from pydantic import BaseModel
@@ -19,7 +18,7 @@ from kafkabench.core.launcher import Worker, WorkerLauncher
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.protocol import Finish, Outcome, Progress, Result, Task, Window
 from kafkabench.core.timeline import Timeline, TimelineEntry
-from kafkabench.core.worker_process import WorkerFailed
+from kafkabench.core.worker_process import WorkerFailed, stop_all as stop_workers
 
 
 class Reported:
@@ -180,10 +179,8 @@ def ask_finish(workers: list[FleetWorker]) -> None:
 
 
 def stop_all(workers: list[FleetWorker]) -> None:
-    """Every worker's process stopped, side by side: each may take a second or two to end (a client's close)."""
-    if workers:
-        with ThreadPoolExecutor(len(workers), thread_name_prefix="stop") as pool:
-            list(pool.map(lambda worker: worker.process.stop(), workers))
+    """Every worker's process stopped, side by side (core.worker_process.stop_all)."""
+    stop_workers([worker.process for worker in workers])
 
 
 def finish_all(workers: list[FleetWorker], timeout_s: float) -> None:

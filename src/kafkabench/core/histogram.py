@@ -65,7 +65,8 @@ class LatencyHistogram:
         if micros.size:
             hdr = self._hdr
             counts = np.bincount(_counts_indexes(hdr, micros))
-            np.ctypeslib.as_array(hdr.counts)[:counts.size] += counts.astype(np.uint64)
+            array = np.ctypeslib.as_array(hdr.counts)
+            array[:counts.size] += counts.astype(array.dtype)
             hdr.total_count += int(micros.size)
             recorded = np.flatnonzero(counts)
             hdr.min_value = min(hdr.min_value, hdr.get_value_from_index(int(recorded[0])))

@@ -6,6 +6,7 @@ import collections
 import queue
 import subprocess
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -28,6 +29,14 @@ class WorkerFailed(KafkabenchError):
         self.reason = message
         self.kind = kind
         self.partial = partial
+
+
+def stop_all(workers: list) -> None:
+    """Every worker (a WorkerProcess, or any launcher's worker) stopped, side by side: each may take a second or two
+    to end (a client's close, a dead node's call failing)."""
+    if workers:
+        with ThreadPoolExecutor(len(workers), thread_name_prefix="stop") as pool:
+            list(pool.map(lambda worker: worker.stop(), workers))
 
 
 class WorkerProcess:

@@ -17,7 +17,6 @@ import queue
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from pydantic import BaseModel
 
 from kafkabench.core import protocol
 from kafkabench.core.protocol import Error, Outcome, Progress, Task
-from kafkabench.core.worker_process import WorkerFailed
+from kafkabench.core.worker_process import WorkerFailed, stop_all
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.on_ray.clock import Clock, UdpClockReader
 from kafkabench.on_ray.host import WorkerHost, sha256_of
@@ -35,6 +34,7 @@ SPREADS = {"spread": "STRICT_SPREAD", "pack": "PACK"}
 READ_WAIT_S = 0.2  # how long one relay call waits on the node for the worker's next line
 CALL_TIMEOUT_S = 30  # a node that answers no call for this long is taken for gone
 ACTOR_START_S = 120  # its first call waits for the actor's process, which a busy node may take long to start
+SET_UP_S = ACTOR_START_S + 4 * CALL_TIMEOUT_S  # a worker's whole set-up: its actor, files, clock and process
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,8 @@ class RayLauncher:
         import ray
         from ray.util.placement_group import remove_placement_group
 
-        if workers:  # side by side: a worker's process may take a second or two to end, a dead node's call to fail
-            with ThreadPoolExecutor(len(workers), thread_name_prefix="retire") as pool:
-                list(pool.map(RayWorker.stop, workers))
+        stop_all(workers)
+        if workers:  # the nodes' files removed in one wait: a dead node's call takes a while to fail
             removals = []
             for worker in workers:
                 with contextlib.suppress(Exception):
@@ -256,7 +255,7 @@ class RayWorker:
         meanwhile is written once it runs, and a failure is the worker's first message."""
         threading.Thread(target=self._set_up, args=(set_up,), name=f"start {self.name}", daemon=True).start()
 
-    def wait_set_up(self, timeout_s: float = ACTOR_START_S + 4 * CALL_TIMEOUT_S) -> bool:
+    def wait_set_up(self, timeout_s: float = SET_UP_S) -> bool:
         """True once the worker runs (or ran); False if it never started."""
         return self._set_up_ended.wait(timeout_s) and self.pid is not None
 
@@ -349,7 +348,7 @@ class RayWorker:
         if self.stopped:
             return
         self._stopping.set()
-        self._set_up_ended.wait(ACTOR_START_S + 4 * CALL_TIMEOUT_S)  # else its process could start after this
+        self._set_up_ended.wait(SET_UP_S)  # else its process could start after this
         with contextlib.suppress(Exception):
             ray.get(self.host.stop.remote(timeout_s), timeout=timeout_s + CALL_TIMEOUT_S)
 
