@@ -7,17 +7,17 @@ SLO: 1 KB records within 50 ms (case `1k`) and the 1.3 MB camera image of seed 0
 Per case:
 
 0. 60 s of unpaced producing warm the broker up (a cold broker sustains about half of what it does later).
-1. --searches max-rate searches (settle 5 s, measure 10 s, the defaults; no hold, see max_rate()), each started
-   from its own probe as a user's would be.
-2. The reference: a fine sweep at 2.5 % steps from 0.85x to 1.2x of the searches' median, every rate run twice,
-   interleaved, with the same settle and measure, judged the same way (max-rate --sweep). A rate passes when one
-   of its runs passed, as in the search, which runs a failure again before believing it. The reference rate is
-   the highest passing rate. When that is the sweep's top (the knee is above it), the sweep goes on upwards in
-   the same steps, at most EXTENSIONS times, until a rate fails in both runs.
+1. Search 1 (one `max-rate --searches 1`, settle 5 s, measure 10 s, no hold; see max_rate()), started from its own
+   probe as a user's would be. Its found rate centres the reference sweep.
+2. Then, interleaved, a pass of the reference sweep and the next search, and so on, ending with a pass: search 1,
+   pass 1, search 2, pass 2, ..., so the sweep and the searches see the same cluster in turn. A pass runs 15 rates
+   at 2.5 % steps from 0.85x to 1.2x of search 1's rate, once each, with the same settle and measure, judged the
+   same way (max-rate --sweep). A pass's edge is its highest passing rate. The reference is the highest rate that
+   passed in at least half of the passes; each search is also set against the mean edge of the passes beside it.
 
 Targets: each found rate within +-5 % of the reference, the searches within 3 % of each other (max / min), at
-most 12 search steps each (search and confirm steps; the probe and the hold not counted). Prints one table per
-case, and the sweep's passes per rate.
+most 12 search steps each (search and confirm steps; the probe not counted). Prints one table per case, the
+passes per rate, each pass's edge and the machine's load average when each part ended.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from pathlib import Path
 from kafkabench.cluster import EmbeddedCluster
 
 CASES = {"1k": (1024, "p99=50ms"), "image": (1_302_245, "p99=100ms")}
-SWEEP_STEP, SWEEP_FROM, SWEEP_TO, SWEEP_REPEATS = 0.025, 0.85, 1.2, 2
-EXTENSIONS, EXTENSION_RATES = 2, 10
+SWEEP_STEP, SWEEP_FROM, SWEEP_TO = 0.025, 0.85, 1.2
 WARM_UP_S = 60
 
 
@@ -68,12 +67,19 @@ def sweep_passes(document: dict) -> dict[float, list[bool]]:
 
 
 def reference(passes: dict[float, list[bool]]) -> float | None:
-    """The highest rate that passed in one of its runs; None when that is the sweep's top rate (the knee is above
-    the sweep) or nothing passed. A failure below it is a pause, as the search would find by running it again."""
-    passing = [rate for rate, verdicts in passes.items() if any(verdicts)]
-    if not passing or passing[-1] == max(passes):
-        return None
-    return passing[-1]
+    """The highest rate that passed in at least half of its runs; None when nothing did."""
+    passing = [rate for rate, verdicts in passes.items() if 2 * sum(verdicts) >= len(verdicts)]
+    return passing[-1] if passing else None
+
+
+def edge(sweep: dict[float, list[bool]]) -> float | None:
+    """One pass's highest passing rate."""
+    passing = [rate for rate, verdicts in sweep.items() if any(verdicts)]
+    return passing[-1] if passing else None
+
+
+def load() -> str:
+    return "load " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def warm_up(bootstrap: str, size: int, seconds: float, out: Path) -> None:
@@ -88,40 +94,47 @@ def run_case(name: str, bootstrap: str, searches: int, work: Path) -> bool:
     size, slo = CASES[name]
     print(f"\n{name}: {size:,} B records, e2e {slo}; warming the broker up for {WARM_UP_S} s", flush=True)
     warm_up(bootstrap, size, WARM_UP_S, work / f"{name}-warm-up")
-    results = []
+    results: list[tuple[float | None, int]] = []
+    edges: list[float | None] = []
+    passes: dict[float, list[bool]] = {}
+    rates: list[int] = []
     for index in range(searches):
-        document = max_rate(bootstrap, size, slo, work / f"{name}-search-{index + 1}")
+        document = max_rate(bootstrap, size, slo, work / f"{name}-search-{index + 1}", "--searches", "1")
         results.append((found(document), search_steps(document)))
         print(f"  search {index + 1}: {results[-1][0] or 0:,.0f} records/s in {results[-1][1]} steps "
-              f"({document['params'].get('stop_reason')})", flush=True)
-    rates_found = sorted(rate for rate, _steps in results if rate)
-    if not rates_found:
-        print("  no search found a rate: nothing to sweep around")
-        return False
-    centre = rates_found[len(rates_found) // 2]
-    count = round((SWEEP_TO - SWEEP_FROM) / SWEEP_STEP) + 1
-    rates = [round(centre * (SWEEP_FROM + i * SWEEP_STEP)) for i in range(count)]
-    passes: dict[float, list[bool]] = {}
-    for extension in range(EXTENSIONS + 1):
-        print(f"  sweeping {len(rates)} rates x {SWEEP_REPEATS}" + (" around the searches' median " f"{centre:,.0f}"
-              if not extension else ", on upwards") + f": {rates[0]:,} .. {rates[-1]:,}", flush=True)
-        sweep = max_rate(bootstrap, size, slo, work / f"{name}-sweep-{extension + 1}", "--sweep",
-                         ",".join(map(str, rates)), "--repeats", str(SWEEP_REPEATS))
-        passes = dict(sorted({**passes, **sweep_passes(sweep)}.items()))
-        print("  sweep passes per rate: " + ", ".join(f"{rate:,.0f} {sum(v)}/{len(v)}" for rate, v in passes.items()))
-        if reference(passes) is not None or not any(any(v) for v in passes.values()):
-            break
-        rates = [round(centre * (SWEEP_FROM + (count + extension * EXTENSION_RATES + i) * SWEEP_STEP))
-                 for i in range(EXTENSION_RATES)]
-    ref = reference(passes)
-    print(f"  reference (the sweep's highest passing rate): {ref:,.0f} records/s" if ref else
-          "  no reference: the sweep passed nothing, or passed at its top rate (the knee is above it)")
+              f"({document['params'].get('stop_reason')}); {load()}", flush=True)
+        if not rates:
+            if not results[0][0]:
+                print("  search 1 found no rate: nothing to sweep around")
+                return False
+            count = round((SWEEP_TO - SWEEP_FROM) / SWEEP_STEP) + 1
+            rates = [round(results[0][0] * (SWEEP_FROM + i * SWEEP_STEP)) for i in range(count)]
+            print(f"  each pass: {len(rates)} rates, {rates[0]:,} .. {rates[-1]:,}", flush=True)
+        sweep = sweep_passes(max_rate(bootstrap, size, slo, work / f"{name}-pass-{index + 1}", "--sweep",
+                                      ",".join(map(str, rates)), "--repeats", "1"))
+        edges.append(edge(sweep))
+        for rate, verdicts in sweep.items():
+            passes.setdefault(rate, []).extend(verdicts)
+        print(f"  pass {index + 1}: edge {edges[-1] or 0:,.0f}; failed below it: "
+              f"{', '.join(f'{r:,.0f}' for r, v in sweep.items() if not any(v) and edges[-1] and r < edges[-1]) or '-'}"
+              f"; {load()}", flush=True)
+    print("  passes per rate: " + ", ".join(f"{rate:,.0f} {sum(v)}/{len(v)}" for rate, v in sorted(passes.items())))
+    ref = reference(dict(sorted(passes.items())))
+    print(f"  reference (the highest rate passing in half its passes or more): {ref:,.0f} records/s" if ref else
+          "  no reference: no rate passed in half its passes")
+    if ref == max(passes):
+        print("  the reference is the sweep's top rate: the knee may be above it")
     within = [ref is not None and rate is not None and abs(rate / ref - 1) <= 0.05 for rate, _steps in results]
+    rates_found = sorted(rate for rate, _steps in results if rate)
     spread = rates_found[-1] / rates_found[0] - 1 if len(rates_found) == len(results) else None
-    print(f"\n  {'search':<8}{'found/s':>12}{'steps':>7}{'vs reference':>14}")
+    print(f"\n  {'search':<8}{'found/s':>12}{'steps':>7}{'vs reference':>14}{'edges beside':>14}{'vs them':>10}")
     for index, (rate, steps) in enumerate(results):
+        beside = [e for e in edges[max(0, index - 1):index + 1] if e]
+        near = sum(beside) / len(beside) if beside else None
         versus = f"{rate / ref - 1:+.1%}" if rate and ref else "-"
-        print(f"  {index + 1:<8}{rate or 0:>12,.0f}{steps:>7}{versus:>14}")
+        versus_near = f"{rate / near - 1:+.1%}" if rate and near else "-"
+        print(f"  {index + 1:<8}{rate or 0:>12,.0f}{steps:>7}{versus:>14}{near or 0:>14,.0f}{versus_near:>10}")
+    print(f"  pass edges: {', '.join(f'{e or 0:,.0f}' for e in edges)}")
     checks = {"each within +-5 % of the reference": all(within),
               "searches within 3 % of each other": spread is not None and spread <= 0.03,
               "at most 12 steps each": all(steps <= 12 for _rate, steps in results)}

@@ -90,3 +90,40 @@ def test_a_backlog_says_how_long_it_took_or_why_it_never_would():
     assert [row.cells[:2] + row.cells[5:7] for row in table.rows] == [["build", "produce", "publish", "4.00"],
                                                                       ["drain", "produce", "publish", "4.00"],
                                                                       ["drain", "consume", "e2e", "4.00"]]
+
+
+def test_several_searches_give_the_answer_with_their_range_and_say_when_they_disagree():
+    lab, document = registry.get("max-rate"), search_document()
+    for s in document.params["steps"][1:4]:
+        s["search"] = 1
+    document.params.update(precision=0.05, searches=3)
+    document.params["sustainable"].update(
+        holds_failed=[16_000], searches={"count": 3, "found": [14_142, 22_627, 11_314], "median": 14_142,
+                                         "low": 11_314, "high": 22_627, "spread": 1.0, "none": 0})
+    [table] = lab.tables(document)
+    assert [row.cells[1] for row in table.rows] == ["probe", "search 1", "search 1", "search 1", "hold"]
+    assert lab.headline(document) == (
+        "sustainable: 14,142 records/s (1.4 MB/s) with e2e p99 31.00 ms <= 50 ms, held (after the holds at 16,000 "
+        "failed); 3 searches found 11,314 .. 22,627 (median 14,142); next step 20,000 failed: e2e p99 80 ms (95 % up "
+        "to 88) > 50 ms")
+    assert lab.lines(document)[-2] == ("searches disagree by 100%: this cluster's capacity moved while it was "
+                                       "measured; see the steps")
+    document.params["sustainable"]["searches"].update(spread=0.04, low=13_600, high=14_142)
+    assert not any(line.startswith("searches disagree") for line in lab.lines(document))
+
+
+def test_one_search_says_its_spread_is_unknown_and_an_unsure_rate_says_so():
+    document = search_document()
+    document.params["sustainable"].update(held=False, unsure=True, next_failed=None, searches={
+        "count": 1, "found": [14_142], "median": 14_142, "low": 14_142, "high": 14_142, "spread": 0.0, "none": 0})
+    assert registry.get("max-rate").headline(document) == (
+        "sustainable: 14,142 records/s (1.4 MB/s) with e2e p99 31.00 ms <= 50 ms, unsure (a step at it failed, its "
+        "confirm passed); 1 search: the answer's spread is unknown (--searches 2 or more measure it)")
+
+
+def test_no_hold_passing_says_which_failed_and_why_they_stopped():
+    document = search_document()
+    document.params.update(sustainable=None, holds={"held": None, "failed": [1_000, 500], "stop_reason":
+                                                    "the hold failed at the floor, 1 records/s"})
+    assert registry.get("max-rate").headline(document) == (
+        "no rate sustained: no hold passed (1,000, 500 failed; the hold failed at the floor, 1 records/s)")

@@ -1,5 +1,5 @@
-"""The capacity lab's search and judgement on simulated systems: latency that explodes past a known knee, with
-noise, judged by the same code as a real step (window-bootstrap intervals, the SLO at the upper end)."""
+"""The capacity lab's search, its holds and judgement on simulated systems: latency that explodes past a known knee,
+with noise, judged by the same code as a real step (window-bootstrap intervals, the SLO at the upper end)."""
 
 import math
 
@@ -8,7 +8,7 @@ import pytest
 
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.labs.capacity.figures import percentile_interval
-from kafkabench.labs.capacity.search import RateSearch
+from kafkabench.labs.capacity.search import Holds, RateSearch, median_found
 from kafkabench.labs.capacity.slo import Slo
 from kafkabench.labs.capacity.step import Step, judge
 
@@ -16,17 +16,23 @@ SLO = Slo(99, 50.0)
 KNEE = 40_000  # records/s past which latency climbs steeply
 
 
-def true_p99_ms(rate: float) -> float:
-    return 30.0 if rate <= KNEE else 30.0 * (1 + 20 * (rate / KNEE - 1))
+def true_p99_ms(rate: float, knee: float = KNEE) -> float:
+    return 30.0 if rate <= knee else 30.0 * (1 + 20 * (rate / knee - 1))
 
 
-THRESHOLD = KNEE * (1 + (50 / 30 - 1) / 20)  # where the true p99 reaches the SLO's 50 ms
+def threshold(knee: float = KNEE) -> float:
+    """Where the true p99 reaches the SLO's 50 ms."""
+    return knee * (1 + (50 / 30 - 1) / 20)
 
 
-def simulated_step(rate: float, rng: np.random.Generator, windows: int = 10, per_window: int = 2000) -> Step:
+THRESHOLD = threshold()
+
+
+def simulated_step(rate: float, rng: np.random.Generator, windows: int = 10, per_window: int = 2000,
+                   knee: float = KNEE) -> Step:
     """A step of the simulated system: each window's latencies lognormal with the rate's p99, scaled by noise."""
     sigma = 0.5
-    median_us = true_p99_ms(rate) * 1000 / math.exp(2.326 * sigma)
+    median_us = true_p99_ms(rate, knee) * 1000 / math.exp(2.326 * sigma)
     histograms = []
     for _ in range(windows):
         histogram = LatencyHistogram()
@@ -123,3 +129,86 @@ def test_a_system_that_always_fails_stops_at_the_floor_or_the_step_limit():
 def test_a_start_outside_the_bounds_is_refused():
     with pytest.raises(ValueError, match="outside"):
         RateSearch(100, ceiling=50)
+
+
+def hold_on(candidate: float, clean: list[float], seed: int, knee: float = KNEE, max_holds: int = 14) -> Holds:
+    """The holds of a simulated system whose knee may have moved since the search: a hold is a step six times as
+    long."""
+    rng = np.random.default_rng(seed)
+    holds = Holds(candidate, clean, precision=0.05, max_holds=max_holds)
+    while (rate := holds.next_rate()) is not None:
+        holds.record(rate, simulated_step(rate, rng, windows=60, knee=knee).passed)
+    return holds
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("drift", [0.9, 0.75, 0.5])
+def test_a_knee_that_drifts_down_between_the_search_and_the_hold_ends_held_below_it(seed, drift):
+    search = search_on(10_000, seed)
+    assert search.passed >= 0.95 * THRESHOLD
+    holds = hold_on(search.passed, search.clean, seed, knee=drift * KNEE)
+    assert holds.held is not None and holds.stop_reason == "", holds
+    # below where the drifted system breaks, and not further below it than the bisection's precision or, with no
+    # clean pass near, one halving
+    assert threshold(drift * KNEE) / 2 <= holds.held <= threshold(drift * KNEE)
+    assert holds.failed and all(rate > holds.held for rate in holds.failed) and len(holds.failed) <= 6
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_step_that_fails_then_passes_is_unsure_and_a_hold_settles_it_below_the_knee(seed):
+    """Above the knee, every rate's first step fails and its confirm passes (a pause at the wrong moment, twice): the
+    search climbs on unsure rates; its answer is unsure, and the holds end below the knee."""
+    seen = set()
+
+    def lucky_confirms(rate, rng):
+        step = simulated_step(rate, rng)
+        if step.passed or rate in seen:
+            return Step("search", rate, passed=True) if rate in seen else step
+        seen.add(rate)
+        return Step("search", rate, passed=False)
+
+    search = search_on(10_000, seed, ceiling=8 * KNEE, system=lucky_confirms)
+    assert search.passed > THRESHOLD and search.found_unsure and search.passed in search.unsure
+    assert all(rate <= THRESHOLD for rate in search.clean)
+    holds = hold_on(search.passed, search.clean, seed)
+    assert holds.held is not None and 0.95 * THRESHOLD / 2 <= holds.held <= THRESHOLD
+
+
+def test_the_holds_bisect_between_the_highest_clean_pass_and_the_failed_hold():
+    """The run the issue reported: 135,180 passed cleanly, 160,757 only its confirm; every hold above 135,180
+    fails. It ends held at 135,180, not with none."""
+    holds = Holds(160_757, [67_590, 135_180], precision=0.05)
+    for passed in (False, False, False, True):
+        holds.record(holds.next_rate(), passed)
+    assert holds.failed == pytest.approx([160_757, 147_414, 141_165], abs=1)
+    assert holds.held == 135_180 and holds.next_rate() is None and holds.stop_reason == ""
+
+
+def test_holds_without_a_clean_pass_below_halve_and_stop_at_their_bound_or_the_floor():
+    halving = Holds(1_000, [], max_holds=4)
+    while (rate := halving.next_rate()) is not None:
+        halving.record(rate, False)
+    assert halving.failed == [1_000, 500, 250, 125] and halving.held is None
+    assert halving.stop_reason == "4 holds (--max-steps) failed, the last at 125 records/s"
+    floor = Holds(3, [], floor=1)
+    while (rate := floor.next_rate()) is not None:
+        floor.record(rate, False)
+    assert floor.failed == [3, 1.5, 1] and floor.stop_reason == "the hold failed at the floor, 1 records/s"
+
+
+def test_a_first_hold_that_passes_is_the_answer():
+    holds = Holds(5_000, [1_000, 2_000])
+    holds.record(holds.next_rate(), True)
+    assert (holds.held, holds.failed, holds.next_rate()) == (5_000, [], None)
+
+
+def test_a_pass_at_the_first_run_is_clean_and_after_a_failure_unsure():
+    search = RateSearch(1_000, precision=0.05)
+    for rate, passed in [(1_000, True), (2_000, False), (2_000, True)]:
+        search.record(rate, passed)
+    assert search.clean == [1_000] and search.unsure == [2_000] and search.passed == 2_000 and search.found_unsure
+
+
+def test_the_searches_answer_is_a_rate_a_search_found():
+    assert median_found([]) is None and median_found([5.0]) == 5.0
+    assert median_found([3.0, 1.0, 2.0]) == 2.0 and median_found([4.0, 1.0, 3.0, 2.0]) == 2.0

@@ -162,6 +162,17 @@ def test_throughput_candidates_are_compared_higher_is_better():
     faster = Candidate("trial 4", {}, [15_000, 15_300, 14_900, 15_100, 15_200], [True] * 5)
     decided = recommend(default, [faster], "sustainable records/s", better="higher")
     assert decided.chosen is faster and decided.changes["trial 4"].verdict == "improvement"
+    assert decided.reason.endswith("; the default's own 5 re-runs: sustainable records/s median 10,100, 9,800 to "
+                                   "10,400")
+
+
+def test_every_recommendation_line_ends_with_the_defaults_own_spread():
+    default = Candidate("default", {}, [10.0, 10.4, 9.8, 10.1, 10.2], [True] * 5)
+    close = Candidate("trial 4", {}, [10.1, 9.9, 10.3, 9.7, 10.0], [True] * 5)
+    assert recommend(default, [close], "e2e p50").reason.endswith(
+        "; the default's own 5 re-runs: e2e p50 median 10.1, 9.8 to 10.4")
+    assert recommend(Candidate("default", {}, [12.0], [True]), [], "e2e p50").reason.endswith(
+        "; the default's own 1 re-run: e2e p50 12, its spread unknown")
 
 
 def test_a_run_that_failed_beside_a_whole_cluster_fails_its_trial_and_the_tune_goes_on(monkeypatch, tmp_path):

@@ -27,7 +27,9 @@ def steps_table(document: ResultDocument) -> Table:
         slope = step.get("lag_slope_s_per_s")
         lag = "-" if slope is None else f"{slope[0] * 1000:+,.1f}"
         verdict = "-" if step["kind"] == "probe" else step["verdict"]
-        table.add(str(number), step["kind"], offered, achieved, fixed(step.get("mb_per_s")), *percentiles, lag, verdict,
+        several = params.get("searches", 1) > 1 and "search" in step
+        kind = f"{step['kind']} {step['search']}" if several else step["kind"]
+        table.add(str(number), kind, offered, achieved, fixed(step.get("mb_per_s")), *percentiles, lag, verdict,
                   kind="error" if step.get("error") else "")
     return table
 
@@ -37,22 +39,63 @@ def _interval(values: list[float] | None) -> str:
 
 
 def headline(document: ResultDocument) -> str:
-    """`sustainable: 41,300 records/s (40.3 MB/s) with e2e p99 38 ms <= 50 ms; next step 43,400 failed: ...`"""
-    found = document.params.get("sustainable")
+    """`sustainable: 41,300 records/s (40.3 MB/s) with e2e p99 38 ms <= 50 ms, held; 2 searches found 40,100 ..
+    43,400; next step 43,400 failed: ...`"""
+    params = document.params
+    found = params.get("sustainable")
     if not found:
-        return "no rate sustained" + (f": {document.params['stop_reason']}" if document.params.get("stop_reason") else "")
-    metric, limits = document.params.get("metric", "e2e"), _limits(document)
-    held = "held" if found.get("held") else "not held"
+        return "no rate sustained: " + _why_none(params) if _why_none(params) else "no rate sustained"
+    metric, limits = params.get("metric", "e2e"), _limits(document)
     mb = f" ({found['mb_per_s']:.1f} MB/s)" if found.get("mb_per_s") else ""
     figures = [f"{metric} {name} {ms(values[0])} ms <= {limits[name]:g} ms"
                for name, values in found.get("percentiles_ms", {}).items() if name in limits]
     line = f"sustainable: {found['records_per_s']:,.0f} records/s{mb}" + (f" with {', '.join(figures)}" if figures else "")
     if found.get("from") == "sweep":
         return f"{line} (the highest rate of the sweep that passed every repeat)"
-    line += f", {held}"
+    if found.get("held"):
+        failed = _rates(found.get("holds_failed", []))
+        line += f", held (after the holds at {failed} failed)" if failed else ", held"
+    else:
+        line += ", unsure (a step at it failed, its confirm passed)" if found.get("unsure") else ", not held"
+    if spread := searches_text(found.get("searches")):
+        line += f"; {spread}"
     if found.get("next_failed"):
         line += f"; next step {found['next_failed']:,.0f} failed: {'; '.join(found.get('next_reasons', []))}"
     return line
+
+
+def searches_text(searches: dict | None) -> str:
+    """`3 searches found 111,849 .. 197,798 (median 160,677)` or `1 search: its spread is unknown`."""
+    if not searches:
+        return ""
+    if searches["count"] == 1:
+        return "1 search: the answer's spread is unknown (--searches 2 or more measure it)"
+    if searches["median"] is None:
+        return f"none of {searches['count']} searches found a rate"
+    none = f", {searches['none']} found none" if searches["none"] else ""
+    return (f"{searches['count']} searches found {searches['low']:,.0f} .. {searches['high']:,.0f} "
+            f"(median {searches['median']:,.0f}{none})")
+
+
+def disagreement(document: ResultDocument) -> str | None:
+    """The verdict line when the searches found rates further apart than the precision."""
+    searches = (document.params.get("sustainable") or {}).get("searches")
+    precision = document.params.get("precision", 0.05)
+    if not searches or searches.get("spread") is None or searches["spread"] <= precision:
+        return None
+    return (f"searches disagree by {searches['spread']:.0%}: this cluster's capacity moved while it was measured; "
+            "see the steps")
+
+
+def _why_none(params: dict) -> str:
+    holds = params.get("holds")
+    if holds and holds.get("failed"):
+        return f"no hold passed ({_rates(holds['failed'])} failed; {holds['stop_reason']})"
+    return params.get("stop_reason", "")
+
+
+def _rates(rates: list[float]) -> str:
+    return ", ".join(f"{rate:,.0f}" for rate in rates)
 
 
 def _limits(document: ResultDocument) -> dict[str, float]:
@@ -66,7 +109,9 @@ def lines(document: ResultDocument) -> list[str]:
            if step["verdict"] == "fail" and step["kind"] != "probe"]
     if document.params.get("stop_reason"):
         out.append(f"stopped: {document.params['stop_reason']}")
-    out += [note for note in document.notes if note.startswith(("the hold", "no hold"))]
+    out += [note for note in document.notes if note.startswith("the hold")]
+    if verdict := disagreement(document):
+        out.append(verdict)
     return out + [headline(document)]  # the answer, last
 
 

@@ -3,11 +3,14 @@ latency-vs-rate curve at fixed rates.
 
 1. Probe (unless --start-rate and --ceiling are both given, or the sweep's rates): producers unpaced for a few
    seconds; the search starts at a quarter of what they achieved, and never goes above twice that.
-2. Search (search.py): each step a fixed rate (step.py); raise geometrically until a step fails, then bisect
-   until the bracket is within --precision, in at most --max-steps steps; a failure that is not clear is run
-   again (a `confirm` step) before it is believed.
-3. Hold: the found rate again for --hold seconds. A hold that fails steps down by the precision and holds again,
-   at most HOLD_ATTEMPTS times, and says so.
+2. Search (search.py), --searches times from the same start: each step a fixed rate (step.py); raise
+   geometrically until a step fails, then bisect until the bracket is within --precision, in at most --max-steps
+   steps; a failure that is not clear is run again (a `confirm` step) before it is believed, and a rate that passes
+   only its confirm is unsure. The searches' answer is the median of the rates they found, with their range: on a
+   shared machine the capacity moves while it is measured, and one search cannot tell.
+3. Hold: that rate again for --hold seconds. A hold that fails is believed; the holds go on down, bisecting between
+   the highest rate below that passed cleanly and the failed hold (halving without one), until one passes, in at
+   most --max-steps holds, and say how they got there.
 
 Every step is a run of the result (`runs[i]`, its measured part's histograms kept) and an entry of
 `params.steps` (offered, achieved, each SLO percentile with its interval, the lag slope, the verdict and why).
@@ -25,7 +28,7 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
-from kafkabench.labs.capacity.search import RateSearch
+from kafkabench.labs.capacity.search import Holds, RateSearch, median_found
 from kafkabench.labs.capacity.step import (PROBE, Phase, Step, StepsEnded, probe_failure, run_probe, run_step, run_steps,
                                            settle_note)
 from kafkabench.labs.document import count_brokers, new_document
@@ -34,7 +37,6 @@ from kafkabench.labs.throughput.run import effective_params
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 START_SHARE, CEILING_FACTOR = 0.25, 2.0
-HOLD_ATTEMPTS = 3
 AUTO_SWEEP = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2)  # shares of the probe's rate
 
 
@@ -79,17 +81,32 @@ class _Session:
         probed = None if s.start_rate and s.ceiling else self._probe()
         ceiling = s.ceiling or CEILING_FACTOR * probed
         start = min(s.start_rate or START_SHARE * probed, ceiling)
+        self.listener.note(f"{s.searches} search{'es' if s.searches > 1 else ''} from {start:,.0f} records/s, "
+                           f"at most {ceiling:,.0f}, within {s.precision:.0%}")
+        searches = [self._search(number, start, ceiling) for number in range(1, s.searches + 1)]
+        self.document.params["search_results"] = [
+            {"found": search.passed, "unsure": search.found_unsure, "stop_reason": search.stop_reason,
+             "steps": len(search.steps)} for search in searches]
+        self.document.params["stop_reason"] = "; ".join(
+            search.stop_reason if len(searches) == 1 else f"search {number}: {search.stop_reason}"
+            for number, search in enumerate(searches, 1))
+        candidate = median_found([search.passed for search in searches if search.passed is not None])
+        holds = None
+        if candidate is not None and s.hold > 0:
+            clean = sorted({rate for search in searches for rate in search.clean})
+            holds = self._hold(Holds(candidate, clean, s.precision, s.max_steps, floor=min(1.0, candidate)))
+        unsure = any(search.passed == candidate and search.found_unsure for search in searches)
+        self._answer(holds.held if holds else candidate, holds, unsure and not holds)
+
+    def _search(self, number: int, start: float, ceiling: float) -> RateSearch:
+        s = self.scenario
         search = RateSearch(start, s.precision, s.max_steps, ceiling, floor=min(1.0, start))
-        self.listener.note(f"searching from {start:,.0f} records/s, at most {ceiling:,.0f}, within {s.precision:.0%}")
         while (rate := search.next_rate()) is not None:
-            step = self._step("confirm" if rate == search.doubted else "search", rate)
+            step = self._step("confirm" if rate == search.doubted else "search", rate, search=number)
             search.record(rate, step.passed, step.clearly)
-        self.document.params["stop_reason"] = search.stop_reason
-        self.listener.note(f"search ended: {search.stop_reason}")
-        found = search.passed
-        if found is not None and s.hold > 0:
-            found = self._hold(found)
-        self._answer(found)
+        found = f"{search.passed:,.0f} records/s{' (unsure)' if search.found_unsure else ''}" if search.passed else "none"
+        self.listener.note(f"search {number} of {s.searches} ended: {search.stop_reason}; found {found}")
+        return search
 
     def sweep(self) -> None:
         s = self.scenario
@@ -117,41 +134,45 @@ class _Session:
         self.listener.note(f"probe: {step.achieved:,.0f} records/s unpaced")
         return step.achieved
 
-    def _step(self, kind: str, rate: float, repeat: int | None = None, phase: Phase | None = None) -> Step:
+    def _step(self, kind: str, rate: float, repeat: int | None = None, phase: Phase | None = None,
+              search: int = 0) -> Step:
         phase = phase or self.phase
-        step = run_step(kind, _produce(self.scenario, rate), phase, self.slos, self.scenario.metric, self.target, self.scratch, self.listener)
+        step = run_step(kind, _produce(self.scenario, rate), phase, self.slos, self.scenario.metric, self.target,
+                        self.scratch, self.listener)
+        step.search = search
         self._keep(step, repeat)
         self.listener.note(self._line(step, len(self.steps)))
         if step.error:
             raise StepsEnded(f"step {len(self.steps)} ({kind}) at {rate:,.0f} records/s failed: {step.error}")
         return step
 
-    def _hold(self, rate: float) -> float | None:
-        for _ in range(HOLD_ATTEMPTS):
+    def _hold(self, holds: Holds) -> Holds:
+        while (rate := holds.next_rate()) is not None:
             self.listener.note(f"holding {rate:,.0f} records/s for {self.scenario.hold:g} s")
             step = self._step("hold", rate, phase=Phase(self.scenario.settle, self.scenario.hold))
-            if step.passed:
-                return rate
-            lower = rate / (1 + self.scenario.precision)
-            self.document.notes.append(f"the hold at {rate:,.0f} records/s failed ({'; '.join(step.reasons)}): "
-                                       f"stepping down to {lower:,.0f}")
-            self.listener.note(self.document.notes[-1])
-            rate = lower
-        self.document.notes.append(f"no hold passed in {HOLD_ATTEMPTS} attempts: no rate is confirmed")
-        return None
+            holds.record(rate, step.passed)
+            if not step.passed:
+                self.document.notes.append(f"the hold at {rate:,.0f} records/s failed ({'; '.join(step.reasons)})")
+                self.listener.note(self.document.notes[-1])
+        self.document.params["holds"] = {"held": holds.held, "failed": holds.failed, "stop_reason": holds.stop_reason}
+        return holds
 
-    def _answer(self, found: float | None) -> None:
-        """The found rate with the figures of the step that confirmed it, and the nearest rate above it that failed."""
+    def _answer(self, found: float | None, holds: Holds | None, unsure: bool) -> None:
+        """The found rate with the figures of the step that confirmed it, the searches' range, and the nearest rate
+        above it that failed."""
         hold = next((step for step in reversed(self.steps) if step.kind == "hold" and step.passed), None)
         judged = hold or next((step for step in reversed(self.steps) if step.passed and step.offered == found), None)
         if found is None or judged is None:
             self.document.params["sustainable"] = None
             return
-        above = [step for step in self.steps if step.kind in ("search", "confirm", "hold") and not step.passed and step.offered > found]
+        above = [step for step in self.steps
+                 if step.kind in ("search", "confirm", "hold") and not step.passed and step.offered > found]
         nearest = min(above, key=lambda step: step.offered, default=None)
         self.document.params["sustainable"] = {
-            "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None,
+            "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None, "unsure": unsure,
             "percentiles_ms": {name: interval.as_list() for name, interval in judged.percentiles.items()},
+            "searches": searches_figures(self.document.params["search_results"]),
+            "holds_failed": holds.failed if holds else [],
             "next_failed": nearest.offered if nearest else None, "next_reasons": nearest.reasons if nearest else []}
 
     def _keep(self, step: Step, repeat: int | None = None) -> None:
@@ -174,3 +195,12 @@ class _Session:
         return (f"step {number} ({step.kind}): {step.offered:,.0f} records/s offered, {achieved} achieved"
                 f"{', ' if figures else ''}{', '.join(figures)}: {verdict}")
 
+
+
+def searches_figures(searches: list[dict]) -> dict:
+    """The searches' answer and spread: the median found rate, the lowest and highest, max / min - 1, and how many
+    found none."""
+    found = sorted(search["found"] for search in searches if search["found"] is not None)
+    return {"count": len(searches), "found": [search["found"] for search in searches], "median": median_found(found),
+            "low": found[0] if found else None, "high": found[-1] if found else None,
+            "spread": found[-1] / found[0] - 1 if found else None, "none": len(searches) - len(found)}

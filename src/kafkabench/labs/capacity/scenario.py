@@ -31,7 +31,10 @@ class MaxRateScenario(ProducerWorkload):
     settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged); java: at least 5 (its JVM's start and JIT).")
     measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
     hold: float = Field(60, ge=0, description="Seconds the found rate is held to confirm it (0: no hold).")
-    max_steps: PositiveInt = Field(14, description="Most search steps.")
+    max_steps: PositiveInt = Field(14, description="Most steps of each search; most holds.")
+    searches: PositiveInt = Field(2, description="Searches, one after the other: the answer is their median found rate "
+                                                 "with their range, which is the capacity's own spread on this cluster "
+                                                 "(1: one search, its spread unknown).")
     sweep: str | None = Field(None, description="Instead of a search, fixed rates: RATE,RATE,... (records/s) or "
                                                 "auto (from a tenth to 1.2x of the probe's rate): the latency-vs-rate curve.")
     repeats: PositiveInt = Field(3, description="With --sweep: runs of each rate, interleaved.")
@@ -66,6 +69,8 @@ class MaxRateScenario(ProducerWorkload):
     def _consistent(self) -> MaxRateScenario:
         if self.metric == "e2e" and self.consumers < 1:
             raise ValueError("--metric e2e needs --consumers 1 or more (or --metric publish)")
+        if self.sweep is not None and "searches" in self.model_fields_set:
+            raise ValueError("--searches is the search's; a sweep runs each rate --repeats times")
         if self.start_rate and self.ceiling and self.start_rate > self.ceiling:
             raise ValueError(f"--start-rate {self.start_rate:g} is above --ceiling {self.ceiling:g}")
         return self

@@ -6,8 +6,14 @@ nor below `floor`; the search says why it stopped.
 A step that fails but not clearly is run again at the same rate before the search believes it (with `confirm`,
 the default): one pause (a collection, the write-back of what the probe wrote, a neighbour on the machine) fails
 any rate for one step, and believed it would bracket the knee below where it is. The rate fails when both runs
-fail; a rate that passes once is then confirmed by the lab's hold. A clear failure (step.py says which) is
-believed at once: no pause explains it.
+fail. A rate that failed and then passed its confirm is *unsure*: the search goes on above it as if it passed,
+but only a hold may make it the answer. A clear failure (step.py says which) is believed at once: no pause
+explains it.
+
+Then the holds (`Holds`): the found rate held for longer. A hold that fails is believed (a minute is many pauses
+long), and the holds go on down, bisecting between the highest rate below it that passed cleanly (a step's first
+run) and the failed hold, until one passes; with no clean pass below, halving. So a capacity that drifted down
+between the search and the hold, or a rate a confirm let through, ends with a held answer below it, not with none.
 
 Pure bookkeeping: measuring a step and judging it happen elsewhere, so the search is tested on simulated systems.
 """
@@ -33,6 +39,8 @@ class RateSearch:
     steps: list[tuple[float, bool]] = field(default_factory=list)
     stop_reason: str = ""
     doubted: float | None = None  # a rate that failed once: the next step runs it again
+    clean: list[float] = field(default_factory=list)  # rates that passed at their first run
+    unsure: list[float] = field(default_factory=list)  # rates that failed, then passed their confirm
 
     def __post_init__(self) -> None:
         if not self.floor <= self.start <= self.ceiling:
@@ -67,6 +75,8 @@ class RateSearch:
         if not (passed or clearly) and self.confirm and self.doubted != rate:
             self.doubted = rate
             return
+        if passed:
+            (self.unsure if self.doubted == rate else self.clean).append(rate)
         self.doubted = None
         if passed:
             self.passed = rate if self.passed is None else max(self.passed, rate)
@@ -77,6 +87,11 @@ class RateSearch:
             if self.passed is not None and self.passed >= rate:  # a failure below a pass: the pass was noise
                 self.passed = None
 
+    @property
+    def found_unsure(self) -> bool:
+        """The found rate passed only a confirm after failing a step."""
+        return self.passed is not None and self.passed not in self.clean
+
     def _within_budget(self, rate: float) -> float | None:
         if len(self.steps) >= self.max_steps:
             return self._stop(f"{self.max_steps} steps (--max-steps) taken")
@@ -85,3 +100,55 @@ class RateSearch:
     def _stop(self, reason: str) -> None:
         self.stop_reason = reason
         return None
+
+
+@dataclass
+class Holds:
+    """The holds after the search(es): `candidate` first; after a failed hold, down towards the highest of `clean`
+    (rates that passed at their first run) below it, bisecting geometrically, until a hold passes. Bounded: at most
+    `max_holds` holds, never below `floor`."""
+
+    candidate: float
+    clean: list[float] = field(default_factory=list)
+    precision: float = 0.05
+    max_holds: int = 14
+    floor: float = 1.0
+    held: float | None = None
+    failed: list[float] = field(default_factory=list)  # the rates whose hold failed, in order
+    stop_reason: str = ""
+
+    def next_rate(self) -> float | None:
+        """The rate of the next hold; None once one passed or none can (stop_reason says why)."""
+        if self.held is not None or self.stop_reason:
+            return None
+        if not self.failed:
+            return self.candidate
+        if len(self.failed) >= self.max_holds:
+            return self._stop(f"{self.max_holds} holds (--max-steps) failed, the last at {self.failed[-1]:,.0f} "
+                              "records/s")
+        lowest = min(self.failed)
+        below = max((rate for rate in self.clean if rate < lowest), default=None)
+        if below is None:
+            if lowest <= self.floor:
+                return self._stop(f"the hold failed at the floor, {self.floor:,.0f} records/s")
+            return max(lowest / FACTOR, self.floor)
+        if lowest / below <= 1 + self.precision:
+            return below
+        return math.sqrt(below * lowest)
+
+    def record(self, rate: float, passed: bool) -> None:
+        if passed:
+            self.held = rate
+        else:
+            self.failed.append(rate)
+
+    def _stop(self, reason: str) -> None:
+        self.stop_reason = reason
+        return None
+
+
+def median_found(found: list[float]) -> float | None:
+    """The searches' answer: the median of the rates they found, the lower middle one of an even count (a rate a
+    search found, not a mean of two no step ran); None when none found one."""
+    ordered = sorted(found)
+    return ordered[(len(ordered) - 1) // 2] if ordered else None

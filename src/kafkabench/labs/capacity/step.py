@@ -70,8 +70,9 @@ def settle_note(client: str, settle_s: float) -> str | None:
 
 @dataclass
 class Step:
-    kind: str  # search, hold, sweep, probe
+    kind: str  # search, confirm, hold, sweep, probe
     offered: float  # records/s; -1: as fast as the producers go
+    search: int = 0  # which of max-rate's searches it is a step of; 0: none (the probe, a hold, a sweep)
     achieved: float | None = None  # records/s acknowledged over the measured windows
     mb_per_s: float | None = None
     errors: int = 0
@@ -97,7 +98,7 @@ class Step:
         return {metric: h.encode() for metric, h in self.histograms.items()}
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
+        return {"kind": self.kind, **({"search": self.search} if self.search else {}), "offered": self.offered, "achieved": self.achieved, "mb_per_s": self.mb_per_s,
                 "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
                 "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
                 "verdict": "pass" if self.passed else "fail", "clearly": self.clearly, "reasons": self.reasons,

@@ -44,6 +44,32 @@ class Recommendation:
 
 def recommend(default: Candidate, finalists: list[Candidate], metric: str, better: Better = "lower",
               min_effect_pct: float = MIN_EFFECT_PCT) -> Recommendation:
+    """The recommendation, its reason ending with the default's own spread: the noise every change is judged
+    against."""
+    decided = _recommend(default, finalists, metric, better, min_effect_pct)
+    if noise := spread_text(default.values, metric):
+        decided.reason += f"; {noise}"
+    return decided
+
+
+def spread_text(values: list[float], metric: str) -> str:
+    """`the default's own 5 re-runs: records/s median 41,300, 4,481 to 60,541`: a median and a range, never a bare
+    mean (one pause in a run makes its figure a long tail's)."""
+    if not values:
+        return ""
+    runs = f"{len(values)} re-run{'s' if len(values) > 1 else ''}"
+    if len(values) == 1:
+        return f"the default's own {runs}: {metric} {figure(values[0])}, its spread unknown"
+    return (f"the default's own {runs}: {metric} median {figure(statistics.median(values))}, "
+            f"{figure(min(values))} to {figure(max(values))}")
+
+
+def figure(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _recommend(default: Candidate, finalists: list[Candidate], metric: str, better: Better,
+               min_effect_pct: float) -> Recommendation:
     changes = {c.label: compare_metric(metric, better, default.values, c.values, min_effect_pct) for c in finalists}
     feasible = [c for c in finalists if c.always_feasible and c.values]
     best = min if better == "lower" else max

@@ -91,7 +91,7 @@ def front_table(document: ResultDocument) -> Table | None:
     entries = document.params.get("front")
     if not entries:
         return None
-    names = ["point", "offered/s", "runs", "e2e p99 ms, median", "default's, median", "change", "95 % CI", "verdict",
+    names = ["point", "offered/s", "runs", "e2e p99 ms, median (range)", "default's", "change", "95 % CI", "verdict",
              "checks met", "changed", "settings"]
     table = Table(_title(document, "points of the front and the default at their rates, re-measured, interleaved"),
                   columns(names, ("point", "95 % CI", "verdict", "checks met", "changed", "settings"),
@@ -99,8 +99,7 @@ def front_table(document: ResultDocument) -> Table | None:
     for entry in entries:
         change = entry["change"]
         table.add(entry["label"], f"{entry['rate']:,.0f}", str(len(entry["values"])),
-                  ms(statistics.median(entry["values"])) if entry["values"] else "-",
-                  ms(statistics.median(entry["default_values"])) if entry["default_values"] else "-",
+                  _median_range(entry["values"], False), _median_range(entry["default_values"], False),
                   *_change_text(change), change["verdict"],
                   f"{sum(entry['feasible'])}/{len(entry['feasible'])} (default "
                   f"{sum(entry['default_feasible'])}/{len(entry['default_feasible'])})",
@@ -125,7 +124,7 @@ def final_table(document: ResultDocument) -> Table | None:
         return None
     throughput = document.params.get("goal") == "throughput"
     objective = "records/s" if throughput else f"e2e {document.params.get('objective', 'p50')} ms"
-    names = ["candidate", "runs", f"{objective}, median", "change", "95 % CI", "verdict", "checks met", "changed",
+    names = ["candidate", "runs", f"{objective}, median (range)", "change", "95 % CI", "verdict", "checks met", "changed",
              "settings"]
     table = Table(_title(document, "the finalists and the default re-measured, interleaved"),
                   columns(names, ("candidate", "95 % CI", "verdict", "checks met", "changed", "settings"),
@@ -133,14 +132,22 @@ def final_table(document: ResultDocument) -> Table | None:
     chosen = document.params.get("recommendation", {}).get("label")
     for entry in final:
         values, change = entry["values"], entry.get("change")
-        median = statistics.median(values) if values else None
         met = f"{sum(entry['feasible'])}/{len(entry['feasible'])}"
         baseline = document.params.get("baseline", {})
-        table.add(entry["label"], str(len(values)), "-" if median is None else f"{median:,.0f}" if throughput else ms(median),
+        table.add(entry["label"], str(len(values)), _median_range(values, throughput),
                   *_change_text(change), change["verdict"] if change else "baseline",
                   met, changed_count(entry["settings"], baseline), changes_text(entry["settings"], baseline),
                   kind="reference" if entry["label"] == chosen else "")
     return table
+
+
+def _median_range(values: list[float], throughput: bool) -> str:
+    """A median and its range, never a bare mean: one pause in a re-run makes its figure a long tail's."""
+    if not values:
+        return "-"
+    text = (lambda value: f"{value:,.0f}") if throughput else ms
+    spread = f" ({text(min(values))}-{text(max(values))})" if len(values) > 1 else ""
+    return f"{text(statistics.median(values))}{spread}"
 
 
 def headline(document: ResultDocument) -> str:
