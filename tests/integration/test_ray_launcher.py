@@ -1,5 +1,6 @@
 """Workers on a real Ray cluster (a head with no CPUs and three nodes on this machine, started and stopped here by
-pid) against a real broker: placement, merged results against a local run, clocks, and a node that goes away."""
+pid, on loopback and with a token of its own) against a real broker: placement, merged results against a local run,
+clocks, a driver without the token refused, and a node that goes away."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from kafkabench.on_ray.local_access import is_loopback
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.launcher import Launcher
@@ -42,6 +45,7 @@ def ray_cluster(tmp_path_factory):
     with LocalRayCluster(nodes=NODES, directory=tmp_path_factory.mktemp("ray")) as cluster:
         yield cluster
     assert not [p.pid for p in cluster.processes if p.alive()], "a Ray process outlived `stop`"
+    assert not Path(cluster.token_file).exists(), "the token outlived `stop`"
 
 
 def target_of(kafka_cluster, launcher) -> Target:
@@ -129,6 +133,38 @@ def test_the_java_worker_runs_on_a_node_from_jars_sent_to_it_and_reads_its_pairs
     assert all(before < w["start_ns"] < w["end_ns"] < after for w in producers.workers)  # on this process's clock
 
 
+def test_the_cluster_listens_on_loopback_only_and_keeps_its_token_to_its_user(ray_cluster):
+    ports = ray_cluster.open_ports()
+    assert int(ray_cluster.address.rsplit(":", 1)[1]) in {p.port for p in ports}, ports  # the GCS's own, seen
+    assert [p for p in ports if not is_loopback(p.host)] == []
+    assert {p.process for p in ports} >= {"gcs_server", "raylet"}, ports
+    token = Path(ray_cluster.token_file)
+    assert token.parent == ray_cluster.directory and oct(token.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_driver_without_the_clusters_token_is_refused_in_one_line(kafka_cluster, ray_cluster, tmp_path):
+    """The token of a cluster `kafkabench ray up` started is found through its directory: elsewhere, none is given;
+    a token of another is refused the same way."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_AUTH_")}
+    env.update(KAFKABENCH_RAY_DIR=str(tmp_path / "another"), COLUMNS="500")
+    (tmp_path / "other_token").write_text("0" * 64)
+    command = [sys.executable, "-m", "kafkabench", "produce", "--count", "10", "-b", kafka_cluster.bootstrap_servers,
+               "--launcher", "ray", "--ray-address", ray_cluster.address, "--out", str(tmp_path / "out")]
+    refusals = {"none": "this driver gave none",
+                "another's": f"the one in {tmp_path / 'other_token'} was refused"}
+    for given, extra in {"none": {}, "another's": {"RAY_AUTH_MODE": "token",
+                                                   "RAY_AUTH_TOKEN_PATH": str(tmp_path / "other_token")}}.items():
+        started = time.monotonic()
+        run = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                             env={**env, **extra})
+        assert run.returncode == 1 and run.stdout == "", (given, run.stdout, run.stderr)
+        assert run.stderr == (f"error: Ray at {ray_cluster.address} refused this driver: it needs the cluster's token "
+                              f"({refusals[given]}; kafkabench finds the token of a cluster `kafkabench ray up` "
+                              "started in KAFKABENCH_RAY_DIR or its default directory; for another, set "
+                              "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH to a file holding its token)\n"), given
+        assert time.monotonic() - started < 30, given  # not after Ray's 20 s of retries
+
+
 def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_process_left(
         kafka_cluster, ray_cluster, tmp_path):
     """Last in the module: it takes a node away."""
@@ -136,7 +172,7 @@ def test_a_node_removed_mid_run_ends_it_in_one_line_with_partial_results_and_no_
                "--duration", "30", "-b", kafka_cluster.bootstrap_servers, "--launcher", "ray", "--ray-address",
                ray_cluster.address, "--out", str(tmp_path)]
     run = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env={**os.environ, "COLUMNS": "300"})
+                           env={**os.environ, "COLUMNS": "300", "KAFKABENCH_RAY_DIR": str(ray_cluster.directory)})
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(run.stdout), daemon=True)
     reader.start()

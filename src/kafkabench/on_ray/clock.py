@@ -49,10 +49,11 @@ class Clock:
 
 
 class ClockEcho:
-    """On the node: answers each datagram with this node's (wall, monotonic) clocks, read back to back, until closed."""
+    """On the node: answers each datagram with this node's (wall, monotonic) clocks, read back to back, until closed.
+    Bound to the node's own address (the one the driver pings), never to every interface."""
 
-    def __init__(self, host: str = "0.0.0.0") -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    def __init__(self, host: str) -> None:
+        self._socket = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.bind((host, 0))
         self.port = self._socket.getsockname()[1]
         threading.Thread(target=self._serve, name="clock echo", daemon=True).start()

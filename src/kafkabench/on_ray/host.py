@@ -42,8 +42,8 @@ class WorkerHost:
         return time.time_ns(), time.monotonic_ns()
 
     def clock_port(self) -> int:
-        """The UDP port of this node's clock echo (on_ray.clock), started on first use."""
-        self._echo = self._echo or ClockEcho()
+        """The UDP port of this node's clock echo (on_ray.clock), started on first use, on the node's address."""
+        self._echo = self._echo or ClockEcho(self.node()[1])
         return self._echo.port
 
     def node(self) -> tuple[str, str]:

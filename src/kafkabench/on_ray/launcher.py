@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -28,6 +29,7 @@ from kafkabench.core.worker_process import WorkerFailed, stop_all
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.on_ray.clock import Clock, UdpClockReader
 from kafkabench.on_ray.host import WorkerHost, sha256_of
+from kafkabench.on_ray.local_access import DriverAccess
 
 RESOURCE = "kafkabench"  # what a node offers to take kafkabench workers (`ray start --resources '{"kafkabench": 1}'`)
 SPREADS = {"spread": "STRICT_SPREAD", "pack": "PACK"}
@@ -70,11 +72,13 @@ class RayLauncher:
     # ---- the connection ------------------------------------------------------------------------------
 
     def __enter__(self) -> RayLauncher:
+        """Connected; to a cluster `kafkabench ray up` started, with its token (on_ray.local_access)."""
         import ray
 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        self._access = DriverAccess(self.address)
         try:
-            ray.init(address=self.address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+            self._access.connect(partial(ray.init, logging_level="ERROR", log_to_driver=False, configure_logging=False))
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise KafkabenchError(f"Ray at {self.address}: cannot connect ({str(exc).splitlines()[0]}); is it "
                                   "running? (`kafkabench ray up` starts one here)") from None
@@ -88,6 +92,7 @@ class RayLauncher:
         for group in {id(slot.group): slot.group for slot in self._slots}.values():  # reserved, never used
             self._retire([], group)
         ray.shutdown()
+        self._access.close()
 
     # ---- placing and starting workers ----------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """A Ray cluster on this machine for trying `--launcher ray`: a head with no CPUs (it takes no workers) and N nodes,
-each offering the `kafkabench` resource, all on loopback. Every process is a `ray start --block` kafkabench
-started, in a process group of its own, and is stopped by its pid (SIGTERM stops the node's own processes with it).
+each offering the `kafkabench` resource, listening on loopback only and taking only drivers that hold its token
+(on_ray.local_access says how). Every process is a `ray start --block` kafkabench started, in a process group of
+its own, and is stopped by its pid (SIGTERM stops the node's own processes with it).
 """
 
 from __future__ import annotations
@@ -18,20 +19,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import platformdirs
 import psutil
 
 from kafkabench.cluster.ports import free_ports
 from kafkabench.errors import ClusterError
 from kafkabench.on_ray.launcher import RESOURCE
+from kafkabench.on_ray.local_access import (STATE_FILE, KnownCluster, cluster_auth_env, default_ray_dir, started_here,
+                                            write_token)
 from kafkabench.waiting import wait_until
 
-STATE_FILE = "ray.json"
 OBJECT_STORE_BYTES = 100 * 2**20  # workers pass files and lines, not data sets
-
-
-def default_ray_dir() -> Path:
-    return Path(os.environ.get("KAFKABENCH_RAY_DIR") or Path(platformdirs.user_state_dir("kafkabench")) / "ray")
 
 
 def session_dir(directory: Path) -> Path:
@@ -56,15 +53,25 @@ class RayProcess:
             return False
 
 
+@dataclass(frozen=True)
+class OpenPort:
+    host: str
+    port: int
+    process: str  # its name: gcs_server, raylet, ...
+
+
 @dataclass
 class LocalRayCluster:
-    """`with LocalRayCluster(nodes=3) as cluster:` (stopped on the way out), or `start()` / `attach(dir).stop()`."""
+    """`with LocalRayCluster(nodes=3) as cluster:` (stopped on the way out), or `start()` / `attach(dir).stop()`.
+    Token authentication is on, with a token of its own in `token_file`, unless `insecure` or RAY_AUTH_MODE is set."""
 
     nodes: int = 3
     cpus_per_node: int = 1
     directory: Path = field(default_factory=default_ray_dir)
     address: str = ""
     processes: list[RayProcess] = field(default_factory=list)
+    insecure: bool = False
+    token_file: str = ""
 
     def __enter__(self) -> LocalRayCluster:
         self.start()
@@ -81,7 +88,7 @@ class LocalRayCluster:
         except FileNotFoundError:
             raise ClusterError(f"no Ray cluster started by kafkabench in {directory}; `kafkabench ray up` starts one") from None
         return cls(state["nodes"], state["cpus_per_node"], directory, state["address"],
-                   [RayProcess(**p) for p in state["processes"]])
+                   [RayProcess(**p) for p in state["processes"]], token_file=state.get("token_file") or "")
 
     def start(self, timeout_s: float = 120) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -90,6 +97,9 @@ class LocalRayCluster:
                                "`kafkabench ray down` stops it")
         port = free_ports(1)[0]
         self.address = f"127.0.0.1:{port}"
+        if not self.insecure and "RAY_AUTH_MODE" not in os.environ:
+            self.token_file = str(write_token(self.directory))
+        started_here(KnownCluster(self.address, self.directory, self.token_file, loopback=True))
         try:
             self._spawn("head", ["--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false",
                                  "--temp-dir", str(session_dir(self.directory))])
@@ -111,7 +121,8 @@ class LocalRayCluster:
             raise
 
     def stop(self, timeout_s: float = 30) -> None:
-        """Nodes first, the head last; each by its pid, its process group killed if it outlives the timeout."""
+        """Nodes first, the head last; each by its pid, its process group killed if it outlives the timeout; then its
+        state, token and Ray's session directory removed."""
         for process in reversed(self.processes):
             if process.alive():
                 with contextlib.suppress(ProcessLookupError):
@@ -123,9 +134,32 @@ class LocalRayCluster:
             if process.alive():
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(FileNotFoundError):
-            (self.directory / STATE_FILE).unlink()
+        for path in (self.directory / STATE_FILE, *([Path(self.token_file)] if self.token_file else [])):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         shutil.rmtree(session_dir(self.directory), ignore_errors=True)
+        started_here(None, self.address)
+
+    def open_ports(self) -> list[OpenPort]:
+        """Where the cluster's processes (each `ray start` and every process under it) listen (TCP) or take datagrams
+        (UDP), read from each process's own socket table."""
+        found = set()
+        for process in self._process_tree():
+            with contextlib.suppress(psutil.Error):
+                for conn in process.net_connections(kind="inet"):
+                    if conn.laddr and (conn.status == psutil.CONN_LISTEN or
+                                       (conn.status == psutil.CONN_NONE and not conn.raddr)):
+                        found.add(OpenPort(conn.laddr.ip, conn.laddr.port, process.name()))
+        return sorted(found, key=lambda p: (p.process, p.port))
+
+    def _process_tree(self) -> list[psutil.Process]:
+        tree = []
+        for process in self.processes:
+            if process.alive():
+                with contextlib.suppress(psutil.Error):
+                    top = psutil.Process(process.pid)
+                    tree += [top, *top.children(recursive=True)]
+        return tree
 
     def kill_node(self, index: int) -> None:
         """Node `index` (1..N) gone at once, as when its machine fails: its `ray start` and the processes it started
@@ -137,12 +171,14 @@ class LocalRayCluster:
     def _spawn(self, role: str, arguments: list[str]) -> None:
         log = self.directory / f"{role.replace(' ', '-')}.log"
         # no log monitor: it relays workers' output to drivers, which kafkabench's does not take (log_to_driver=False),
-        # and its process per node took a third of the cluster's start here (18 s -> 13 s for 3 nodes)
-        command = [_ray(), "start", "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
-                   "--object-store-memory", str(OBJECT_STORE_BYTES), "--include-log-monitor", "false", *arguments]
+        # and its process per node took a third of the cluster's start here (18 s -> 13 s for 3 nodes); Ray's CLI run
+        # so that it keeps 127.0.0.1 (local_access), for every process to listen on loopback only
+        command = [sys.executable, "-m", "kafkabench.on_ray.local_access", "start", "--block", "--disable-usage-stats",
+                   "--node-ip-address", "127.0.0.1", "--object-store-memory", str(OBJECT_STORE_BYTES),
+                   "--include-log-monitor", "false", *arguments]
         with open(log, "w") as output:
             popen = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env=_env())
+                                     start_new_session=True, env=_env(self.token_file, self.insecure))
         self.processes.append(RayProcess(role, popen.pid, psutil.Process(popen.pid).create_time(), str(log)))
         self._save()
 
@@ -158,8 +194,9 @@ class LocalRayCluster:
         return False
 
     def _save(self) -> None:
+        # what a driver reads (local_access.known_cluster): the address, the token's file, that it keeps to loopback
         state = {"address": self.address, "nodes": self.nodes, "cpus_per_node": self.cpus_per_node,
-                 "processes": [asdict(p) for p in self.processes]}
+                 "token_file": self.token_file, "loopback": True, "processes": [asdict(p) for p in self.processes]}
         (self.directory / STATE_FILE).write_text(json.dumps(state, indent=1))
 
 
@@ -173,15 +210,9 @@ def _last_error(log: str) -> str:
     return ""
 
 
-def _ray() -> str:
-    """The `ray` command of this Python's environment."""
-    return str(Path(sys.executable).with_name("ray"))
-
-
-def _env() -> dict[str, str]:
+def _env(token_file: str = "", insecure: bool = False) -> dict[str, str]:
     """Usage stats off; no idle Python workers started ahead (Ray's raylet starts them, one per CPU, at its start and
-    when a driver connects, for tasks kafkabench never sends, on the cores its workers run on); token
-    authentication as the user set it (RAY_AUTH_MODE), else off for head and nodes alike: left unset, a head finding
-    ~/.ray/auth_token turns it on and the nodes, not reading it, cannot join."""
-    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_enable_worker_prestart": "0",
-            "RAY_prestart_worker_first_driver": "0", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    when a driver connects, for tasks kafkabench never sends, on the cores its workers run on); token authentication
+    with the cluster's own token, the same for head and nodes (local_access.cluster_auth_env)."""
+    return {**cluster_auth_env(os.environ, token_file, insecure), "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_enable_worker_prestart": "0", "RAY_prestart_worker_first_driver": "0"}

@@ -20,9 +20,23 @@ def test_a_start_error_names_rays_reason(tmp_path):
     assert _last_error(str(tmp_path / "missing.log")) == ""
 
 
-def test_head_and_nodes_agree_on_token_authentication(monkeypatch):
-    """Left unset, a head that finds ~/.ray/auth_token turns it on, and nodes started after it cannot join."""
+def test_head_and_nodes_share_the_clusters_own_token_and_no_other(monkeypatch):
+    """Left unset, a head that finds ~/.ray/auth_token turns authentication on, and nodes started after it cannot join;
+    a RAY_AUTH_TOKEN of the user's would be read before the cluster's file."""
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-    assert _env()["RAY_AUTH_MODE"] == "disabled"
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "the-users-own")
+    env = _env("/state/ray/auth_token")
+    assert (env["RAY_AUTH_MODE"], env["RAY_AUTH_TOKEN_PATH"]) == ("token", "/state/ray/auth_token")
+    assert "RAY_AUTH_TOKEN" not in env
+    assert env["RAY_enable_worker_prestart"] == "0" and env["RAY_USAGE_STATS_ENABLED"] == "0"
+
+
+def test_insecure_or_the_users_own_mode_opts_out_of_the_clusters_token(monkeypatch):
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    assert _env(insecure=True)["RAY_AUTH_MODE"] == "disabled"
+    assert _env()["RAY_AUTH_MODE"] == "disabled"  # no token made: never left for a head to decide alone
     monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    assert _env()["RAY_AUTH_MODE"] == "token"
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", "/home/me/token")
+    env = _env()
+    assert (env["RAY_AUTH_MODE"], env["RAY_AUTH_TOKEN_PATH"]) == ("token", "/home/me/token")
+    assert _env(insecure=True)["RAY_AUTH_MODE"] == "disabled"  # the command line over the environment
