@@ -15,7 +15,7 @@ cache), then --repeats interleaved repeats in ABBA order, so neither side always
   last ack), both sides.
 - consume: one topic per size filled once (by the minimal confluent loop) with more records than any run
   reads; every run reads `count` records from the earliest offset in a fresh group, enable.auto.commit=false,
-  client defaults otherwise. records/s = records / (partitions assigned -> last record in hand): the loops
+  confluent with fetch.queue.backoff.ms=10 (FETCH_NATIVE), client defaults otherwise. records/s = records / (partitions assigned -> last record in hand): the loops
   start their clock in the rebalance listener; kafkabench's consume clock starts where fetching starts, which
   for a confluent consumer holding records fetched before its start signal is the assignment too (before
   that was fixed, its clock started at the signal after librdkafka had prefetched, and read up to 1.6x).
@@ -61,6 +61,10 @@ PRODUCER = {"acks": "1", "batch.size": "1000000", "linger.ms": "5"}
 NATIVE_NAMES = {"confluent": {}, "kafka-python": {"batch.size": "batch_size", "linger.ms": "linger_ms"},
                 "aiokafka": {"batch.size": "max_batch_size", "linger.ms": "linger_ms"}}
 CONSUMER = {"enable.auto.commit": "false"}  # the minimal consume loops set it themselves
+# librdkafka stops fetching for fetch.queue.backoff.ms (1 s) whenever 100,000 records are queued: a 100 B read then
+# takes its own time plus 0 to 4 such seconds, as a race decides, and a ratio compares numbers of pauses. Both sides
+# keep fetching (docs/benchmarks.md, "Consume runs that agree").
+FETCH_NATIVE = {"confluent": {"fetch.queue.backoff.ms": "10"}}
 RSS_COUNTS = (100_000, 10_000_000)
 # records per run at --count 1000000, (client, direction) -> (at 100 B, at 10240 B): about 2-4 s each on this
 # project's 2-core machine, client defaults for fetching, kafka-python without the C crc32c package
@@ -127,7 +131,8 @@ class Bench:
             else:
                 scenario = ConsumeScenario(topic=self.filled[case.size], count=case.count, client=case.client,
                                            group=f"overhead-{uuid.uuid4().hex[:8]}", start_from="earliest",
-                                           overrides=parse_overrides([f"{k}={v}" for k, v in CONSUMER.items()]))
+                                           overrides=parse_overrides([f"{k}={v}" for k, v in CONSUMER.items()] + [
+                                               f"librdkafka:{k}={v}" for k, v in FETCH_NATIVE.get(case.client, {}).items()]))
             run = run_throughput(scenario, self.target, out, SILENT).runs[0]
         finally:
             shutil.rmtree(out, ignore_errors=True)
@@ -139,7 +144,8 @@ class Bench:
     # the minimal loop, a subprocess
     def minimal(self, case: Case) -> tuple[float, str]:
         if case.direction == "consume":
-            result = self._loop(case.client, "consume", [self.filled[case.size], str(case.count)])
+            settings = [f"{k}={v}" for k, v in FETCH_NATIVE.get(case.client, {}).items()]
+            result = self._loop(case.client, "consume", [self.filled[case.size], str(case.count)], settings)
             return result["records_per_s"], ""
         topic = f"overhead-minimal-{uuid.uuid4().hex[:8]}"
         with KafkaAdmin(self.bootstrap) as admin:

@@ -7,18 +7,33 @@ DescribeLogDirs API, which librdkafka does not expose; kafka-python's admin clie
 from __future__ import annotations
 
 import logging
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec
 
 from kafkabench.connection import Connection
-from kafkabench.errors import KafkaAdminError
+from kafkabench.errors import KafkaAdminError, WaitTimeout
 from kafkabench.waiting import wait_until
 
 _QUIET = logging.getLogger("kafkabench.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
+
+# what a partition's leadership moving (a leader stopped, frozen or just elected, a topic just created) answers
+# ListOffsets with; the same request gets past it once librdkafka's metadata names the partition's leader now
+RETRIABLE_OFFSETS_ERRORS = frozenset({
+    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError.REPLICA_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.KAFKA_STORAGE_ERROR, KafkaError.REQUEST_TIMED_OUT,
+    KafkaError.NETWORK_EXCEPTION, KafkaError._TRANSPORT, KafkaError._TIMED_OUT,
+    KafkaError._NOENT, KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION,  # not in librdkafka's cache yet
+})
+# one ListOffsets attempt's bound: a live leader answers in milliseconds, a dead or frozen one never, and the cluster
+# elects another once it stops hearing from it (broker.session.timeout.ms, 9 s by default); the next attempt asks that one
+OFFSETS_ATTEMPT_S = 5.0
 
 
 def quiet_client_config(cluster: str | Connection, **extra: object) -> dict:
@@ -157,16 +172,15 @@ class KafkaAdmin:
         return {key: entry.value for key, entry in entries.items()}
 
     def offsets(self, name: str) -> dict[int, tuple[int, int]]:
-        """partition -> (earliest, end) offset, as the partition leaders have them now."""
-        partitions = [p.partition for p in self.describe_topic(name).partitions]
-        bounds: dict[int, list[int]] = {p: [0, 0] for p in partitions}
-        for index, spec in enumerate((OffsetSpec.earliest(), OffsetSpec.latest())):
-            futures = self._admin.list_offsets({TopicPartition(name, p): spec for p in partitions},
-                                               request_timeout=self.timeout_s)
-            for tp, future in futures.items():
-                bounds[tp.partition][index] = self._call(f"list offsets of {name}",
-                                                         lambda f=future: f.result(timeout=self.timeout_s + 5)).offset
-        return {p: (low, high) for p, (low, high) in bounds.items()}
+        """partition -> (earliest, end) offset, as the partition leaders have them now. While a partition's leadership
+        moves it is asked again, within `timeout_s`; an error asking again cannot mend fails at once."""
+        query = _OffsetsQuery(self._admin, name, deadline=time.monotonic() + self.timeout_s)
+        try:
+            return wait_until(query.attempt, timeout_s=self.timeout_s, what=f"the offsets of {name}", interval_s=0.2)
+        except WaitTimeout:
+            raise KafkaAdminError(f"list offsets of {name} failed: no answer within {self.timeout_s:g} s "
+                                  f"({query.problem}); check that the topic exists and every partition has a live leader "
+                                  "(`kafkabench cluster status`)") from None
 
     def committed(self, group: str, name: str) -> dict[int, int]:
         """partition -> the group's committed offset, for the partitions of `name` it has one for. Asked with a
@@ -235,6 +249,75 @@ class KafkaAdmin:
             raise KafkaAdminError(f"{what} failed: {exc.args[0].str()}") from exc
         except TimeoutError as exc:
             raise KafkaAdminError(f"{what} timed out after {self.timeout_s:g} s; is {self.bootstrap_servers} reachable?") from exc
+
+
+class _OffsetsQuery:
+    """One `offsets` call: what its attempts found so far, and why the rest is still missing."""
+
+    def __init__(self, admin: AdminClient, name: str, deadline: float) -> None:
+        self._admin = admin
+        self.name = name
+        self.deadline = deadline
+        self.found: dict[tuple[int, int], int] = {}  # (partition, 0: earliest / 1: end) -> offset
+        self.problem = "no answer"
+
+    def attempt(self) -> dict[int, tuple[int, int]] | None:
+        """Ask for every offset still missing: partition -> (earliest, end) once all are found, else None."""
+        partitions = self._partitions()
+        if partitions is None:
+            return None
+        asked = {end: [p for p in partitions if (p, end) not in self.found] for end in (0, 1)}
+        requests = {end: self._admin.list_offsets({TopicPartition(self.name, p): spec for p in asked[end]},
+                                                  request_timeout=self._call_s())
+                    for end, spec in enumerate((OffsetSpec.earliest(), OffsetSpec.latest())) if asked[end]}
+        for end, futures in requests.items():  # both sent before either is awaited
+            for tp, future in futures.items():
+                offset = self._offset(tp.partition, future)
+                if offset is not None:
+                    self.found[tp.partition, end] = offset
+        if any((p, end) not in self.found for p in partitions for end in (0, 1)):
+            return None
+        return {p: (self.found[p, 0], self.found[p, 1]) for p in partitions}
+
+    def _partitions(self) -> list[int] | None:
+        """The topic's partitions from a metadata answer, asked each attempt because it also updates the leaders in
+        librdkafka's cache, which list_offsets asks and nothing else updates: without it a dead leader is asked until
+        the request times out, and a partition that moved answers FENCED_LEADER_EPOCH for as long as one asks."""
+        try:
+            metadata = self._admin.list_topics(topic=self.name, timeout=self._call_s())
+        except KafkaException as exc:
+            return self._keep(exc.args[0], "metadata")
+        topic = metadata.topics.get(self.name)
+        if topic is None or topic.error is not None:
+            return self._keep(topic.error if topic else KafkaError(KafkaError._UNKNOWN_TOPIC), "metadata")
+        return sorted(topic.partitions)
+
+    def _offset(self, partition: int, future: Future) -> int | None:
+        """The offset one answer gives; None when asking again may give it."""
+        try:
+            offset = future.result(timeout=self._call_s() + 5).offset
+        except KafkaException as exc:
+            return self._keep(exc.args[0], f"partition {partition}")
+        except TimeoutError:
+            offset = -1
+        if offset < 0:  # what librdkafka answers, no error given, when the leader it asked never did
+            self.problem = f"partition {partition}: its leader did not answer"
+            return None
+        return offset
+
+    def _keep(self, error: KafkaError, what: str) -> None:
+        """Keep an error a leadership move causes as the reason to ask again; raise any other."""
+        if not worth_asking_again(error.code()):
+            raise KafkaAdminError(f"list offsets of {self.name} failed: {what}: {error.str()}")
+        self.problem = f"{what}: {error.name()}"
+
+    def _call_s(self) -> float:
+        return max(0.1, min(OFFSETS_ATTEMPT_S, self.deadline - time.monotonic()))
+
+
+def worth_asking_again(code: int) -> bool:
+    """Whether a ListOffsets error is one a leadership move causes (RETRIABLE_OFFSETS_ERRORS), not one of the request."""
+    return code in RETRIABLE_OFFSETS_ERRORS
 
 
 def _replica_sizes(responses: list[dict], topic: str):

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from kafkabench.config.client_settings import ClientSettings, build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.config.security import is_security_key
+from kafkabench.labs.payload import check_value_size
 
 SCENARIO_SOURCE = "scenario"  # where a setting came from when only the model knows (a plan re-sources it)
 
@@ -86,6 +87,7 @@ def _rate(rate: float) -> float:
 Acks = Annotated[Literal["0", "1", "all"], BeforeValidator(_acks)]
 Rate = Annotated[float, AfterValidator(_rate)]  # per second on an open-loop schedule; -1: as fast as possible
 PositiveRate = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # per second, a finite number
+RecordSize = Annotated[int, Field(gt=0), AfterValidator(check_value_size)]  # bytes of one value, as Kafka can carry it
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 RoleSettings = Annotated[dict[str, Setting], BeforeValidator(_settings)]
 

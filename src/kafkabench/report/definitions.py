@@ -88,6 +88,13 @@ DEFINITIONS: tuple[Definition, ...] = (
     Definition("rebalance_s", "rebalance s", "s", "Consumer: subscribe -> partitions assigned (the slowest consumer).",
                ("consume",)),
     Definition("first_record_s", "first record s", "s", "Consumer: start -> first record.", ("consume",)),
+    Definition("idle_s", "idle s", "s",
+               "Consumer: after the first record, time in polls that brought nothing (each stretch from the first "
+               "empty poll to the poll that brought records again).", ("consume",)),
+    Definition("stalls", "stalls", "count",
+               "Consumer: idle stretches of 0.5 s or more. Reading a backlog they are the client not fetching "
+               "(librdkafka's fetch.queue.backoff.ms, 1 s, whenever 100,000 records are queued): records/s then "
+               "counts how many fell into the run.", ("consume",)),
     Definition("errors", "errors", "count",
                "Counted by type (errors.<Type> in the result); per-message failures are counted as data, not raised."),
     Definition("out_of_range", "out_of_range", "count",

@@ -5,6 +5,12 @@ params: core.protocol.ConsumeParams (from, count | duration_s, interval_s, check
 clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: clock start -> first record. The run's
 duration (for records/s) is clock start -> last record. The clock starts at the start signal, or where fetching
 began when records fetched before the signal are in hand (ConsumeRun.clock_start_ns).
+
+`idle_s`: after the first record, the time spent in polls that brought nothing, each stretch from the first empty
+poll to the poll that brought records again; `stalls` counts the stretches of STALL_NS or more. Reading a backlog,
+such a stretch is the client not fetching, not the broker being slow: librdkafka stops fetching a partition for
+fetch.queue.backoff.ms (1 s) whenever queued.min.messages (100,000) records wait in its queue, and a 1M-record read
+took 0.7 s plus 0 to 4 of those seconds, run after run (docs/benchmarks.md). They say which mode a run measured.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from kafkabench.workers.throughput_run import Emit, RunFailed, StopConditions, e
 
 POLL_S = 0.1
 MAX_BATCH = 10_000  # records asked of one poll
+STALL_NS = 500_000_000  # an idle stretch this long is a pause in fetching: a fetch round trip takes ~1 ms here
 METRICS = ("e2e",)
 
 
@@ -75,7 +82,7 @@ class ConsumeRun:
         self.clock = clock
         self.until = StopConditions(params, stop, clock)
         self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
-        self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0})
+        self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0, "stalls": 0})
         self.check = PayloadCheck(task) if params.check else None
         self.decode = _decoder(params.decode)
         self.timings: dict[str, float] = {}
@@ -84,6 +91,7 @@ class ConsumeRun:
         self.first_ns: int | None = None
         self.started_ns: int | None = None  # where the clock started (clock_start_ns), once running
         self.last_ns: int | None = None
+        self.idle_ns = 0
         self._cpu_start = time.process_time()
 
     def open(self) -> None:
@@ -111,27 +119,44 @@ class ConsumeRun:
             self.client.hold(False)
 
     def run(self, emit: Emit) -> None:
+        self._cpu_start = time.process_time()  # from the start signal, as ProduceRun and the Java worker count it
         self.until.begin()
         start = self.started_ns = self.clock_start_ns()
         self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
         idle_s = self.params.idle_timeout_s
         idle_ns = int((idle_s if idle_s is not None else self.task.timeout_s) * 1e9)
         last_seen, count = start, self.until.count
+        idle_since: int | None = None  # where the current stretch of empty polls began
         while not self.until.reached(self.counters["received"]):
             limit = MAX_BATCH if count is None else min(MAX_BATCH, count - self.counters["received"])
+            asked = self.clock()
             try:
                 batch = self._early(limit) or self.client.poll_batch(POLL_S, limit)
             except AdapterError as exc:
                 raise RunFailed("failure", str(exc)) from exc
             now = self.clock()
             if len(batch):
+                if idle_since is not None:
+                    self._idled(now - idle_since)
+                    idle_since = None
                 last_seen = now
                 self._take(batch, now)
             elif now - last_seen > idle_ns:
                 self.timings["idle_stop_s"] = idle_ns / 1e9
                 break
+            elif idle_since is None:
+                idle_since = asked
             emit_due(self.stats, self.counters["received"], emit)
+        self.timings["idle_s"] = self.idle_ns / 1e9
         emit_last(self.stats, self.counters["received"], emit)
+
+    def _idled(self, span_ns: int) -> None:
+        """A stretch without records ended; the wait for the first record is first_record_s, not idleness."""
+        if self.first_ns is None:
+            return
+        self.idle_ns += span_ns
+        if span_ns >= STALL_NS:
+            self.counters["stalls"] += 1
 
     def clock_start_ns(self) -> int:
         """Where the clock starts: where fetching started. That is the start signal, unless records fetched before it

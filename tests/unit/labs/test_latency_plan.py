@@ -11,10 +11,12 @@ def test_rounds_split_the_count_exactly(count, rounds, sizes):
     assert _round_sizes(count, rounds) == sizes
 
 
-def test_generated_payload_is_deterministic_and_incompressible():
+def test_generated_payload_is_deterministic_and_incompressible(tmp_path):
     import zlib
 
-    a, b = load_payload(LatencyScenario(size=100_000)), load_payload(LatencyScenario(size=100_000))
+    for name in "ab":
+        load_payload(LatencyScenario(size=100_000)).write(tmp_path / name)
+    a, b = (tmp_path / "a").read_bytes(), (tmp_path / "b").read_bytes()
     assert a == b and len(a) == 100_000
     assert len(zlib.compress(a)) > 99_000
 

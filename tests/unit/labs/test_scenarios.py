@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 from kafkabench.cli.lab_command import GENERIC, LAUNCHER, lab_command, scenario_from_options
 from kafkabench.errors import ConfigError
 from kafkabench.labs import registry
-from kafkabench.plans.loading import parse_plan
+from kafkabench.labs.payload import MAX_VALUE_BYTES
+from kafkabench.plans.loading import PlanError, parse_plan
 
 # what a lab's model needs before it validates at all (the rest are defaults)
 MINIMAL = {"latency": {}, "produce": {"count": 10}, "consume": {"count": 10, "topic": "t"}, "compression": {}, "durability": {},
@@ -93,3 +94,13 @@ def test_a_rate_that_must_be_finite_and_positive_refuses_everything_else(lab, op
     with pytest.raises(ConfigError, match=rf"^--{option.replace('_', '-')}: "):
         from_cli(lab, {option: rate})
     assert getattr(from_cli(lab, {option: "2.5"}), option) == 2.5
+
+
+@pytest.mark.parametrize("lab", ["latency", "produce", "consume", "durability", "delivery", "max-rate", "backlog", "tune"])
+def test_a_size_no_kafka_record_can_carry_is_refused_by_the_option_and_by_a_plan_saying_where(lab):
+    minimal = MINIMAL.get(lab, {})
+    with pytest.raises(ConfigError, match=r"^--size: must be at most 2147482623 bytes: Kafka's record sizes are 32-bit"):
+        from_cli(lab, {**{k: str(v) for k, v in minimal.items()}, "size": str(10**40)})
+    with pytest.raises(PlanError, match=rf"^plan.yaml: scenarios -> 1 \({lab}\) -> size: must be at most 2147482623 bytes"):
+        from_plan(lab, {**minimal, "size": MAX_VALUE_BYTES + 1})
+    assert from_plan(lab, {**minimal, "size": MAX_VALUE_BYTES}).size == MAX_VALUE_BYTES

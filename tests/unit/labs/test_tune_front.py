@@ -53,5 +53,6 @@ def test_a_pareto_tunes_tables_show_each_trials_rate_and_each_front_point_agains
     assert "400-40,000 records/s" in trials.title
     assert [c.name for c in trials.columns][:4] == ["trial", "kind", "achieved/s", "e2e p99 ms (95 %)"]
     assert trials.rows[0].cells[2:4] == ["19,950", "6.00 (5.00-7.50)"] and trials.rows[0].cells[-1] == "linger.ms=1"
-    assert front.rows[0].cells[:7] == ["trial 3", "20,000", "2", "6.10", "10.50", "-42.0 %", "-50.0 to -30.0 %"]
+    assert front.rows[0].cells[:7] == ["trial 3", "20,000", "2", "6.10 (6.00-6.20)", "10.50 (10.00-11.00)", "-42.0 %",
+                                       "-50.0 to -30.0 %"]
     assert front.rows[0].kind == "reference"

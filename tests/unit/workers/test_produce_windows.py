@@ -101,3 +101,14 @@ def test_with_partitions_each_record_or_batch_goes_to_the_next_of_them_in_turn(r
         assert client.partitions[:4] == [1, 4, 1, 4]
     else:  # in batches of BATCH
         assert client.partitions[:BATCH] == [1] * BATCH and client.partitions[BATCH:2 * BATCH] == [4] * BATCH
+
+
+def test_every_paced_send_is_counted_with_its_delay_though_both_go_into_the_window_in_bulk():
+    client = StallsOnce()
+    task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
+    run = ProduceRun(client, task, ProduceParams(count=BATCH + 7, rate_per_s=1000, interval_s=1, stamp=True), [b"x"],
+                     threading.Event(), clock=client.clock)
+    run.open()
+    run.run(lambda message: None)
+    assert run.counters["sent"] == BATCH + 7
+    assert run.stats.total["publish_delay"].summary().count == BATCH + 7

@@ -7,7 +7,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
 
-from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Rate, Scenario, TopicSettings)
+from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Rate, RecordSize, Scenario,
+                                      TopicSettings)
 
 MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep:MS")
 FAULTS = ("kill-leader", "pause-leader", "restart-leader", "kill-follower", "kill-controller")
@@ -60,7 +61,7 @@ class DeliveryScenario(Scenario):
     producers: int = Field(1, ge=1, le=64, description="Producer processes per cell, the count split between them, each "
                                                        "with an id and a history of its own (one per node with "
                                                        "--launcher ray); the checker judges them as one run.")
-    size: int = Field(64, ge=14, description="Bytes per message (the id takes 14).")
+    size: RecordSize = Field(64, ge=14, description="Bytes per message (the id takes 14).")
     singles: int = Field(8, ge=0, description="The first sends, each timed alone (the seed's stopwatch: 8).")
     rate: Rate = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "
                                         "as its faults need; -1: as fast as the client takes them.")

@@ -6,7 +6,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
-from kafkabench.labs.scenario import Acks, Cli, ConsumerSettings, Overrides, ProducerSettings, Rate, Scenario
+from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Overrides, ProducerSettings, Rate, RecordSize,
+                                      Scenario)
 
 Switch = Literal["on", "off"]
 
@@ -25,7 +26,7 @@ class DurabilityScenario(Scenario):
     clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, aiokafka.")
     count: Annotated[PositiveInt | None, Cli("--count", "-n")] = Field(20_000, description="Records per cell and repeat.")
     duration: PositiveFloat | None = Field(None, description="Seconds per cell and repeat (with --count: whichever comes first).")
-    size: PositiveInt = Field(100, description="Bytes per record (incompressible).")
+    size: RecordSize = Field(100, description="Bytes per record (incompressible).")
     rate: Rate = Field(-1, description="Records/s on an open-loop schedule; -1: as fast as possible.")
     warmup: NonNegativeInt = Field(1_000, description="Records sent to each cell's topic first, not measured.")
     repeats: PositiveInt = Field(3, description="Runs of every cell; 5 or more let differences be called beyond noise.")

@@ -7,8 +7,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 
-from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, Scenario,
-                                      TopicSettings)
+from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, RecordSize,
+                                      Scenario, TopicSettings)
 
 SEED_IMAGE_BYTES = 1_302_245  # the camera image of seed 000
 
@@ -16,7 +16,7 @@ SEED_IMAGE_BYTES = 1_302_245  # the camera image of seed 000
 class LatencyScenario(Scenario):
     lab: Literal["latency"] = "latency"
     payload: Path | None = Field(None, description="Send this file's bytes (e.g. a JPEG).")
-    size: PositiveInt = Field(SEED_IMAGE_BYTES, description="Without --payload: this many incompressible bytes "
+    size: RecordSize = Field(SEED_IMAGE_BYTES, description="Without --payload: this many incompressible bytes "
                                                             "(default: the seed's 1.3 MB image).")
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(200, description="Measured messages per client.")
     warmup: NonNegativeInt = Field(10, description="Messages after the cold one that are not measured.")

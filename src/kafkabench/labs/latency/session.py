@@ -7,8 +7,6 @@ all alike. A failing client ends the run: what every worker measured so far is s
 
 from __future__ import annotations
 
-import hashlib
-import random
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
 from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES, LatencyScenario
+from kafkabench.labs.payload import Payload, file_sha256
 
 WORKER_START_S = 120  # a first Java run compiles its worker and starts a JVM
 
@@ -50,16 +49,11 @@ class _ClientRun:
         return f"{self.client} {self.version}".strip()
 
 
-def load_payload(scenario: LatencyScenario) -> bytes:
+def load_payload(scenario: LatencyScenario) -> Payload:
     if scenario.payload is None:
         # incompressible like a JPEG, and the same bytes every run
-        return random.Random(SEED_IMAGE_BYTES).randbytes(scenario.size)
-    try:
-        return scenario.payload.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"payload file {scenario.payload} does not exist") from None
-    except OSError as exc:
-        raise ConfigError(f"payload file {scenario.payload} cannot be read: {exc.strerror}") from None
+        return Payload.generated(scenario.size, seed=SEED_IMAGE_BYTES)
+    return Payload.of_file(scenario.payload)
 
 
 def latency_settings(scenario: LatencyScenario, payload_bytes: int) -> ClientSettings:
@@ -89,7 +83,7 @@ class LatencyPlan:
     """Everything checked before a cluster is touched: payload, settings, clients and their translated configs."""
 
     scenario: LatencyScenario
-    payload: bytes
+    payload: Payload  # made when the run writes it for its workers, not when it is checked
     settings: ClientSettings
     runs: list[_ClientRun]
 
@@ -113,13 +107,15 @@ def plan_latency(scenario: LatencyScenario, listener: Listener) -> LatencyPlan:
 def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     plan = plan_latency(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
-    document = new_document("latency", target, _params(scenario, plan.payload), [f"set {line}" for line in plan.settings.notes])
     payload_path = out_dir / f".payload-{uuid.uuid4().hex[:8]}.bin"
-    payload_path.write_bytes(plan.payload)
     try:
+        plan.payload.write(payload_path)
+        sha256 = file_sha256(payload_path)
+        document = new_document("latency", target, _params(scenario, plan.payload, sha256),
+                                [f"set {line}" for line in plan.settings.notes])
         with KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
             document.cluster["brokers"] = len(admin.brokers())
-            session = _Session(plan, target, admin, payload_path, listener)
+            session = _Session(plan, target, admin, payload_path, sha256, listener)
             try:
                 document.error = session.measure()
             finally:
@@ -136,12 +132,14 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
 class _Session:
     """One run's workers and topics on one cluster."""
 
-    def __init__(self, plan: LatencyPlan, target: Target, admin: KafkaAdmin, payload_path: Path, listener: Listener) -> None:
+    def __init__(self, plan: LatencyPlan, target: Target, admin: KafkaAdmin, payload_path: Path, payload_sha256: str,
+                 listener: Listener) -> None:
         self.plan = plan
         self.scenario = plan.scenario
         self.target = target
         self.admin = admin
         self.payload_path = payload_path
+        self.payload_sha256 = payload_sha256
         self.listener = listener
         self.run_id = uuid.uuid4().hex[:8]
 
@@ -182,7 +180,7 @@ class _Session:
         run.worker.send(Task(
             scenario="ping_pong", client=run.client, bootstrap_servers=self.target.bootstrap_servers, topic=run.topic,
             producer_config=run.producer.config, consumer_config=run.consumer.config,
-            payload_files=[launcher.share(self.payload_path)], payload_sha256s=[hashlib.sha256(self.plan.payload).hexdigest()],
+            payload_files=[launcher.share(self.payload_path)], payload_sha256s=[self.payload_sha256],
             warmup=scenario.warmup, timeout_s=scenario.timeout, params=task_params(PingPongParams(pause_s=scenario.pause)),
         ))
         ready = run.worker.receive(Ready, timeout_s=WORKER_START_S + (scenario.warmup + 1) * (scenario.timeout + scenario.pause))
@@ -215,11 +213,11 @@ def _round_sizes(count: int, rounds: int) -> list[int]:
     return even_shares(count, max(1, min(rounds, count)))
 
 
-def _params(scenario: LatencyScenario, payload: bytes) -> dict:
+def _params(scenario: LatencyScenario, payload: Payload, sha256: str) -> dict:
     return {
         "payload": str(scenario.payload) if scenario.payload else f"generated ({len(payload)} random bytes)",
         "size_bytes": len(payload),
-        "payload_sha256": hashlib.sha256(payload).hexdigest(),
+        "payload_sha256": sha256,
         "count": scenario.count,
         "warmup": scenario.warmup,
         "rounds": len(_round_sizes(scenario.count, scenario.rounds)),

@@ -4,7 +4,6 @@ runs (durability, capacity) and Apache's perf tools beside them."""
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from kafkabench.config.client_settings import ClientSettings, fit_payload
 from kafkabench.config.translate import translate
 from kafkabench.core.events import Listener
 from kafkabench.errors import ConfigError
+from kafkabench.labs.payload import Payload
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
 
 Streaming = ProduceScenario | ConsumeScenario
@@ -24,7 +24,7 @@ Streaming = ProduceScenario | ConsumeScenario
 @dataclass
 class ThroughputPlan:
     scenario: Streaming
-    payloads: list[bytes]
+    payloads: list[Payload]  # made when a run writes them (payload_files), not when it is checked
     settings: ClientSettings
     producer_config: dict
     consumer_config: dict
@@ -43,23 +43,17 @@ def payload_files(plan: ThroughputPlan, out_dir: Path) -> Iterator[list[Path]]:
     paths = [out_dir / f".payload-{run_id}-{index}.bin" for index in range(len(plan.payloads))]
     try:
         for path, payload in zip(paths, plan.payloads):
-            path.write_bytes(payload)
+            payload.write(path)
         yield paths
     finally:
         for path in paths:
             path.unlink(missing_ok=True)
 
 
-def load_payloads(scenario: Streaming) -> list[bytes]:
+def load_payloads(scenario: Streaming) -> list[Payload]:
     if not scenario.payload:
-        return [random.Random(scenario.size).randbytes(scenario.size)]  # incompressible, the same every run
-    payloads = []
-    for path in scenario.payload:
-        try:
-            payloads.append(path.read_bytes())
-        except FileNotFoundError:
-            raise ConfigError(f"payload file {path} does not exist") from None
-    return payloads
+        return [Payload.generated(scenario.size, seed=scenario.size)]  # incompressible, the same every run
+    return [Payload.of_file(path) for path in scenario.payload]
 
 
 def plan_throughput(scenario: Streaming, listener: Listener, start_from: str | None = None) -> ThroughputPlan:

@@ -8,7 +8,6 @@ first fills a fresh one (set-up, not measured), reads it back checking every val
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import uuid
 from pathlib import Path
@@ -27,8 +26,10 @@ from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
+from kafkabench.labs.payload import file_sha256
 from kafkabench.labs.throughput.plan import Streaming, ThroughputPlan, payload_files, plan_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
+from kafkabench.workers.consume import STALL_NS
 
 WORKER_START_S = 120
 DRAIN_S = 30  # after the producers: how long consumers may take to read what was acknowledged
@@ -97,6 +98,8 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     if plan.role == "consume" and scenario.count and received < scenario.count and not document.error:
         document.notes.append(f"only {received} of {scenario.count} records arrived: the consumers stopped after "
                               f"{scenario.timeout:g} s without a record (--timeout)")
+    if plan.role == "consume" and (pauses := fetch_pause_note(plan, document.runs)):
+        document.notes.append(pauses)
     if negative := sum(run.counters.get("negative", 0) for run in document.runs):
         bounds = [w.get("clock_bound_ns", 0) for run in document.runs for w in run.workers]
         document.notes.append(f"{negative:,} e2e latencies came out below zero: a consumer read a record before the "
@@ -106,6 +109,25 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     if document.error:
         raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document, kind)
     return document
+
+
+def fetch_pause_note(plan: ThroughputPlan, runs: list[Run]) -> str | None:
+    """Say when a read of a backlog sat out pauses in fetching (the consumers' `stalls`): records/s then counts how many
+    pauses fell into the run, which differs from run to run (a 1M-record read: 0.7 s plus 0 to 4 pauses of 1 s)."""
+    run = next((r for r in runs if r.scenario == "consume"), None)
+    if run is None or not run.counters.get("stalls"):
+        return None
+    idle, received = run.timings.get("idle_s", 0.0), run.counters.get("received", 0)
+    note = (f"the consumers sat idle {idle:.2f} s of {run.duration_s:.2f} s with nothing to read, "
+            f"{run.counters['stalls']} pause(s) of {STALL_NS / 1e9:g} s or more: records/s counts the client's pauses in "
+            "fetching, which vary from run to run")
+    if run.duration_s > idle:
+        note += f" (between them it read {received / (run.duration_s - idle):,.0f} records/s)"
+    if plan.scenario.client == "confluent" and "fetch.queue.backoff.ms" not in plan.consumer_config:
+        note += ("; librdkafka stops fetching a partition for fetch.queue.backoff.ms (1000 ms) whenever "
+                 "queued.min.messages (100000) records are queued: -X librdkafka:fetch.queue.backoff.ms=10 keeps it "
+                 "fetching")
+    return note
 
 
 def stats_histograms(role: str, workers: list[fleet.FleetWorker]) -> dict[str, str]:
@@ -140,7 +162,7 @@ def base_task(plan: ThroughputPlan, target: Target, topic: str, payload_paths: l
     shared = [target.launcher.share(path) for path in payload_paths]
     return Task(scenario="", client=plan.scenario.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
                 producer_config=plan.producer_config, consumer_config=plan.consumer_config, payload_files=shared,
-                payload_sha256s=[hashlib.sha256(p).hexdigest() for p in plan.payloads], timeout_s=plan.scenario.timeout)
+                payload_sha256s=[file_sha256(path) for path in payload_paths], timeout_s=plan.scenario.timeout)
 
 
 def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
+from kafkabench.labs.payload import check_value_size
 from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,
-                                      Scenario, TopicSettings)
+                                      RecordSize, Scenario, TopicSettings)
 
 COUNT = "Records in all (split over the workers)."
 DURATION = "Seconds to run (with --count: whichever comes first)."
@@ -47,6 +48,9 @@ class ProducerWorkload(Scenario):
     consumer: ConsumerSettings = {}
     overrides: Overrides = {}
 
+    # a validator, not the field's type: it holds as well where a lab declares `size` again with its own default (tune)
+    _size_carried = field_validator("size")(check_value_size)
+
     def workload(self) -> dict:
         """This model's workload fields as they are (settings keep their sources), for a ProduceScenario of its own."""
         return {name: getattr(self, name) for name in ProducerWorkload.model_fields if name != "lab"}
@@ -83,7 +87,7 @@ class ConsumeScenario(_Streaming):
     partitions: Annotated[PositiveInt, Cli(offered=False)] = Field(1, description="Partitions of the topic filled when none is given.")
     check: bool = Field(False, description="Every value must be one of the payloads (--size/--payload as produced); "
                                            "always on for a topic the lab filled.")
-    size: PositiveInt = Field(100, description="With --check: the generated payload's size, as given to produce.")
+    size: RecordSize = Field(100, description="With --check: the generated payload's size, as given to produce.")
     payload: Annotated[list[Path], Cli("--payload", repeat=True)] = Field(
         [], description="With --check: the payload files given to produce.")
     topic_config: Annotated[TopicSettings, Cli(offered=False)] = {}
