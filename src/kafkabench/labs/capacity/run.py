@@ -165,8 +165,10 @@ class _Session:
         if found is None or judged is None:
             self.document.params["sustainable"] = None
             return
-        above = [step for step in self.steps
-                 if step.kind in ("search", "confirm", "hold") and not step.passed and step.offered > found]
+        passed = {step.offered for step in self.steps if step.passed}
+        # the failures believed: a hold's, or a rate no step passed at (not one a confirm then passed)
+        above = [step for step in self.steps if step.kind in ("search", "confirm", "hold") and not step.passed
+                 and step.offered > found and (step.kind == "hold" or step.offered not in passed)]
         nearest = min(above, key=lambda step: step.offered, default=None)
         self.document.params["sustainable"] = {
             "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None, "unsure": unsure,
