@@ -44,7 +44,8 @@ def headline(document: ResultDocument) -> str:
     params = document.params
     found = params.get("sustainable")
     if not found:
-        return "no rate sustained: " + _why_none(params) if _why_none(params) else "no rate sustained"
+        why = _why_none(params)
+        return f"no rate sustained: {why}" if why else "no rate sustained"
     metric, limits = params.get("metric", "e2e"), _limits(document)
     mb = f" ({found['mb_per_s']:.1f} MB/s)" if found.get("mb_per_s") else ""
     figures = [f"{metric} {name} {ms(values[0])} ms <= {limits[name]:g} ms"

@@ -75,10 +75,9 @@ class RateSearch:
         if not (passed or clearly) and self.confirm and self.doubted != rate:
             self.doubted = rate
             return
+        confirming, self.doubted = self.doubted == rate, None  # this step ran a doubted rate again
         if passed:
-            (self.unsure if self.doubted == rate else self.clean).append(rate)
-        self.doubted = None
-        if passed:
+            (self.unsure if confirming else self.clean).append(rate)
             self.passed = rate if self.passed is None else max(self.passed, rate)
             if self.failed is not None and self.failed <= rate:  # a pass above a failure: the failure was noise
                 self.failed = None
