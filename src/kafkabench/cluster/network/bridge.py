@@ -1,0 +1,110 @@
+"""The isolated network itself: a Linux bridge in the root namespace holding the subnet's first address (clients
+reach the brokers through it), and per node a network namespace joined to the bridge by a veth, holding the
+node's address and no default route (a node reaches the bridge's subnet and nothing else). Made and removed with
+`ip`; `state()` is what the cluster's state file keeps so that `down` removes it after a crash too.
+
+Names are short (Linux caps interface names at 15 characters): `kb` and six hex digits for the bridge, its
+namespaces `kb......-N`, the root ends of the veths `kb......vN`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from dataclasses import dataclass
+
+from kafkabench.cluster.network.routes import check_routes_into, ip, ip_json
+from kafkabench.cluster.network.subnets import free_subnet, taken_networks
+from kafkabench.errors import ClusterError
+
+FIRST_NODE_HOST = 11  # node N is .(10 + N)
+
+
+@dataclass
+class IsolatedNetwork:
+    """`with IsolatedNetwork.create(nodes=3) as network:` (removed on the way out), or `create()` / `remove()`."""
+
+    name: str  # the bridge's name, and the stem of everything else's
+    subnet: ipaddress.IPv4Network
+    nodes: int
+
+    @classmethod
+    def create(cls, nodes: int, subnet: ipaddress.IPv4Network | None = None) -> IsolatedNetwork:
+        subnet = subnet or free_subnet(taken_networks(ip_json("route"), ip_json("addr")))
+        network = cls(f"kb{secrets.token_hex(3)}", subnet, nodes)
+        try:
+            network._make()
+            check_routes_into([network.address(n) for n in range(1, nodes + 1)], network.name)
+        except BaseException:
+            network.remove()
+            raise
+        return network
+
+    def __enter__(self) -> IsolatedNetwork:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.remove()
+
+    # ---- addresses and names ------------------------------------------------------------------------------
+
+    @property
+    def gateway(self) -> str:
+        """The bridge's address: where the root namespace (clients) meets the nodes."""
+        return str(self.subnet.network_address + 1)
+
+    def address(self, node: int) -> str:
+        if not 1 <= node <= self.nodes:
+            raise ClusterError(f"node {node} is not one of this network's 1..{self.nodes}")
+        return str(self.subnet.network_address + FIRST_NODE_HOST - 1 + node)
+
+    def namespace(self, node: int) -> str:
+        return f"{self.name}-{node}"
+
+    def exec_prefix(self, node: int) -> list[str]:
+        """What runs a command inside node `node`'s namespace."""
+        return ["ip", "netns", "exec", self.namespace(node)]
+
+    def _veth(self, node: int) -> str:
+        """The root namespace's end of node `node`'s veth (the node's own end is its `eth0`)."""
+        return f"{self.name}v{node}"
+
+    # ---- making and removing ------------------------------------------------------------------------------
+
+    def _make(self) -> None:
+        prefix = self.subnet.prefixlen
+        ip("link", "add", self.name, "type", "bridge")
+        ip("addr", "add", f"{self.gateway}/{prefix}", "dev", self.name)
+        ip("link", "set", self.name, "up")
+        for node in range(1, self.nodes + 1):
+            namespace, veth = self.namespace(node), self._veth(node)
+            ip("netns", "add", namespace)
+            ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", namespace)
+            ip("link", "set", veth, "master", self.name, "up")
+            ip("addr", "add", f"{self.address(node)}/{prefix}", "dev", "eth0", namespace=namespace)
+            ip("link", "set", "eth0", "up", namespace=namespace)
+            ip("link", "set", "lo", "up", namespace=namespace)
+
+    def remove(self) -> None:
+        """Every veth (both ends at once: left to the namespace's removal, the root end lingers a moment), every
+        namespace and the bridge; what is already gone is skipped."""
+        for node in range(1, self.nodes + 1):
+            _quietly("link", "del", self._veth(node))
+            _quietly("netns", "del", self.namespace(node))
+        _quietly("link", "del", self.name)
+
+    def state(self) -> dict:
+        return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes}
+
+    @classmethod
+    def from_state(cls, state: dict) -> IsolatedNetwork:
+        return cls(state["name"], ipaddress.IPv4Network(state["subnet"]), state["nodes"])
+
+
+def _quietly(*arguments: str) -> None:
+    """An `ip` removal whose target may already be gone."""
+    try:
+        ip(*arguments)
+    except ClusterError as exc:
+        if "Cannot find" not in str(exc) and "No such file" not in str(exc) and "does not exist" not in str(exc):
+            raise
