@@ -163,3 +163,21 @@ def test_a_java_step_settles_long_enough_for_its_jvm_and_the_user_is_told():
     assert Phase(2, 8).for_client("confluent") == Phase(2, 8)
     assert "settles 5 s, not 2" in settle_note("java", 2)
     assert settle_note("java", 5) is None and settle_note("confluent", 0) is None
+
+
+def test_a_drain_shorter_than_a_window_still_has_the_producers_rate_from_the_windows_around_it():
+    """Consumers that catch up within one producer window: no window lies inside the drain, so the rate is read
+    from the windows around it, never left out (a backlog's headline compares the two rates)."""
+    from kafkabench.core.events import SILENT
+    from kafkabench.core.results import ResultDocument
+    from kafkabench.labs.capacity.backlog import _figures, _Phases
+
+    produced = entries("produce", "publish_latency", [(1000, [2_000] * 100)] * 6)  # 1 s windows, 1,000 records/s
+    consumed = entries("consume", "e2e", [(6000, [300_000] * 100)], window_s=0.3, offset_ns=int(4.1 * S))
+    phases = _Phases(SILENT, None, 4.0, 1000.0, origin_ns=0, drain_ns=int(4.1 * S), drained_ns=int(4.4 * S))
+    phases.entries = {"produce": produced, "consume": consumed}
+    document = ResultDocument(lab="backlog", created_at="now", params={})
+    _figures(document, BacklogScenario(), phases, [])
+    figures = document.params["backlog"]
+    assert figures["produce_records_per_s"] == pytest.approx(1000)
+    assert figures["catch_up_records_per_s"] == pytest.approx(20_000) and figures["drained"]

@@ -185,6 +185,8 @@ def _figures(document: ResultDocument, scenario: BacklogScenario, phases: _Phase
     end_ns = drained_ns or max((e.end_ns for e in consumed), default=drain_ns)
     build = [e for e in produced if drain_ns is None or e.end_ns <= drain_ns]
     during = [e for e in produced if drain_ns is not None and e.start_ns >= drain_ns and e.end_ns <= end_ns]
+    if not during and drain_ns is not None:  # a drain shorter than a window: the producers' windows around it
+        during = [e for e in produced if e.end_ns > drain_ns and e.start_ns < end_ns]
     reading = [e for e in consumed if e.end_ns <= end_ns]
     client_version = next((w.outcome.client_version for w in workers if w.outcome is not None), "")
     runs, histograms = [], []
