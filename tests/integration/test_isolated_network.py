@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kafkabench.cluster.network.bridge import IsolatedNetwork
+from kafkabench.cluster.network.bridge import IsolatedNetwork, remove_stale
 from kafkabench.cluster.network.routes import check_routes_into, ip, route_device
 from kafkabench.errors import ClusterError
 
@@ -69,3 +69,22 @@ def test_an_address_that_routes_anywhere_but_the_bridge_is_refused_before_anythi
     with pytest.raises(ClusterError, match="cluster address 127.0.0.1 routes out of lo, not into the cluster's bridge "
                                            "kbnone: refusing to start"):
         check_routes_into(["127.0.0.1"], "kbnone")
+
+
+MAKER = ("import sys, time; from kafkabench.cluster.network.bridge import IsolatedNetwork; "
+         "network = IsolatedNetwork.create(nodes=2); print(network.name, flush=True); time.sleep(120)")
+
+
+def test_a_network_whose_maker_was_killed_is_removed_by_the_next_creation():
+    maker = subprocess.Popen([sys.executable, "-c", MAKER], stdout=subprocess.PIPE, text=True)
+    try:
+        name = maker.stdout.readline().strip()
+        assert name and f"{name}-1" in ip("netns", "list")
+    finally:
+        maker.kill()  # kill -9: no teardown runs
+        maker.wait(timeout=10)
+    assert f"{name}-1" in ip("netns", "list")  # left behind, as after a crash
+    with IsolatedNetwork.create(nodes=1):  # the next creation removes it first
+        pass
+    assert name not in ip("netns", "list") and name not in ip("link", "show")
+    assert remove_stale() == []

@@ -1,7 +1,9 @@
 """The isolated network itself: a Linux bridge in the root namespace holding the subnet's first address (clients
 reach the brokers through it), and per node a network namespace joined to the bridge by a veth, holding the
 node's address and no default route (a node reaches the bridge's subnet and nothing else). Made and removed with
-`ip`; `state()` is what the cluster's state file keeps so that `down` removes it after a crash too.
+`ip`. Before anything is made, a record of it (and of the process that made it) is written under RECORDS: a
+network whose maker died without removing it (kill -9 mid-fault) is removed by `remove_stale()`, which every
+creation calls first. /run is a tmpfs, emptied at boot like the namespaces themselves.
 
 Names are short (Linux caps interface names at 15 characters): `kb` and six hex digits for the bridge, its
 namespaces `kb......-N`, the root ends of the veths `kb......vN`.
@@ -9,15 +11,21 @@ namespaces `kb......-N`, the root ends of the veths `kb......vN`.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
 
 from kafkabench.cluster.network.routes import check_routes_into, ip, ip_json
 from kafkabench.cluster.network.subnets import free_subnet, taken_networks
 from kafkabench.errors import ClusterError
 
 FIRST_NODE_HOST = 11  # node N is .(10 + N)
+RECORDS = Path("/run/kafkabench/networks")
 
 
 @dataclass
@@ -30,8 +38,10 @@ class IsolatedNetwork:
 
     @classmethod
     def create(cls, nodes: int, subnet: ipaddress.IPv4Network | None = None) -> IsolatedNetwork:
+        remove_stale()
         subnet = subnet or free_subnet(taken_networks(ip_json("route"), ip_json("addr")))
         network = cls(f"kb{secrets.token_hex(3)}", subnet, nodes)
+        network._record()
         try:
             network._make()
             check_routes_into([network.address(n) for n in range(1, nodes + 1)], network.name)
@@ -92,13 +102,39 @@ class IsolatedNetwork:
             _quietly("link", "del", self._veth(node))
             _quietly("netns", "del", self.namespace(node))
         _quietly("link", "del", self.name)
+        with contextlib.suppress(FileNotFoundError):
+            (RECORDS / f"{self.name}.json").unlink()
 
-    def state(self) -> dict:
-        return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes}
+    def _record(self) -> None:
+        """Who made this network, written before any of it exists."""
+        RECORDS.mkdir(parents=True, exist_ok=True)
+        owner = psutil.Process()
+        (RECORDS / f"{self.name}.json").write_text(json.dumps({
+            "name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
+            "owner_pid": owner.pid, "owner_create_time": owner.create_time()}))
 
-    @classmethod
-    def from_state(cls, state: dict) -> IsolatedNetwork:
-        return cls(state["name"], ipaddress.IPv4Network(state["subnet"]), state["nodes"])
+
+def remove_stale() -> list[str]:
+    """Remove every recorded network whose maker is no longer running; the names removed."""
+    removed = []
+    for path in sorted(RECORDS.glob("*.json")) if RECORDS.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(record["owner_pid"], record["owner_create_time"]):
+            continue
+        IsolatedNetwork(record["name"], ipaddress.IPv4Network(record["subnet"]), record["nodes"]).remove()
+        removed.append(record["name"])
+    return removed
+
+
+def _alive(pid: int, create_time: float) -> bool:
+    """The process still runs (a recycled pid is another process)."""
+    try:
+        return psutil.Process(pid).create_time() == create_time
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _quietly(*arguments: str) -> None:

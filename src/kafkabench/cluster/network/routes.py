@@ -32,7 +32,7 @@ def check_routes_into(addresses: list[str], bridge: str) -> None:
 
 def ip_json(*arguments: str, namespace: str | None = None) -> list[dict]:
     """`ip -j ...` (in `namespace` when given), parsed."""
-    output = ip(*(["-j", *arguments]), namespace=namespace)
+    output = ip("-j", *arguments, namespace=namespace)
     return json.loads(output) if output.strip() else []
 
 

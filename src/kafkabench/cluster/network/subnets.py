@@ -9,7 +9,7 @@ tested without a machine.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from kafkabench.errors import ClusterError
 
@@ -36,15 +36,11 @@ def taken_networks(routes: Iterable[dict], addresses: Iterable[dict]) -> list[ip
 def free_subnet(taken: Iterable[ipaddress.IPv4Network], pool: ipaddress.IPv4Network = POOL) -> ipaddress.IPv4Network:
     """The first /24 of the pool that overlaps nothing taken; ClusterError when every one does."""
     taken = list(taken)
-    for candidate in _candidates(pool):
+    for candidate in pool.subnets(new_prefix=PREFIX):
         if not any(candidate.overlaps(network) for network in taken):
             return candidate
     raise ClusterError(f"no free /{PREFIX} in {pool}: every one overlaps a route or an address of this machine "
                        "(`ip route`); `kafkabench cluster down` removes the networks of clusters no longer running")
-
-
-def _candidates(pool: ipaddress.IPv4Network) -> Iterator[ipaddress.IPv4Network]:
-    return pool.subnets(new_prefix=PREFIX)
 
 
 def check_subnet(subnet: ipaddress.IPv4Network, taken: Iterable[ipaddress.IPv4Network]) -> None:
