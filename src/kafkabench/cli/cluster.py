@@ -16,7 +16,8 @@ from kafkabench.cluster.state import load_state
 from kafkabench.cluster.broker_config import parse_broker_overrides
 from kafkabench.cluster.listeners import parse_listeners
 
-app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback).", no_args_is_help=True)
+app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback or an isolated "
+                       "network).", no_args_is_help=True)
 
 DirOption = typer.Option(None, "--dir", help="Cluster directory (data, logs, state). Default: $KAFKABENCH_CLUSTER_DIR or the user state dir.")
 BrokerOption = typer.Option(..., "--broker", "-b", help="Node id: a broker 1..N, or a dedicated controller 101...")
@@ -36,15 +37,22 @@ def up(
                                       "comma-separated (the first is the brokers' own and the bootstrap servers')."),
     sasl_mechanism: str = typer.Option("SCRAM-SHA-512", "--sasl-mechanism",
                                        help="For sasl_* listeners: SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN."),
+    network: str = typer.Option("loopback", "--network",
+                                help="loopback: every node on 127.0.0.1. isolated: each node in a network namespace of "
+                                     "its own on a private bridge, so network faults (partition, delay, loss, "
+                                     "bandwidth) can cut and slow its links (needs root or CAP_NET_ADMIN)."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
                               broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout,
-                              security=parse_listeners(security, sasl_mechanism))
+                              security=parse_listeners(security, sasl_mechanism), network=network)
     started = time.monotonic()
     note(f"starting {brokers} broker(s){f' and {controllers} controller(s)' if controllers else ''} in {cluster.directory} ...")
     cluster.start()
     note(f"Kafka {cluster.kafka_version} ready in {time.monotonic() - started:.1f} s; stop it with `kafkabench cluster down`")
+    if cluster.network is not None:
+        note(f"isolated network {cluster.network.subnet} on bridge {cluster.network.name}: each node in a namespace of "
+             f"its own; `cluster down` removes it")
     if cluster.security.secrets_dir is not None:
         note(f"listener {cluster.security.describe()}; labs connect by themselves, other clients with "
              f"{cluster.security.client_properties()} (Java names; it holds a password: owner-only)")
@@ -78,13 +86,16 @@ def status(
     secured = f", {report.security.protocol}" + (f" {report.security.sasl_mechanism}" if report.security.sasl_mechanism else "")
     table = Table(title=f"Kafka {report.kafka_version} at {report.bootstrap_servers} ({report.layout}{secured})",
                   title_justify="left")
-    for column in ("node", "roles", "pid", "port", "state", "log"):
+    for column in ("node", "roles", "pid", "address" if report.network else "port", "state", "log"):
         table.add_column(column)
     for node in [*report.brokers, *report.controllers]:
         colour = {"running": "green", "paused": "yellow", "dead": "red"}[node.state]
         port = node.port if node.port is not None else f"{node.controller_port} (quorum)"
-        table.add_row(str(node.id), node.roles, str(node.pid or "-"), str(port), f"[{colour}]{node.state}[/]", node.log)
+        where = f"{node.host}:{port}" if report.network else str(port)
+        table.add_row(str(node.id), node.roles, str(node.pid or "-"), where, f"[{colour}]{node.state}[/]", node.log)
     out.print(table)
+    if report.network:
+        out.print(f"isolated network {report.network['subnet']} on bridge {report.network['name']}")
     for listener in report.security.listeners if report.security and report.security.client_properties else []:
         out.print(f"{listener.name} ({listener.protocol}): {listener.bootstrap_servers}, settings in {listener.client_properties}")
 

@@ -12,6 +12,7 @@ from kafkabench.errors import ConfigError
 
 
 HOST = "127.0.0.1"
+REPLICATION = "REPLICATION"
 BROKER_LOG = "broker.log"
 
 
@@ -20,8 +21,9 @@ COMBINED, BROKER, CONTROLLER = "broker,controller", "broker", "controller"
 
 @dataclass(frozen=True)
 class NodeLayout:
-    """Where one node lives: its id, its roles, its loopback ports (`port` for clients unless it is a
-    controller only, `controller_port` for the KRaft quorum unless it is a broker only) and its directory."""
+    """Where one node lives: its id, its roles, its address and ports (`port` for clients unless it is a controller
+    only, `controller_port` for the KRaft quorum unless it is a broker only, `replication_port` where brokers fetch
+    from each other when that is apart from the clients' listener) and its directory."""
 
     node_id: int
     port: int | None
@@ -29,6 +31,8 @@ class NodeLayout:
     directory: Path
     roles: str = COMBINED
     listener_ports: dict[str, int] = field(default_factory=dict)  # client listener -> port; `port` is the first's
+    host: str = HOST
+    replication_port: int | None = None  # None: brokers replicate over the first client listener
 
     @property
     def is_broker(self) -> bool:
@@ -90,14 +94,22 @@ def cluster_defaults(broker_count: int) -> dict[str, str]:
 def render_server_properties(node: NodeLayout, nodes: list[NodeLayout], overrides: dict[str, str],
                              security: Security | None = None) -> str:
     """The node's settings; `nodes` is the whole cluster: its controllers are the quorum's voters. A broker's client
-    listeners and their security come from `security` (plaintext only by default); the quorum's stays plaintext."""
-    quorum = ",".join(f"{v.node_id}@{HOST}:{v.controller_port}" for v in nodes if v.is_controller)
+    listeners and their security come from `security` (plaintext only by default); the quorum's stays plaintext, and
+    so does a replication listener of its own (on a private network, see `cluster.network`)."""
+    quorum = ",".join(f"{v.node_id}@{v.host}:{v.controller_port}" for v in nodes if v.is_controller)
     security = security or Security()
-    controller = {"listeners": f"CONTROLLER://{HOST}:{node.controller_port}",
-                  "advertised.listeners": f"CONTROLLER://{HOST}:{node.controller_port}",
+    controller = {"listeners": f"CONTROLLER://{node.host}:{node.controller_port}",
+                  "advertised.listeners": f"CONTROLLER://{node.host}:{node.controller_port}",
                   "listener.security.protocol.map": "CONTROLLER:PLAINTEXT"}
-    clients = client_listeners.broker_settings(security, node.listener_ports or {security.primary: node.port}, HOST) \
-        if node.is_broker else {}
+    clients = client_listeners.broker_settings(security, node.listener_ports or {security.primary: node.port},
+                                               node.host) if node.is_broker else {}
+    if clients and node.replication_port is not None:
+        replication = f"{REPLICATION}://{node.host}:{node.replication_port}"
+        clients.update({"listeners": f"{clients['listeners']},{replication}",
+                        "advertised.listeners": f"{clients['advertised.listeners']},{replication}",
+                        "listener.security.protocol.map": f"{clients['listener.security.protocol.map']},"
+                                                          f"{REPLICATION}:PLAINTEXT",
+                        "inter.broker.listener.name": REPLICATION})
     listening = [part for part, present in ((clients, node.is_broker), (controller, node.is_controller)) if present]
     settings = {
         "process.roles": node.roles,

@@ -1,5 +1,7 @@
-"""An embedded, real Apache Kafka cluster on loopback: KRaft, either combined broker+controller nodes or
-brokers beside dedicated controller nodes (as production runs it: losing brokers then never loses the quorum)."""
+"""An embedded, real Apache Kafka cluster: KRaft, either combined broker+controller nodes or brokers beside dedicated
+controller nodes (as production runs it: losing brokers then never loses the quorum); on loopback, or each node in a
+network namespace of its own on a private bridge (`network="isolated"`, see `cluster.network`), where the links
+between nodes can be cut, slowed and thinned."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeL
 from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.listeners import Security
+from kafkabench.cluster.network.bridge import IsolatedNetwork
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
 from kafkabench.cluster.status import BrokerStatus, ClusterStatus, security_status
 from kafkabench.connection import Connection
@@ -37,6 +40,11 @@ JVM_OPTIONS = [
 ]
 # the storage formatter runs for a second: no JIT tiers or big heap needed
 FORMAT_JVM_OPTIONS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+NETWORKS = ("loopback", "isolated")
+# on an isolated network every node has an address of its own, so every node uses the same ports: the clients'
+# listener (more client listeners follow it), the brokers' replication listener, and the KRaft quorum's
+ISOLATED_CLIENT_PORT, ISOLATED_REPLICATION_PORT, ISOLATED_CONTROLLER_PORT = 9092, 9093, 9094
+ISOLATED_EXTRA_PORTS_FROM = 9095
 
 
 def default_cluster_dir() -> Path:
@@ -58,7 +66,8 @@ class EmbeddedCluster:
     node both broker and controller; `controllers=M` adds M controller-only nodes and makes the brokers
     brokers only. Nodes started by a library user die with the starting process; `detach=True` (the CLI's
     `cluster up`) lets them outlive it. `security` says what its client listeners are (plaintext by default;
-    TLS, mTLS, SASL: see `cluster.listeners`); `connection` is how to get in.
+    TLS, mTLS, SASL: see `cluster.listeners`); `connection` is how to get in. `network="isolated"` puts each node
+    in a namespace of its own (root needed), brokers replicating over a listener apart from the clients'.
     """
 
     def __init__(
@@ -74,7 +83,13 @@ class EmbeddedCluster:
         java: Java | None = None,
         jar_cache: JarCache | None = None,
         security: Security | None = None,
+        network: str = "loopback",
     ) -> None:
+        if network not in NETWORKS:
+            raise ClusterError(f"--network {network}: must be one of {', '.join(NETWORKS)}")
+        if network == "isolated" and port is not None:
+            raise ClusterError("--port applies to a loopback cluster: on an isolated network every broker has an "
+                               f"address of its own and clients use port {ISOLATED_CLIENT_PORT}")
         if brokers < 1:
             raise ClusterError(f"--brokers must be at least 1, got {brokers}")
         if controllers < 0:
@@ -90,6 +105,8 @@ class EmbeddedCluster:
         self._java = java
         self._jar_cache = jar_cache
         self.security = security or Security()
+        self.network_mode = network
+        self.network: IsolatedNetwork | None = None
         self.state: ClusterState | None = None
         self._processes: dict[int, BrokerProcess] = {}
 
@@ -106,6 +123,8 @@ class EmbeddedCluster:
         cluster.security = state.security
         cluster.broker_count = len(state.brokers)
         cluster.controller_count = len(state.nodes) - len(state.brokers)
+        cluster.network = IsolatedNetwork.of(state.network) if state.network else None
+        cluster.network_mode = "isolated" if state.network else "loopback"
         cluster._processes = {node.node_id: BrokerProcess(node) for node in state.nodes}
         return cluster
 
@@ -114,28 +133,36 @@ class EmbeddedCluster:
         java = self._java or find_java()
         jar_cache = self._jar_cache or JarCache()
         classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
-        layouts = self._prepare_directories()
-        cluster_id = new_cluster_id()
-        self._format_storage(java, classpath, cluster_id, layouts)
-        self.state = ClusterState(
-            kafka_version=jar_cache.manifest.kafka_version,
-            cluster_id=cluster_id,
-            directory=self.directory,
-            nodes=[self._node_state(java, classpath, layout) for layout in layouts],
-            security=self.security,
-        )
-        listeners.write_client_properties(self.security, {mode: self.state.listener_bootstrap(mode)
-                                                          for mode in self.security.listeners})
-        self._processes = {node.node_id: BrokerProcess(node) for node in self.state.nodes}
+        if self.network_mode == "isolated":
+            self.network = IsolatedNetwork.create(self.broker_count + self.controller_count)
         try:
+            layouts = self._prepare_directories()
+            cluster_id = new_cluster_id()
+            self._format_storage(java, classpath, cluster_id, layouts)
+            self.state = ClusterState(
+                kafka_version=jar_cache.manifest.kafka_version,
+                cluster_id=cluster_id,
+                directory=self.directory,
+                nodes=[self._node_state(java, classpath, layout, index) for index, layout in enumerate(layouts, 1)],
+                security=self.security,
+                network=self.network.describe() if self.network else None,
+            )
+            listeners.write_client_properties(self.security, {mode: self.state.listener_bootstrap(mode)
+                                                              for mode in self.security.listeners})
+            self._processes = {node.node_id: BrokerProcess(node) for node in self.state.nodes}
             for process in self._processes.values():
-                process.start(detach=self.detach)
+                self._start_process(process)
             save_state(self.state)  # written before waiting, so `cluster down` can always clean up
             self.wait_until_ready(self.startup_timeout_s)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _start_process(self, process: BrokerProcess) -> None:
+        process.start(detach=self.detach)
+        if self.network is not None:  # the network lasts as long as a node in it runs, whoever started the cluster
+            self.network.add_owner(process.node.pid, process.node.create_time)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """Graceful shutdown of every node within the timeout, then SIGKILL; nothing of ours is left running."""
@@ -150,6 +177,8 @@ class EmbeddedCluster:
             for node in self.state.nodes:
                 node.pid = node.create_time = None
             clear_state(self.directory)
+        if self.network is not None:
+            self.network.remove()
 
     def __enter__(self) -> EmbeddedCluster:
         return self.start()
@@ -206,12 +235,14 @@ class EmbeddedCluster:
             brokers=[self._node_status(node) for node in state.brokers],
             controllers=[self._node_status(node) for node in state.nodes if node.port is None],
             security=security_status(state),
+            network=state.network,
         )
 
     def _node_status(self, node: NodeState) -> BrokerStatus:
         process = self._processes[node.node_id]
         state = process.state()
-        return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, controller_port=node.controller_port,
+        return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, host=node.host,
+                            controller_port=node.controller_port,
                             roles=node.roles, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
@@ -263,14 +294,14 @@ class EmbeddedCluster:
         for process in processes:
             process.stop(self.stop_timeout_s)
         for process in processes:
-            process.start(detach=self.detach)
+            self._start_process(process)
         save_state(self._require_state())
         brokers = [node_id for node_id in node_ids if node_id in self.broker_ids()]
         for process in processes:
             if process.node.node_id not in brokers:
                 def listening(process=process) -> bool:
                     self._raise_if_died(process.node.node_id)
-                    return ports.accepts(process.node.controller_port)
+                    return ports.accepts(process.node.controller_port, process.node.host)
 
                 wait_until(listening, timeout_s=timeout_s, what=f"controller {process.node.node_id} to listen",
                            hint=f"see its log {process.log_file}", interval_s=0.2)
@@ -300,7 +331,7 @@ class EmbeddedCluster:
     def _metadata_from(self, broker_id: int) -> set[int]:
         node = self._require_state().node(broker_id)
         try:
-            with KafkaAdmin(self.connection.at(f"127.0.0.1:{node.port}"), timeout_s=2) as admin:
+            with KafkaAdmin(self.connection.at(node.address), timeout_s=2) as admin:
                 return set(admin.brokers(timeout_s=2))
         except KafkaAdminError:
             return set()
@@ -335,12 +366,32 @@ class EmbeddedCluster:
                 f"a cluster is already running in {self.directory} ({existing.bootstrap_servers}); "
                 "use it, or stop it first with `kafkabench cluster down`"
             )
-        clear_state(self.directory)  # stale: its processes are gone
+        if existing.network:  # stale: its processes are gone, and so is its network's reason to be
+            IsolatedNetwork.of(existing.network).remove()
+        clear_state(self.directory)
 
     def _prepare_directories(self) -> list[NodeLayout]:
         self.directory.mkdir(parents=True, exist_ok=True)
         for old in self.directory.glob("node-*"):
             shutil.rmtree(old)  # only what an earlier cluster of ours left here
+        layouts = self._isolated_layouts() if self.network is not None else self._loopback_layouts()
+        for layout in layouts:
+            layout.data_dir.mkdir(parents=True)
+            # owner-only: a secured broker's settings hold the JAAS text with its password
+            listeners.write_private(layout.config_file,
+                                    broker_config.render_server_properties(layout, layouts, self.overrides, self.security))
+            layout.log4j_file.write_text(broker_config.LOG4J2)
+        return layouts
+
+    def _node_ids(self) -> list[tuple[int, str]]:
+        """Each node's id and roles: brokers 1..N, then the dedicated controllers."""
+        if not self.controller_count:
+            return [(i, COMBINED) for i in range(1, self.broker_count + 1)]
+        return [(i, BROKER) for i in range(1, self.broker_count + 1)] + \
+            [(i, CONTROLLER) for i in range(CONTROLLER_IDS_FROM, CONTROLLER_IDS_FROM + self.controller_count)]
+
+    def _loopback_layouts(self) -> list[NodeLayout]:
+        """Every node on 127.0.0.1, each port its own: free ports, or the clients' from `port` on."""
         brokers, controllers = self.broker_count, self.controller_count
         quorum_ports = brokers if not controllers else controllers
         extra = len(self.security.listeners) - 1  # more client listeners than the first, each on a port of its own
@@ -357,21 +408,29 @@ class EmbeddedCluster:
         listener_ports = [dict(zip(self.security.listeners, [client_ports[i], *extra_ports[i * extra:(i + 1) * extra]]))
                           for i in range(brokers)]
         self.security = listeners.prepare_secrets(self.security, self.directory)
-        if not controllers:
-            layouts = [NodeLayout(i + 1, client_ports[i], controller_ports[i], self.directory / f"node-{i + 1}", COMBINED,
-                                  listener_ports[i]) for i in range(brokers)]
-        else:
-            layouts = [NodeLayout(i + 1, client_ports[i], None, self.directory / f"node-{i + 1}", BROKER, listener_ports[i])
-                       for i in range(brokers)]
-            layouts += [NodeLayout(node_id, None, controller_ports[i], self.directory / f"node-{node_id}", CONTROLLER)
-                        for i, node_id in enumerate(range(CONTROLLER_IDS_FROM, CONTROLLER_IDS_FROM + controllers))]
-        for layout in layouts:
-            layout.data_dir.mkdir(parents=True)
-            # owner-only: a secured broker's settings hold the JAAS text with its password
-            listeners.write_private(layout.config_file,
-                                    broker_config.render_server_properties(layout, layouts, self.overrides, self.security))
-            layout.log4j_file.write_text(broker_config.LOG4J2)
-        return layouts
+        controller_ports = iter(controller_ports)
+        return [NodeLayout(node_id, client_ports[i] if roles != CONTROLLER else None,
+                           next(controller_ports) if roles != BROKER else None, self.directory / f"node-{node_id}", roles,
+                           listener_ports[i] if roles != CONTROLLER else {})
+                for i, (node_id, roles) in enumerate(self._node_ids())]
+
+    def _isolated_layouts(self) -> list[NodeLayout]:
+        """Node i of the network at its own address, every node on the same ports; the brokers' certificates name
+        their addresses too."""
+        assert self.network is not None
+        hosts = [self.network.address(index) for index in range(1, len(self._node_ids()) + 1)]
+        if self.security.uses_tls:
+            self.security = self.security.model_copy(
+                update={"certificate_hosts": [*self.security.certificate_hosts, *hosts]})
+        self.security = listeners.prepare_secrets(self.security, self.directory)
+        client_ports = [ISOLATED_CLIENT_PORT, *range(ISOLATED_EXTRA_PORTS_FROM,
+                                                     ISOLATED_EXTRA_PORTS_FROM + len(self.security.listeners) - 1)]
+        listener_ports = dict(zip(self.security.listeners, client_ports))
+        return [NodeLayout(node_id, ISOLATED_CLIENT_PORT if roles != CONTROLLER else None,
+                           ISOLATED_CONTROLLER_PORT if roles != BROKER else None, self.directory / f"node-{node_id}",
+                           roles, listener_ports if roles != CONTROLLER else {}, host=host,
+                           replication_port=ISOLATED_REPLICATION_PORT if roles != CONTROLLER else None)
+                for (node_id, roles), host in zip(self._node_ids(), hosts)]
 
     def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
         def format_one(layout: NodeLayout) -> None:
@@ -390,12 +449,16 @@ class EmbeddedCluster:
         with ThreadPoolExecutor(len(layouts)) as pool:
             list(pool.map(format_one, layouts))
 
-    def _node_state(self, java: Java, classpath: str, layout: NodeLayout) -> NodeState:
+    def _node_state(self, java: Java, classpath: str, layout: NodeLayout, index: int) -> NodeState:
+        """Node `layout`, the `index`th of the cluster (its place on an isolated network)."""
         command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
+        namespace = self.network.namespace(index) if self.network is not None else None
+        if self.network is not None:
+            command = [*self.network.exec_prefix(index), *command]  # `ip netns exec` execs: the pid is the JVM's
         return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
                          directory=layout.directory, command=command, roles=layout.roles,
-                         listener_ports=layout.listener_ports)
+                         listener_ports=layout.listener_ports, host=layout.host, namespace=namespace)
 
     # ---- helpers ---------------------------------------------------------------------------------
 
@@ -423,7 +486,7 @@ class EmbeddedCluster:
     def live_bootstrap_servers(self) -> str:
         """Bootstrap through brokers that are running, so a killed node does not stall admin calls."""
         state = self._require_state()
-        live = [f"127.0.0.1:{n.port}" for n in state.brokers if self._processes[n.node_id].state() == "running"]
+        live = [n.address for n in state.brokers if self._processes[n.node_id].state() == "running"]
         return ",".join(live) or state.bootstrap_servers
 
 

@@ -154,7 +154,7 @@ def _broker_problem(connection: Connection, broker: BrokerStatus, running: set[i
     if broker.state != "running":
         return f"broker {broker.id} is {broker.state}"
     try:
-        with KafkaAdmin(connection.at(f"127.0.0.1:{broker.port}"), timeout_s=PROBE_TIMEOUT_S) as direct:
+        with KafkaAdmin(connection.at(f"{broker.host}:{broker.port}"), timeout_s=PROBE_TIMEOUT_S) as direct:
             listed = set(direct.brokers(timeout_s=PROBE_TIMEOUT_S))
     except KafkaAdminError:
         return f"broker {broker.id} does not answer"

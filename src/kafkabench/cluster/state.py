@@ -20,9 +20,16 @@ class NodeState(BaseModel):
     directory: Path
     roles: str = "broker,controller"
     listener_ports: dict[str, int] = {}  # client listener -> port; `port` is the first listener's
+    host: str = "127.0.0.1"  # its address: loopback, or its own on an isolated network
+    namespace: str | None = None  # the network namespace it runs in, on an isolated network
     command: list[str]
     pid: int | None = None
     create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours
+
+    @property
+    def address(self) -> str:
+        """host:port of its first client listener."""
+        return f"{self.host}:{self.port}"
 
 
 class ClusterState(BaseModel):
@@ -32,6 +39,7 @@ class ClusterState(BaseModel):
     directory: Path
     nodes: list[NodeState]
     security: Security = Security()
+    network: dict | None = None  # an isolated network's description (`IsolatedNetwork.describe`); None: loopback
 
     @property
     def brokers(self) -> list[NodeState]:
@@ -52,13 +60,13 @@ class ClusterState(BaseModel):
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"127.0.0.1:{node.port}" for node in self.brokers)
+        return ",".join(node.address for node in self.brokers)
 
     def listener_bootstrap(self, mode: str) -> str:
         """The bootstrap servers of client listener `mode` (see `cluster.listeners`)."""
         if mode not in self.security.listeners:
             raise ClusterError(f"this cluster has no {mode} listener; its listeners are {', '.join(self.security.listeners)}")
-        return ",".join(f"127.0.0.1:{node.listener_ports.get(mode, node.port)}" for node in self.brokers)
+        return ",".join(f"{node.host}:{node.listener_ports.get(mode, node.port)}" for node in self.brokers)
 
     def node(self, node_id: int) -> NodeState:
         for node in self.nodes:

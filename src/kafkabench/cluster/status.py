@@ -18,6 +18,7 @@ class BrokerStatus(BaseModel):
     id: int
     pid: int | None
     port: int | None
+    host: str = "127.0.0.1"  # its address: loopback, or its own on an isolated network
     controller_port: int | None = None
     roles: str = "broker,controller"
     alive: bool
@@ -51,6 +52,7 @@ class ClusterStatus(BaseModel):
     brokers: list[BrokerStatus]
     controllers: list[BrokerStatus] = []  # the dedicated ones; combined nodes are listed as brokers
     security: SecurityStatus | None = None
+    network: dict | None = None  # an isolated network: its bridge, subnet and node count; None: loopback
 
 
 def security_status(state: ClusterState) -> SecurityStatus:

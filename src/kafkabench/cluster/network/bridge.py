@@ -1,9 +1,10 @@
 """The isolated network itself: a Linux bridge in the root namespace holding the subnet's first address (clients
 reach the brokers through it), and per node a network namespace joined to the bridge by a veth, holding the
 node's address and no default route (a node reaches the bridge's subnet and nothing else). Made and removed with
-`ip`. Before anything is made, a record of it (and of the process that made it) is written under RECORDS: a
-network whose maker died without removing it (kill -9 mid-fault) is removed by `remove_stale()`, which every
-creation calls first. /run is a tmpfs, emptied at boot like the namespaces themselves.
+`ip`. Before anything is made, a record of it (and of the process that made it) is written under RECORDS; the
+processes that run in it (the brokers of a cluster that outlives its maker) are added to it as owners. A network
+whose owners are all gone (kafkabench killed mid-fault, the brokers too) is removed by `remove_stale()`, which
+every creation calls first. /run is a tmpfs, emptied at boot like the namespaces themselves.
 
 Names are short (Linux caps interface names at 15 characters): `kb` and six hex digits for the bridge, its
 namespaces `kb......-N`, the root ends of the veths `kb......vN`.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,14 @@ class IsolatedNetwork:
     name: str  # the bridge's name, and the stem of everything else's
     subnet: ipaddress.IPv4Network
     nodes: int
+
+    @classmethod
+    def of(cls, record: dict) -> IsolatedNetwork:
+        """The network `describe()` gave, e.g. as a cluster's state file keeps it."""
+        return cls(record["name"], ipaddress.IPv4Network(record["subnet"]), record["nodes"])
+
+    def describe(self) -> dict:
+        return {"name": self.name, "subnet": str(self.subnet), "nodes": self.nodes}
 
     @classmethod
     def create(cls, nodes: int, subnet: ipaddress.IPv4Network | None = None) -> IsolatedNetwork:
@@ -75,7 +85,7 @@ class IsolatedNetwork:
         """What runs a command inside node `node`'s namespace."""
         return ["ip", "netns", "exec", self.namespace(node)]
 
-    def _veth(self, node: int) -> str:
+    def veth(self, node: int) -> str:
         """The root namespace's end of node `node`'s veth (the node's own end is its `eth0`)."""
         return f"{self.name}v{node}"
 
@@ -87,7 +97,7 @@ class IsolatedNetwork:
         ip("addr", "add", f"{self.gateway}/{prefix}", "dev", self.name)
         ip("link", "set", self.name, "up")
         for node in range(1, self.nodes + 1):
-            namespace, veth = self.namespace(node), self._veth(node)
+            namespace, veth = self.namespace(node), self.veth(node)
             ip("netns", "add", namespace)
             ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", namespace)
             ip("link", "set", veth, "master", self.name, "up")
@@ -99,7 +109,7 @@ class IsolatedNetwork:
         """Every veth (both ends at once: left to the namespace's removal, the root end lingers a moment), every
         namespace and the bridge; what is already gone is skipped."""
         for node in range(1, self.nodes + 1):
-            _quietly("link", "del", self._veth(node))
+            _quietly("link", "del", self.veth(node))
             _quietly("netns", "del", self.namespace(node))
         _quietly("link", "del", self.name)
         with contextlib.suppress(FileNotFoundError):
@@ -108,23 +118,37 @@ class IsolatedNetwork:
     def _record(self) -> None:
         """Who made this network, written before any of it exists."""
         RECORDS.mkdir(parents=True, exist_ok=True)
-        owner = psutil.Process()
-        (RECORDS / f"{self.name}.json").write_text(json.dumps({
-            "name": self.name, "subnet": str(self.subnet), "nodes": self.nodes,
-            "owner_pid": owner.pid, "owner_create_time": owner.create_time()}))
+        maker = psutil.Process()
+        self._write_record({**self.describe(), "owners": [[maker.pid, maker.create_time()]]})
+
+    def add_owner(self, pid: int, create_time: float) -> None:
+        """The network stays while this process runs, even after its maker is gone."""
+        record = _read(RECORDS / f"{self.name}.json") or {**self.describe(), "owners": []}
+        record["owners"].append([pid, create_time])
+        self._write_record(record)
+
+    def _write_record(self, record: dict) -> None:
+        path = RECORDS / f"{self.name}.json"
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(record))
+        os.replace(temporary, path)
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def remove_stale() -> list[str]:
-    """Remove every recorded network whose maker is no longer running; the names removed."""
+    """Remove every recorded network none of whose owners is running; the names removed."""
     removed = []
     for path in sorted(RECORDS.glob("*.json")) if RECORDS.is_dir() else []:
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
+        record = _read(path)
+        if record is None or any(_alive(pid, create_time) for pid, create_time in record["owners"]):
             continue
-        if _alive(record["owner_pid"], record["owner_create_time"]):
-            continue
-        IsolatedNetwork(record["name"], ipaddress.IPv4Network(record["subnet"]), record["nodes"]).remove()
+        IsolatedNetwork.of(record).remove()
         removed.append(record["name"])
     return removed
 

@@ -1,0 +1,159 @@
+"""Network impairments on the real kernel, between namespaces on an isolated network: a partition cuts exactly the
+links it names (a TCP connect from each side before, during and after), one way when asked, with a TCP reset when
+asked; loss drops its share of ≥ 2,000 packets; a bandwidth limit holds the rate. Needs root, nftables, tc and
+ethtool (installed from Debian's packages when missing, where the tests run as root)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kafkabench.cluster.network.bridge import IsolatedNetwork
+from kafkabench.cluster.network.impairments import Impairments
+from kafkabench.errors import ClusterError
+from tests.debian import install
+from tests.integration.network_probe import TCP_PORT, UDP_PORT
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (or CAP_NET_ADMIN)")
+PROBE = Path(__file__).with_name("network_probe.py")
+NODES = 3
+
+
+@pytest.fixture(scope="module")
+def network():
+    for package, binary in (("nftables", "/usr/sbin/nft"), ("ethtool", "/usr/sbin/ethtool")):
+        if reason := install(package, Path(binary)):
+            pytest.skip(reason)
+    with IsolatedNetwork.create(nodes=NODES) as made:
+        servers = [subprocess.Popen([*made.exec_prefix(n), sys.executable, str(PROBE), "serve", made.address(n)],
+                                    stdout=subprocess.PIPE, text=True) for n in range(1, NODES + 1)]
+        try:
+            for server in servers:
+                assert server.stdout.readline().strip() == "ready"
+            yield made
+        finally:
+            for server in servers:
+                server.kill()
+                server.wait(timeout=10)
+
+
+@pytest.fixture
+def impairments(network):
+    made = Impairments(network)
+    yield made
+    made.heal_all()
+
+
+def reach(network: IsolatedNetwork, source: int | None, target: int) -> str:
+    """A TCP connect from node `source` (None: the root namespace, where clients are) to node `target`."""
+    prefix = network.exec_prefix(source) if source else []
+    done = subprocess.run([*prefix, sys.executable, str(PROBE), "connect", network.address(target)],
+                          capture_output=True, text=True, timeout=30)
+    return done.stdout.strip() or done.stderr.strip()
+
+
+def matrix(network: IsolatedNetwork) -> dict[tuple, str]:
+    sources = [None, *range(1, NODES + 1)]
+    return {(source, target): reach(network, source, target)
+            for source in sources for target in range(1, NODES + 1) if source != target}
+
+
+def test_a_partition_cuts_exactly_the_links_it_names_and_heals(network, impairments):
+    assert set(matrix(network).values()) == {"ok"}
+    cut = impairments.cut(1, [network.address(2)])
+    during = matrix(network)
+    assert {link for link, answer in during.items() if answer != "ok"} == {(1, 2), (2, 1)}
+    assert during[(1, 2)] == during[(2, 1)] == "timeout"  # a silent drop: the connect waits for its own timeout
+    impairments.heal(cut)
+    assert set(matrix(network).values()) == {"ok"}
+
+
+def test_a_node_cut_from_the_clients_still_reaches_the_other_nodes(network, impairments):
+    impairments.cut(2, [network.gateway])
+    during = matrix(network)
+    assert {link for link, answer in during.items() if answer != "ok"} == {(None, 2)}
+
+
+def test_a_partition_with_reset_refuses_at_once(network, impairments):
+    impairments.cut(3, [network.address(1)], reset=True)
+    assert reach(network, 1, 3).startswith("refused in 0.0")
+    assert reach(network, 3, 1).startswith("refused in 0.0")
+    assert reach(network, 2, 3) == "ok"
+
+
+def test_a_one_way_partition_cuts_one_direction(network, impairments):
+    """UDP tells the directions apart (a TCP connect needs both): what arrived is asked once the cut healed."""
+    address = network.address(1)
+    ask(address)  # start counting from 0
+    cut = impairments.cut(1, [network.gateway], direction="in")
+    send(address, 200)
+    assert ask(address) is None  # the question does not arrive either
+    impairments.heal(cut)
+    assert ask(address) == 0  # nothing arrived
+
+    cut = impairments.cut(1, [network.gateway], direction="out")
+    send(address, 200)
+    assert ask(address) is None  # asked and counted, but the answer does not leave the node
+    impairments.heal(cut)
+    assert ask(address) == 200  # every datagram had arrived
+    assert reach(network, None, 1) == "ok"
+
+
+def send(address: str, count: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        for _ in range(count):
+            udp.sendto(b"x" * 1000, (address, UDP_PORT))
+            time.sleep(0.0002)
+    time.sleep(0.2)
+
+
+def ask(address: str) -> int | None:
+    """How many datagrams the probe at `address` counted since it was last asked; None when no answer came."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.settimeout(1)
+        udp.sendto(b"?", (address, UDP_PORT))
+        try:
+            return int(udp.recvfrom(64)[0])
+        except OSError:
+            return None
+
+
+def test_loss_drops_its_share_of_the_packets(network, impairments):
+    address = network.address(2)
+    ask(address)
+    impairments.lose(2, 5)
+    sent = 4000
+    send(address, sent)
+    delivered = None
+    for _ in range(20):  # the question or its answer may be lost too
+        if (delivered := ask(address)) is not None:
+            break
+    lost = 100 * (1 - delivered / sent)
+    assert 3 <= lost <= 7, f"{lost:.1f} % lost"
+
+
+def test_a_bandwidth_limit_holds_the_rate(network, impairments):
+    impairments.limit(3, 20)
+    payload = b"x" * (1 << 20)
+    started = time.monotonic()
+    with socket.create_connection((network.address(3), TCP_PORT), timeout=30) as connection:
+        for _ in range(5):
+            connection.sendall(payload)
+        connection.sendall(b"\n")
+        answer = connection.recv(64).decode()
+    elapsed = time.monotonic() - started
+    mbit = 5 * 8 * (1 << 20) / elapsed / 1e6
+    assert answer.startswith("ok") and 16 <= mbit <= 24, f"{mbit:.1f} Mbit/s"
+
+
+def test_bad_impairments_are_refused_with_one_line(network, impairments):
+    with pytest.raises(ClusterError, match="cuts nothing"):
+        impairments.cut(1, [network.address(1)])
+    with pytest.raises(ClusterError, match="loss of 120 %"):
+        impairments.lose(1, 120)
+    with pytest.raises(ClusterError, match="one of both, in, out"):
+        impairments.cut(1, [network.address(2)], direction="sideways")
