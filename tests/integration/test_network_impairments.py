@@ -157,3 +157,44 @@ def test_bad_impairments_are_refused_with_one_line(network, impairments):
         impairments.lose(1, 120)
     with pytest.raises(ClusterError, match="one of both, in, out"):
         impairments.cut(1, [network.address(2)], direction="sideways")
+
+
+def connect_time_s(address: str) -> float:
+    """The fastest of ten TCP connects to the probe at `address`: one round trip."""
+    times = []
+    for _ in range(10):
+        started = time.perf_counter()
+        with socket.create_connection((address, TCP_PORT), timeout=10):
+            times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def carried_mbit(address: str, megabytes: int) -> float:
+    payload = b"x" * (1 << 20)
+    started = time.monotonic()
+    with socket.create_connection((address, TCP_PORT), timeout=60) as connection:
+        for _ in range(megabytes):
+            connection.sendall(payload)
+        connection.sendall(b"\n")
+        assert connection.recv(64).decode().startswith("ok")
+    return megabytes * 8 * (1 << 20) / (time.monotonic() - started) / 1e6
+
+
+def test_a_delay_adds_its_round_trip_and_still_carries_100_mbit(network, impairments):
+    address = network.address(2)
+    before = connect_time_s(address)
+    delay = impairments.delay(2, 20)
+    added_ms = (connect_time_s(address) - before) * 1000
+    assert 32 <= added_ms <= 48, f"{added_ms:.1f} ms added to a round trip by 2 x 20 ms"  # 40 ms ± 20 %
+    mbit = carried_mbit(address, 60)
+    assert mbit >= 100, f"{mbit:.0f} Mbit/s through the delayed link"
+    impairments.heal(delay)
+    assert connect_time_s(address) * 1000 < 5
+
+
+def test_a_directed_delay_slows_one_way_only(network, impairments):
+    before = connect_time_s(network.address(3))
+    impairments.delay(3, 30, to=0)  # node 3 -> the clients: the SYN-ACK waits
+    added_ms = (connect_time_s(network.address(3)) - before) * 1000
+    assert 24 <= added_ms <= 36, f"{added_ms:.1f} ms"
+    assert not any(helper.pid == 0 for helper in network.helpers())

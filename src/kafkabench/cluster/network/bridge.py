@@ -17,6 +17,9 @@ import ipaddress
 import json
 import os
 import secrets
+import shlex
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,8 +109,10 @@ class IsolatedNetwork:
             ip("link", "set", "lo", "up", namespace=namespace)
 
     def remove(self) -> None:
-        """Every veth (both ends at once: left to the namespace's removal, the root end lingers a moment), every
-        namespace and the bridge; what is already gone is skipped."""
+        """Its helpers, its rules in the root namespace, every veth (both ends at once: left to the namespace's
+        removal, the root end lingers a moment), every namespace and the bridge; what is already gone is skipped."""
+        stop_helpers(self.helpers())
+        remove_root_rules(self.name)
         for node in range(1, self.nodes + 1):
             _quietly("link", "del", self.veth(node))
             _quietly("netns", "del", self.namespace(node))
@@ -123,8 +128,20 @@ class IsolatedNetwork:
 
     def add_owner(self, pid: int, create_time: float) -> None:
         """The network stays while this process runs, even after its maker is gone."""
+        self._add("owners", pid, create_time)
+
+    def add_helper(self, pid: int, create_time: float) -> None:
+        """A process serving the network (a delay helper): ended when the network is removed, whoever removes it."""
+        self._add("helpers", pid, create_time)
+
+    def helpers(self) -> list[psutil.Process]:
+        """The recorded helpers still running."""
+        record = _read(RECORDS / f"{self.name}.json") or {}
+        return [process for pid, create_time in record.get("helpers", []) if (process := _process(pid, create_time))]
+
+    def _add(self, kind: str, pid: int, create_time: float) -> None:
         record = _read(RECORDS / f"{self.name}.json") or {**self.describe(), "owners": []}
-        record["owners"].append([pid, create_time])
+        record.setdefault(kind, []).append([pid, create_time])
         self._write_record(record)
 
     def _write_record(self, record: dict) -> None:
@@ -141,6 +158,33 @@ def _read(path: Path) -> dict | None:
         return None
 
 
+def stop_helpers(helpers: list[psutil.Process], timeout_s: float = 5) -> None:
+    """SIGTERM (a delay helper lets its held packets go), then SIGKILL at the deadline."""
+    for helper in helpers:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            helper.terminate()
+    _, alive = psutil.wait_procs(helpers, timeout=timeout_s)
+    for helper in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            helper.kill()
+    psutil.wait_procs(alive, timeout=timeout_s)
+
+
+def root_rule_comment(name: str) -> str:
+    """What marks the rules a network put into the root namespace's iptables (its delay towards the clients)."""
+    return f"kafkabench-{name}"
+
+
+def remove_root_rules(name: str) -> None:
+    """Every root-namespace iptables INPUT rule of network `name` (none unless a delay reached the clients)."""
+    if shutil.which("iptables") is None:
+        return
+    listed = subprocess.run(["iptables", "-w", "5", "-S", "INPUT"], capture_output=True, text=True, timeout=30)
+    for line in listed.stdout.splitlines():
+        if f'--comment {root_rule_comment(name)}' in line and line.startswith("-A INPUT"):
+            subprocess.run(["iptables", "-w", "5", "-D", *shlex.split(line)[1:]], capture_output=True, timeout=30)
+
+
 def remove_stale() -> list[str]:
     """Remove every recorded network none of whose owners is running; the names removed."""
     removed = []
@@ -154,11 +198,16 @@ def remove_stale() -> list[str]:
 
 
 def _alive(pid: int, create_time: float) -> bool:
-    """The process still runs (a recycled pid is another process)."""
+    return _process(pid, create_time) is not None
+
+
+def _process(pid: int, create_time: float) -> psutil.Process | None:
+    """The process if it still runs (a recycled pid is another process)."""
     try:
-        return psutil.Process(pid).create_time() == create_time
+        process = psutil.Process(pid)
+        return process if process.create_time() == create_time and process.status() != psutil.STATUS_ZOMBIE else None
     except psutil.NoSuchProcess:
-        return False
+        return None
 
 
 def _quietly(*arguments: str) -> None:

@@ -8,7 +8,10 @@ machine's own firewall) is never touched:
 - loss is an nftables table dropping a random share of the node's packets (`numgen`), both ways; segmentation and
   receive offloads are turned off on the network's links meanwhile, so one dropped packet is one wire-sized packet,
   not a merged 64 KB one;
-- a bandwidth limit is a token bucket (`tc tbf`) on both ends of the node's veth: its sending and its receiving.
+- a bandwidth limit is a token bucket (`tc tbf`) on both ends of the node's veth: its sending and its receiving;
+- a delay is an iptables NFQUEUE rule in the INPUT hook of each receiving side, and a delay helper there holding the
+  packets (`delayer`; this kernel has no netem). Packets towards the clients are delayed in the root namespace's
+  INPUT hook, by a rule that names the network's bridge and is marked with the network's name.
 
 Each impairment is one table or qdisc named after it, so several stack and each heals alone; `heal_all` removes
 whatever a network's nodes carry (also what a killed kafkabench left behind on a cluster that still runs).
@@ -18,15 +21,22 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
+import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 
-from kafkabench.cluster.network.bridge import IsolatedNetwork
+import psutil
+
+from kafkabench.cluster.network.bridge import IsolatedNetwork, remove_root_rules, root_rule_comment, stop_helpers
 from kafkabench.cluster.network.routes import run
 from kafkabench.errors import ClusterError
 
 TABLE_PREFIX = "kafkabench_"
 DIRECTIONS = ("both", "in", "out")  # in: packets to the node are cut; out: packets from it
 OFFLOADS = ("tso", "gso", "gro")
+HELPER_READY_S = 15.0
 _numbers = itertools.count(1)
 
 
@@ -39,6 +49,8 @@ class Impairment:
     table: str | None = None  # the nftables table (inet family) in the node's namespace
     shaped: bool = False  # a tbf qdisc on both ends of the node's veth
     offloads_off: bool = False
+    queues: tuple[tuple[int | None, list[str], int, int], ...] = ()  # (receiving node or None: root, iptables rule,
+    #                                                                   queue, helper pid) per delayed receiver
 
 
 class Impairments:
@@ -93,6 +105,57 @@ class Impairments:
         self.active.append(impairment)
         return impairment
 
+    def delay(self, node: int, delay_ms: float, jitter_ms: float = 0, to: int | None = None) -> Impairment:
+        """Every packet `node` sends and receives held `delay_ms` (± a uniform `jitter_ms`), so a round trip over
+        any of its links takes 2 x `delay_ms` more; with `to` (a node, 0: the clients) only the packets it sends
+        there, one way."""
+        if not 0 < delay_ms <= 10_000 or not 0 <= jitter_ms <= delay_ms:
+            raise ClusterError(f"delay {delay_ms:g} ms ± {jitter_ms:g} ms: the delay must be above 0 and at most "
+                               "10000 ms, the jitter from 0 to the delay")
+        own = self.network.address(node)
+        if to is not None:
+            if to == node:
+                raise ClusterError(f"a delay from node {node} to itself delays nothing")
+            receivers = [(to or None, own)]
+        else:
+            others = [n for n in range(1, self.network.nodes + 1) if n != node]
+            receivers = [(node, str(self.network.subnet)), *((other, own) for other in others), (None, own)]
+        number = next(_numbers)
+        queues = []
+        try:
+            for receiver, source in receivers:
+                queues.append(self._queue(receiver, source, number, delay_ms, jitter_ms))
+        except BaseException:
+            self.heal(Impairment(node, "", queues=tuple(queues)))
+            raise
+        where = f"to {'the clients' if to == 0 else f'node {to}'} only" if to is not None else "both ways on every link"
+        impairment = Impairment(node, f"delayed {delay_ms:g} ms" + (f" ± {jitter_ms:g} ms" if jitter_ms else "") +
+                                f" {where}", queues=tuple(queues))
+        self.active.append(impairment)
+        return impairment
+
+    def _queue(self, receiver: int | None, source: str, number: int, delay_ms: float, jitter_ms: float) -> tuple:
+        """Packets from `source` into `receiver` (None: the root namespace, from this network's bridge only) handed to
+        a delay helper of their own there."""
+        queue = (self.network.subnet.network_address.packed[2] << 8) + number % 256  # one per network in the root
+        namespace = self.network.namespace(receiver) if receiver else None
+        helper = subprocess.Popen([*(self.network.exec_prefix(receiver) if receiver else []), sys.executable, "-m",
+                                   "kafkabench.cluster.network.delayer", str(queue), str(delay_ms), str(jitter_ms)],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  start_new_session=True)
+        self.network.add_helper(helper.pid, psutil.Process(helper.pid).create_time())
+        ready, _, _ = select.select([helper.stdout], [], [], HELPER_READY_S)
+        if not ready or helper.stdout.readline().strip() != "ready":
+            helper.kill()
+            problem = (helper.stderr.read().strip().splitlines() or ["no answer"])[-1] if helper.poll() is not None \
+                else f"not ready within {HELPER_READY_S:g} s"
+            raise ClusterError(f"the delay helper for queue {queue} did not start: {problem}")
+        rule = ["INPUT", "-s", source, *(["-i", self.network.name] if receiver is None else []),
+                "-m", "comment", "--comment", root_rule_comment(self.network.name),
+                "-j", "NFQUEUE", "--queue-num", str(queue), "--queue-bypass"]
+        run(["iptables", "-w", "5", "-I", *rule], namespace)
+        return receiver, rule, queue, helper.pid
+
     def heal(self, impairment: Impairment) -> None:
         if impairment.table is not None:
             _quietly(["nft", "delete", "table", "inet", impairment.table], self.network.namespace(impairment.node))
@@ -100,6 +163,9 @@ class Impairments:
             for device, namespace in (("eth0", self.network.namespace(impairment.node)),
                                       (self.network.veth(impairment.node), None)):
                 _quietly(["tc", "qdisc", "del", "dev", device, "root"], namespace)
+        for receiver, rule, _queue, pid in impairment.queues:  # the rule first: no packet may queue with no helper
+            _quietly(["iptables", "-w", "5", "-D", *rule], self.network.namespace(receiver) if receiver else None)
+            stop_helpers([process for process in self.network.helpers() if process.pid == pid])
         if impairment in self.active:
             self.active.remove(impairment)
         if impairment.offloads_off and not any(other.offloads_off for other in self.active):
@@ -117,6 +183,13 @@ class Impairments:
                 if any(qdisc.get("kind") == "tbf" for qdisc in _qdiscs(device, where)):
                     _quietly(["tc", "qdisc", "del", "dev", device, "root"], where)
                     healed.append(f"node {node}: bandwidth limit on {device}")
+            healed += [f"node {node}: delay rule {rule}" for rule in _delay_rules(namespace)]
+            for rule in _delay_rules(namespace):
+                _quietly(["iptables", "-w", "5", "-D", *shlex.split(rule)[1:]], namespace)
+        remove_root_rules(self.network.name)
+        helpers = self.network.helpers()
+        stop_helpers(helpers)
+        healed += [f"delay helper {helper.pid}" for helper in helpers]
         self.active.clear()
         self._offloads(True)
         return healed
@@ -154,6 +227,15 @@ def _tables(namespace: str) -> list[str]:
             if "table" in entry and entry["table"]["name"].startswith(TABLE_PREFIX)]
 
 
+def _delay_rules(namespace: str) -> list[str]:
+    """The INPUT rules that hand packets to a delay helper in `namespace`, as `iptables -S` prints them."""
+    try:
+        listed = run(["iptables", "-w", "5", "-S", "INPUT"], namespace)
+    except ClusterError:
+        return []
+    return [line for line in listed.splitlines() if line.startswith("-A INPUT") and "NFQUEUE" in line]
+
+
 def _qdiscs(device: str, namespace: str | None) -> list[dict]:
     """`tc -j qdisc show dev DEVICE`, parsed; nothing when the device is gone."""
     try:
@@ -168,5 +250,6 @@ def _quietly(command: list[str], namespace: str | None) -> None:
     try:
         run(command, namespace)
     except ClusterError as exc:
-        if not any(gone in str(exc) for gone in ("No such file", "Cannot find", "does not exist", "Invalid handle")):
+        if not any(gone in str(exc) for gone in ("No such file", "Cannot find", "does not exist", "Invalid handle",
+                                                 "Bad rule", "No chain/target/match")):
             raise
