@@ -89,9 +89,9 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
     with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
-                     controllers=lab.controllers) as target, launcher.open() as workers, Live(wide=wide) as live:
+                     controllers=lab.controllers, network=lab.network(scenario)) as target, launcher.open() as workers, Live(wide=wide) as live:
         try:
-            served, connected = dataclasses.replace(target, launcher=workers).connect(scenario)
+            served, connected = scenario.against(dataclasses.replace(target, launcher=workers))
             check_connection(served.connection)  # a connection that cannot work: one line now, not a hung lab
             document = lab.run(connected, served, directory, live)
         except LabFailed as failed:

@@ -80,11 +80,13 @@ def run(
     labs = [registry.get(cell.lab) for cell in cells]
     brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
+    isolated = loaded.plan.cluster.network == "isolated" or any(
+        lab.network(cell.scenario) == "isolated" for lab, cell in zip(labs, cells))
     shape = loaded.plan.launcher
     workers = Launcher(launcher or shape.name, ray_address or shape.ray_address, spread or shape.spread,
                        cross_host_e2e or shape.cross_host_e2e)
     with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers,
-                     security=loaded.plan.cluster.listeners()) as target, workers.open() as started_by:
+                     security=loaded.plan.cluster.listeners(), network="isolated" if isolated else "loopback") as target, workers.open() as started_by:
         target = dataclasses.replace(target, launcher=started_by)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:

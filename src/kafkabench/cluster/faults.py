@@ -1,4 +1,5 @@
-"""Fault injection on the cluster a run targets: find leaders, kill, pause, resume and restart brokers.
+"""Fault injection on the cluster a run targets: find leaders, kill, pause, resume and restart brokers, and (on an
+isolated network, see `cluster.network`) cut, delay, thin and lose the packets of a node's links.
 
 Labs depend on the `Faults` protocol, never on `EmbeddedCluster`, so a lab written against it runs
 unchanged on any cluster that can be broken on purpose, and fails with one clear line on one that
@@ -11,6 +12,7 @@ from typing import NoReturn, Protocol, runtime_checkable
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.embedded import EmbeddedCluster
+from kafkabench.cluster.network.impairments import Impairment, Impairments
 from kafkabench.cluster.status import BrokerStatus
 from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError, KafkabenchError, WaitTimeout
@@ -21,8 +23,12 @@ PROBE_TIMEOUT_S = 2.0
 POLL_INTERVAL_S = 0.2
 
 
+CLIENTS = 0  # among a network fault's peers: the clients (the root namespace), beside node ids
+
+
 class FaultsUnavailable(KafkabenchError):
-    """Fault injection was asked of a cluster whose broker processes kafkabench does not own."""
+    """Fault injection was asked of a cluster whose broker processes kafkabench does not own, or a network fault of
+    one that is not on a network of its own."""
 
 
 @runtime_checkable
@@ -66,12 +72,43 @@ class Faults(Protocol):
         """The KRaft controllers' node ids, running ones first: the dedicated controllers, else the combined nodes."""
         ...
 
+    def node_ids(self) -> list[int]:
+        """Every node's id: the brokers', then the dedicated controllers'."""
+        ...
+
+    def broker_ids(self) -> list[int]:
+        ...
+
+    def network_unavailable(self) -> str | None:
+        """Why network faults cannot be had here (one line saying how to get them), None when they can."""
+        ...
+
+    def cut(self, node_id: int, peers: list[int], *, direction: str = "both", reset: bool = False) -> Impairment:
+        """The node's packets to and from `peers` (node ids, CLIENTS for the clients) dropped, or refused with a TCP
+        reset; `direction` in: only those to the node, out: only those from it."""
+        ...
+
+    def delay(self, node_id: int, delay_ms: float, jitter_ms: float = 0, to: int | None = None) -> Impairment:
+        """Every packet the node sends and receives held `delay_ms` ± `jitter_ms`; with `to` (a node id, CLIENTS)
+        only those it sends there."""
+        ...
+
+    def lose(self, node_id: int, percent: float) -> Impairment:
+        ...
+
+    def limit(self, node_id: int, mbit: float) -> Impairment:
+        ...
+
+    def heal(self, impairment: Impairment) -> None:
+        ...
+
 
 class EmbeddedFaults:
     """Faults on an embedded cluster kafkabench started (now or earlier, see `EmbeddedCluster.attach`)."""
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
         self.cluster = cluster
+        self._impairments = Impairments(cluster.network) if cluster.network is not None else None
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
         return self.cluster.leader_of(topic, partition)
@@ -96,10 +133,52 @@ class EmbeddedFaults:
         nodes = status.controllers or [b for b in status.brokers if "controller" in b.roles]
         return [node.id for node in sorted(nodes, key=lambda node: (node.state != "running", node.id))]
 
+    def node_ids(self) -> list[int]:
+        return self.cluster.node_ids()
+
+    def broker_ids(self) -> list[int]:
+        return self.cluster.broker_ids()
+
+    def network_unavailable(self) -> str | None:
+        if self._impairments is None:
+            return ("network faults need a cluster on a network of its own: start one with `kafkabench cluster up "
+                    "--network isolated` (as root), or stop the running one and let the lab start it")
+        return None
+
+    def cut(self, node_id: int, peers: list[int], *, direction: str = "both", reset: bool = False) -> Impairment:
+        addresses = [self._address(peer) for peer in peers]
+        return self._network().cut(self._place(node_id), addresses, direction=direction, reset=reset)
+
+    def delay(self, node_id: int, delay_ms: float, jitter_ms: float = 0, to: int | None = None) -> Impairment:
+        return self._network().delay(self._place(node_id), delay_ms, jitter_ms,
+                                     to=None if to is None else 0 if to == CLIENTS else self._place(to))
+
+    def lose(self, node_id: int, percent: float) -> Impairment:
+        return self._network().lose(self._place(node_id), percent)
+
+    def limit(self, node_id: int, mbit: float) -> Impairment:
+        return self._network().limit(self._place(node_id), mbit)
+
+    def heal(self, impairment: Impairment) -> None:
+        self._network().heal(impairment)
+
+    def _network(self) -> Impairments:
+        if self._impairments is None:
+            raise FaultsUnavailable(self.network_unavailable())
+        return self._impairments
+
+    def _place(self, node_id: int) -> int:
+        """The node's place on the network (1..N, in the order of the state file)."""
+        state = self.cluster.state
+        return state.nodes.index(state.node(node_id)) + 1
+
+    def _address(self, peer: int) -> str:
+        return self._network().network.gateway if peer == CLIENTS else self.cluster.state.node(peer).host
+
     def bring_back(self) -> list[str]:
         status = self.cluster.status()
         nodes = [*status.brokers, *status.controllers]
-        done = []
+        done = [f"healed {what}" for what in self._impairments.heal_all()] if self._impairments is not None else []
         for node in nodes:
             if node.state == "paused":
                 self.cluster.resume_broker(node.id)
@@ -188,10 +267,7 @@ class RefusedFaults:
         self.bootstrap_servers = bootstrap_servers
 
     def _refuse(self) -> NoReturn:
-        raise FaultsUnavailable(
-            f"fault injection needs the embedded cluster: {self.bootstrap_servers} was not started by kafkabench "
-            "(drop --bootstrap-servers to let kafkabench start one)"
-        )
+        raise FaultsUnavailable(self.network_unavailable())
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
         self._refuse()
@@ -218,5 +294,30 @@ class RefusedFaults:
         self._refuse()
 
     def controllers(self) -> list[int]:
+        self._refuse()
+
+    def node_ids(self) -> list[int]:
+        self._refuse()
+
+    def broker_ids(self) -> list[int]:
+        self._refuse()
+
+    def network_unavailable(self) -> str | None:
+        return (f"fault injection needs the embedded cluster: {self.bootstrap_servers} was not started by kafkabench "
+                "(drop --bootstrap-servers to let kafkabench start one)")
+
+    def cut(self, node_id: int, peers: list[int], *, direction: str = "both", reset: bool = False) -> Impairment:
+        self._refuse()
+
+    def delay(self, node_id: int, delay_ms: float, jitter_ms: float = 0, to: int | None = None) -> Impairment:
+        self._refuse()
+
+    def lose(self, node_id: int, percent: float) -> Impairment:
+        self._refuse()
+
+    def limit(self, node_id: int, mbit: float) -> Impairment:
+        self._refuse()
+
+    def heal(self, impairment: Impairment) -> None:
         self._refuse()
 

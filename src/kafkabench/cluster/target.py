@@ -8,7 +8,6 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
@@ -17,10 +16,6 @@ from kafkabench.cluster.state import load_state
 from kafkabench.connection import Connection
 from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
 from kafkabench.errors import ConfigError
-
-if TYPE_CHECKING:
-    from kafkabench.labs.scenario import Scenario
-
 
 @dataclass(frozen=True)
 class Target:
@@ -51,19 +46,19 @@ class Target:
     def connection(self) -> Connection:
         return Connection(self.bootstrap_servers, self.security)
 
-    def connect(self, scenario: Scenario) -> tuple[Target, Scenario]:
-        """The target a scenario runs against, and the scenario with that target's security settings under its own
-        (see `Scenario.connected`). On a cluster kafkabench runs with several listeners, a scenario that names a
-        `security.protocol` (a profile's `tls`, say) gets the listener that speaks it."""
-        own = scenario.security_settings()
-        target = self._listener_for(own)
-        source = "the cluster's client.properties" if target.started_here else "the security settings given"
-        connected = scenario.connected(dict(target.security), source)
-        # kafkabench's own calls get in as the scenario's clients do: the user's settings over the listener's
-        merged = Connection.of(target.bootstrap_servers, {**target.connection.settings, **own})
-        return dataclasses.replace(target, security=merged.security), connected
+    def with_settings(self, own: dict[str, str]) -> Target:
+        """kafkabench's own calls get in as clients with security settings `own` do: theirs over the listener's."""
+        merged = Connection.of(self.bootstrap_servers, {**self.connection.settings, **own})
+        return dataclasses.replace(self, security=merged.security)
 
-    def _listener_for(self, wanted: dict[str, str]) -> Target:
+    @property
+    def security_source(self) -> str:
+        """Where the security settings a served target adds to its clients' come from, for their provenance."""
+        return "the cluster's client.properties" if self.started_here else "the security settings given"
+
+    def listener_for(self, wanted: dict[str, str]) -> Target:
+        """On a cluster kafkabench runs with several listeners, security settings that name a `security.protocol`
+        (a profile's `tls`, say) get the listener that speaks it; otherwise this target."""
         protocol = wanted.get("security.protocol", "").upper()
         if not protocol or not self.listeners or protocol == self.connection.protocol:
             return self
@@ -92,9 +87,10 @@ def open_target(
     brokers: int = 1,
     controllers: int = 0,
     security: Security | None = None,
+    network: str = "loopback",
 ) -> Iterator[Target]:
     """Yield the cluster to use; a cluster started here (`brokers` brokers, `controllers` dedicated controller
-    nodes, `security` its listeners) is stopped on the way out, whatever happened."""
+    nodes, `security` its listeners, `network` loopback or isolated) is stopped on the way out, whatever happened."""
     if bootstrap_servers:
         yield Target.external(bootstrap_servers, settings)
         return
@@ -104,8 +100,10 @@ def open_target(
         if any(broker.alive for broker in running.status().brokers):
             yield Target.embedded(running)
             return
-    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security)
-    shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "")
+    cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security,
+                              network=network)
+    shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "") \
+        + (", each on a network namespace of its own" if network == "isolated" else "")
     on_start(f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:
         yield Target.embedded(cluster, "embedded-temporary")

@@ -48,6 +48,11 @@ class Lab:
     def check(self, scenario: Scenario) -> None:
         """Raise ConfigError for anything that can be refused before a cluster is started."""
 
+    def network(self, scenario: Scenario) -> str:
+        """The network of the embedded cluster started for it when none runs: "isolated" when the scenario asks for
+        network faults (see `cluster.network`), else "loopback"."""
+        return "loopback"
+
     def without_cluster(self, scenario: Scenario) -> list[str] | None:
         """What the scenario asks that needs no cluster (the monitor's --write-config): done here, its lines printed,
         and nothing else runs. None: run as usual."""

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import ClientSettings, build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.config.security import is_security_key
@@ -143,6 +144,13 @@ class Scenario(BaseModel):
         own calls get into the cluster the user named."""
         given = [getattr(self, name, None) or {} for name in ("producer", "consumer", "overrides")]
         return {key: setting.value for settings in given for key, setting in settings.items() if is_security_key(key)}
+
+    def against(self, target: Target) -> tuple[Target, Scenario]:
+        """The target this scenario runs against (the listener its security settings ask for), and the scenario with
+        that listener's security settings under its own (`connected`)."""
+        own = self.security_settings()
+        listener = target.listener_for(own)
+        return listener.with_settings(own), self.connected(dict(listener.security), listener.security_source)
 
     def connected(self, security: dict[str, str], source: str) -> Scenario:
         """With the cluster's security settings under the scenario's own producer and consumer settings, so a lab's

@@ -67,6 +67,9 @@ class ClusterShape(BaseModel):
     security: str = Field("plaintext", description="client listeners, comma-separated (plaintext, ssl, mtls, "
                                                    "sasl_plaintext, sasl_ssl); a cell's security.protocol picks one")
     sasl_mechanism: str = Field("SCRAM-SHA-512", description="for the sasl_* listeners")
+    network: Literal["loopback", "isolated"] = Field(
+        "loopback", description="isolated: each node in a network namespace of its own, so network faults can cut and "
+                                "slow its links (needs root); a plan whose cells ask for network faults gets it anyway")
 
     def listeners(self) -> Security:
         try:

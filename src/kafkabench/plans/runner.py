@@ -95,7 +95,7 @@ def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Targe
     started = time.perf_counter()
     go_on = True
     try:
-        served, scenario = target.connect(cell.scenario)
+        served, scenario = cell.scenario.against(target)
         check_connection(served.connection)
         registry.get(cell.lab).run(scenario, served, directory, _CellEvents(listener))
         outcome.status = "ok"

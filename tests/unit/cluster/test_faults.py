@@ -10,7 +10,8 @@ REFUSAL = (
     "fault injection needs the embedded cluster: kafka-1:9092,kafka-2:9092 was not started by kafkabench "
     "(drop --bootstrap-servers to let kafkabench start one)"
 )
-PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "bring_back", "wait_healthy", "broker_pids", "controllers"]
+PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "bring_back", "wait_healthy", "broker_pids",
+                    "controllers", "node_ids", "broker_ids", "cut", "delay", "lose", "limit", "heal"]
 CALLS = {
     "leader_of": ("orders", 0),
     "kill": (1,),
@@ -21,12 +22,28 @@ CALLS = {
     "wait_healthy": (5.0, None),
     "broker_pids": (),
     "controllers": (),
+    "node_ids": (),
+    "broker_ids": (),
+    "cut": (1, [2]),
+    "delay": (1, 50.0),
+    "lose": (1, 5.0),
+    "limit": (1, 10.0),
+    "heal": (None,),
 }
 
 
 def test_the_calls_cover_the_whole_protocol():
     members = {name for name, _ in inspect.getmembers(Faults, inspect.isfunction) if not name.startswith("_")}
-    assert members == set(PROTOCOL_METHODS) == set(CALLS)
+    assert members == set(PROTOCOL_METHODS) | {"network_unavailable"} == set(CALLS) | {"network_unavailable"}
+
+
+def test_refused_faults_say_why_network_faults_cannot_be_had():
+    assert RefusedFaults("kafka-1:9092,kafka-2:9092").network_unavailable() == REFUSAL
+
+
+def test_a_loopback_cluster_says_how_to_get_network_faults():
+    reason = EmbeddedFaults(EmbeddedCluster(brokers=3)).network_unavailable()
+    assert "kafkabench cluster up --network isolated" in reason and "\n" not in reason
 
 
 @pytest.mark.parametrize("method", PROTOCOL_METHODS)
@@ -40,7 +57,7 @@ def test_every_method_of_refused_faults_gives_the_same_one_line(method):
 
 
 @pytest.mark.parametrize("implementation", [EmbeddedFaults, RefusedFaults])
-@pytest.mark.parametrize("method", PROTOCOL_METHODS)
+@pytest.mark.parametrize("method", [*PROTOCOL_METHODS, "network_unavailable"])
 def test_implementations_match_the_protocol_signatures(implementation, method):
     """runtime_checkable only checks that the names exist; the signatures are compared here."""
     assert inspect.signature(getattr(implementation, method)) == inspect.signature(getattr(Faults, method))

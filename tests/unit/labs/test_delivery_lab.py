@@ -9,7 +9,8 @@ import pytest
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.delivery.cells import expand, fault_words
-from kafkabench.labs.delivery.faults import FaultRun, FaultSpec
+from kafkabench.faults.spec import FaultSpec
+from kafkabench.labs.delivery.faults import FaultRun
 from kafkabench.labs.delivery.report import headline, lines, stopwatch_table, verdict_table
 from kafkabench.labs.delivery.run import check_request
 from kafkabench.labs.delivery.scenario import DeliveryScenario
@@ -37,7 +38,10 @@ def test_an_axis_and_a_setting_for_the_same_knob_are_refused_and_bad_values_name
 
 @pytest.mark.parametrize("fields, message", [
     ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
-    ({"faults": ["kill-broker"]}, "must be one of kill-leader"), ({"faults": ["restart-leader:3"]}, "takes no duration"),
+    ({"faults": ["kill-broker"]}, "the target is leader, follower, controller or a node id"),
+    ({"faults": ["restart-leader:3"]}, "takes no duration"), ({"faults": ["loss-leader:3"]}, "loss needs percent="),
+    ({"faults": ["delay-leader,ms=50,jitter=80"]}, "jitter from 0 to it"),
+    ({"faults": ["partition-leader,from=friends"]}, "cut from followers, controllers"),
     ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate\n.*must be a finite number > 0"),
     ({"bounce_every": 2, "bounce_after_heal": 1}, "--bounce-every or --bounce-after-heal, not both"),
 ])
@@ -83,6 +87,12 @@ class FakeFaults:
 
     def controllers(self):
         return [101]
+
+    def broker_ids(self):
+        return [1, 2, 3]
+
+    def node_ids(self):
+        return [1, 2, 3, 101]
 
     healthy_after: float | None = 0.0  # seconds from a restart until the topic is back to its full ISR; None: never
 

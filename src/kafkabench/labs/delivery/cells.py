@@ -17,7 +17,8 @@ from kafkabench.labs.durability.cells import Cell as TopicAndProducer
 AXES = {"acks": ("producer", "acks", "--acks"), "idempotence": ("producer", "enable.idempotence", "--idempotence"),
         "min_isr": ("topic_config", "min.insync.replicas", "--min-isr")}
 DEFAULTS = {"acks": "all", "idempotence": "off", "min_isr": 1}
-PAST = {"kill": "killed", "pause": "paused", "restart": "restarted"}
+PAST = {"kill": "killed", "pause": "paused", "restart": "restarted", "partition": "cut off", "delay": "delayed",
+        "loss": "losing packets", "bandwidth": "throttled"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class DeliveryCell:
 
 def fault_words(faults: list[str], bounces: int) -> list[str]:
     """"leader killed 3x" per fault kind, counting the turns each takes of `bounces`."""
-    turns = [faults[i % len(faults)].split(":", 1)[0] for i in range(bounces)] if faults else []
+    turns = [faults[i % len(faults)].split(":", 1)[0].split(",", 1)[0] for i in range(bounces)] if faults else []
     words = []
     for kind in dict.fromkeys(turns):
         action, role = kind.split("-", 1)

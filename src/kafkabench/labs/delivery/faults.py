@@ -3,10 +3,11 @@
 The first fault fires `at_s` seconds after the start, or once `after` messages were acknowledged; then either
 one every `every_s` seconds from the first, or each `after_heal_s` seconds after the previous one healed and
 the topic was back to its full ISR (a schedule that holds on a machine of any speed); `bounces` in all, the
-given faults taking turns (kill, pause, kill, ...). A kill or a pause lasts its own seconds (default DOWN_S)
-and then heals (the broker restarted, or resumed); a clean restart heals when the broker serves again. Each
-fault's victim is looked up when it fires: the leader of the topic's partition 0, a follower of it, or a KRaft
-controller. Faults go through the `Faults` seam only, so an external cluster refuses them in one line.
+given faults taking turns (kill, partition, kill, ...). A fault lasts its own seconds and then heals (a broker
+restarted or resumed, a network impairment removed); a clean restart heals when the broker serves again. Each
+fault's victim is looked up when it fires (see `kafkabench.faults`): the leader of the topic's partition 0, a
+follower of it, a KRaft controller, or a node by id. Faults go through the `Faults` seam only, so an external
+cluster refuses them in one line.
 
 Stopping the thread (the producer finished) heals a fault that is still down at once. A planned fault that did
 not fire is recorded with why (the run ended first, and when; the cluster had not healed from the one before;
@@ -20,36 +21,16 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults
 from kafkabench.connection import Connection
 from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
+from kafkabench.faults import inject
+from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 
-DOWN_S = 3.0
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
-VICTIM_LOOKUP_S = 30.0  # the ISR asked right after a heal, on a loaded machine: an answer usually takes ms
 HEALTH_POLL_S = 2.0  # one look at the topic's ISR while waiting to fire the next fault after a heal
-
-
-@dataclass(frozen=True)
-class FaultSpec:
-    kind: str  # kill-leader, pause-leader, restart-leader, kill-follower, kill-controller
-    down_s: float | None  # None for a clean restart
-
-    @classmethod
-    def parse(cls, text: str) -> FaultSpec:
-        kind, _, seconds = text.partition(":")
-        return cls(kind, None if kind == "restart-leader" else float(seconds) if seconds else DOWN_S)
-
-    @property
-    def action(self) -> str:
-        return self.kind.split("-", 1)[0]
-
-    @property
-    def role(self) -> str:
-        return self.kind.split("-", 1)[1]
 
 
 @dataclass
@@ -62,6 +43,7 @@ class FaultEvent:
     fired_s: float | None = None
     healed_s: float | None = None
     error: str | None = None
+    what: str | None = None  # what it did, in words: "broker 1 cut from broker 2, broker 3, both ways (dropped)"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,8 +67,11 @@ class FaultRun:
 
     @classmethod
     def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str) -> FaultRun:
-        """The scenario's faults (none: a run that fires nothing) on `topic`."""
-        return cls([FaultSpec.parse(text) for text in scenario.faults], faults, bootstrap, topic,
+        """The scenario's faults (none: a run that fires nothing) on `topic`; a node they name that the cluster does
+        not have, or a network fault on a cluster not on a network of its own, fails here, before any send."""
+        specs = [FaultSpec.parse(text) for text in scenario.faults]
+        inject.check(specs, faults)
+        return cls(specs, faults, bootstrap, topic,
                    bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,
                    after=scenario.fault_after, after_heal_s=scenario.bounce_after_heal,
                    heal_timeout_s=scenario.heal_timeout)
@@ -209,37 +194,19 @@ class FaultRun:
 
     def _fire(self, spec: FaultSpec, event: FaultEvent) -> None:
         try:
-            event.broker = self._victim(spec)
+            aim = inject.aim(spec, self.faults, self.topic, self.bootstrap)
+            event.broker = aim.victim
             event.fired_s = round(self._elapsed(), 3)
-            if spec.action == "restart":
-                self.faults.restart(event.broker)
-            else:
-                (self.faults.kill if spec.action == "kill" else self.faults.pause)(event.broker)
+            injected = inject.inject(spec, self.faults, aim)
+            event.what = injected.what
+            if spec.down_s is not None:
                 self._stop.wait(spec.down_s)
-                if spec.action == "kill":
-                    self.faults.restart(event.broker)
-                else:
-                    self.faults.resume(event.broker)
+            injected.heal()
             event.healed_s = round(self._elapsed(), 3)
         except KafkabenchError as exc:  # a fault that could not be injected or healed is a finding, not a crash
             event.error = _failed(event, str(exc))
         except Exception as exc:  # noqa: BLE001 - the thread must go on: what broke is in the result
             event.error = _failed(event, f"{type(exc).__name__}: {exc}")
-
-    def _victim(self, spec: FaultSpec) -> int:
-        if spec.role == "controller":
-            return self.faults.controllers()[0]
-        leader = self.faults.leader_of(self.topic, 0)
-        if leader is None:
-            raise KafkabenchError(f"{self.topic}[0] has no leader to {spec.action}")
-        if spec.role == "leader":
-            return leader
-        with KafkaAdmin(self.bootstrap, timeout_s=VICTIM_LOOKUP_S) as admin:
-            replicas = admin.describe_topic(self.topic).partitions[0].isr
-        followers = [broker for broker in replicas if broker != leader]
-        if not followers:
-            raise KafkabenchError(f"{self.topic}[0] has no in-sync follower to kill (ISR {list(replicas)})")
-        return followers[0]
 
 
 def _named(event: FaultEvent) -> str:

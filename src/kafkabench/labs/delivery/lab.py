@@ -8,6 +8,7 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
+from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.base import Lab
 from kafkabench.labs.delivery import report
 from kafkabench.labs.delivery.run import check_request, run_delivery
@@ -23,6 +24,9 @@ class DeliveryLab(Lab):
     summary = "Which producer modes and broker faults lose, duplicate or reorder messages: every message checked."
     brokers = 3
     controllers = 1  # broker faults leave the KRaft quorum alone, as in production
+
+    def network(self, scenario: DeliveryScenario) -> str:
+        return "isolated" if any(FaultSpec.parse(text).is_network for text in scenario.faults) else "loopback"
     definitions = (
         Definition("delivery_lost", "lost", "messages",
                    "Acknowledged to the producer and never read back by a fresh read_committed consumer reading every "

@@ -114,7 +114,8 @@ def lines(document: ResultDocument) -> list[str]:
 def fault_texts(run: Run) -> list[str]:
     texts = []
     for event in run.params.get("faults", []):
-        what = f"{event['fault']} (broker {event['broker']})" if event.get("broker") is not None else event["fault"]
+        what = event.get("what") or (f"{event['fault']} (broker {event['broker']})" if event.get("broker") is not None
+                                     else event["fault"])
         if event.get("fired_s") is None:
             texts.append(f"{what}: {event.get('error') or 'not fired'}")
             continue

@@ -7,13 +7,12 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
 
+from kafkabench.faults.spec import parse_fault
 from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Rate, RecordSize, Scenario,
                                       TopicSettings)
 
 MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep:MS")
-FAULTS = ("kill-leader", "pause-leader", "restart-leader", "kill-follower", "kill-controller")
 _MODE = re.compile(r"^(sync|async-close|async-exit|async-return|async-sleep:[1-9][0-9]*)$")
-_FAULT = re.compile(r"^(kill-leader|pause-leader|restart-leader|kill-follower|kill-controller)(?::([0-9]*\.?[0-9]+))?$")
 
 
 def _mode(text: str) -> str:
@@ -22,20 +21,8 @@ def _mode(text: str) -> str:
     return text
 
 
-def _fault(text: str) -> str:
-    found = _FAULT.match(text)
-    if not found:
-        raise ValueError(f"{text!r}: must be one of {', '.join(FAULTS)}, each optionally :SECONDS (how long the broker "
-                         f"stays down or paused)")
-    if found[1] == "restart-leader" and found[2]:
-        raise ValueError(f"{text!r}: a clean restart takes no duration")
-    if found[2] and float(found[2]) <= 0:
-        raise ValueError(f"{text!r}: the duration must be > 0 s")
-    return text
-
-
 Mode = Annotated[str, AfterValidator(_mode)]
-Fault = Annotated[str, AfterValidator(_fault)]
+Fault = Annotated[str, AfterValidator(parse_fault)]
 Switch = Literal["on", "off"]
 
 
@@ -66,9 +53,12 @@ class DeliveryScenario(Scenario):
     rate: Rate = Field(-1, description="Messages/s for the bulk, on an open-loop schedule, so that a run lasts as long "
                                         "as its faults need; -1: as fast as the client takes them.")
     faults: Annotated[list[Fault], Cli("--fault", repeat=True)] = Field(
-        [], description="A broker fault during each run (repeatable; several take turns): kill-leader[:S], "
-                        "pause-leader[:S], restart-leader, kill-follower[:S], kill-controller[:S]; S: seconds down or "
-                        "paused before it heals.")
+        [], description="A fault during each run (repeatable; several take turns): ACTION-TARGET[:S][,OPTIONS]; "
+                        "ACTION kill, pause, restart, partition, delay, loss, bandwidth; TARGET leader, follower, "
+                        "controller or a node id; S: seconds until it heals. e.g. kill-leader:5, "
+                        "partition-leader:40,from=followers+controllers, delay-follower:30,ms=50, "
+                        "loss-leader:20,percent=5, bandwidth-follower:30,mbit=10 (network faults need root: the "
+                        "cluster runs on a network of its own).")
     fault_at: float = Field(1.0, ge=0, description="Seconds after the first send when the first fault fires.")
     fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were "
                                                               "acknowledged (instead of --fault-at).")
