@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # slowest tests named at the end, to keep the whole run short
 PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
-.PHONY: demo test test-stress docs docs-serve clean
+.PHONY: demo test test-stress docs docs-serve network-tools clean
 
 demo: $(VENV)/.installed
 	$(BIN)/kafkabench run quick
@@ -41,6 +41,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
+
+# What an isolated cluster's network faults need, from Debian's packages (root): nftables (partition, loss), iptables
+# and libnetfilter-queue1 (delay), ethtool (offloads off for exact loss). `make test` installs them itself when run
+# as root (tests/debian.py); a user runs this once.
+NETWORK_PACKAGES := nftables iptables ethtool libnetfilter-queue1
+network-tools:
+	@[ "$$(id -u)" -eq 0 ] || { echo "network-tools: installing Debian packages needs root: sudo make network-tools"; exit 1; }
+	apt-get install -y --no-install-recommends $(NETWORK_PACKAGES) || { apt-get update && apt-get install -y --no-install-recommends $(NETWORK_PACKAGES); }
 
 clean:
 	rm -rf $(VENV)

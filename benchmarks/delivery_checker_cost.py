@@ -83,7 +83,7 @@ def record_outcomes(q, producer, sequence, offset, planted, histories):
 
 
 def build(args, out: Path) -> dict:
-    from kafkabench.labs.delivery.history import History
+    from kafkabench.core.delivery_history import History
 
     rng = np.random.default_rng(args.seed)
     histories = [History(p, args.per_producer) for p in range(args.producers)]
@@ -159,7 +159,7 @@ def as_chunk(records, foreign: int):
 
 def child(args) -> None:
     from kafkabench.labs.delivery.checker import Checker
-    from kafkabench.labs.delivery.history import History
+    from kafkabench.core.delivery_history import History
 
     directory, figures = Path(args.child), {"imports_b": peak_bytes()}
     started = time.perf_counter()

@@ -6,9 +6,9 @@ import pytest
 from confluent_kafka import Producer
 
 from kafkabench.admin import quiet_client_config
-from kafkabench.labs.delivery import ids
+from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import check
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 
 pytestmark = pytest.mark.integration

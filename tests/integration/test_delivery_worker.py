@@ -7,7 +7,7 @@ import pytest
 from kafkabench.core.launcher import LOCAL_WORKERS
 from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.labs.delivery.checker import check
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 
 pytestmark = pytest.mark.integration

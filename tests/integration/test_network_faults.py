@@ -25,8 +25,8 @@ from kafkabench.cluster.network.bridge import RECORDS, root_rule_comment
 from kafkabench.cluster.network.routes import route_device
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
-from kafkabench.labs.delivery.history import ACKNOWLEDGED, History
-from kafkabench.labs.delivery.ids import MAGIC
+from kafkabench.core.delivery_history import ACKNOWLEDGED, History
+from kafkabench.core.delivery_ids import MAGIC
 from kafkabench.labs.delivery.report import verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario

@@ -23,7 +23,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.launcher import Launcher
 from kafkabench.core.events import Listener
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.throughput.run import run_throughput

@@ -1,7 +1,7 @@
 """The delivery scenario (seed 004): a producer whose end is part of the experiment.
 
-params: core.protocol.DeliveryParams. Message i carries the id (producer, i) in its value (labs.delivery.ids).
-Every answer the client gives goes into a History mapped to files (labs.delivery.history): an acknowledgement
+params: core.protocol.DeliveryParams. Message i carries the id (producer, i) in its value (core.delivery_ids).
+Every answer the client gives goes into a History mapped to files (core.delivery_history): an acknowledgement
 (partition, offset), a failure (its error), or a timeout, which says nothing of the outcome and stays unknown
 with its error; a message never answered stays unknown. Sends go through the adapters' tracked path: the
 client's answers are kept as it hands them out (one list append each) and read into the history in bulk after
@@ -29,8 +29,8 @@ from collections.abc import Callable
 import numpy as np
 
 from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task
-from kafkabench.labs.delivery import ids
-from kafkabench.labs.delivery.history import History
+from kafkabench.core import delivery_ids as ids
+from kafkabench.core.delivery_history import History
 from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused
 from kafkabench.workers.throughput_run import RunFailed
 

@@ -10,7 +10,7 @@ from kafkabench.cluster.faults import EmbeddedFaults
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.report import verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario

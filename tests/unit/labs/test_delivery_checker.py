@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from kafkabench.labs.delivery.checker import Checker, ReadBackError, ReadChunk, Verdict, check
 from kafkabench.labs.delivery.verdicts import verdict_line, verdict_lines
-from kafkabench.labs.delivery.history import ACKNOWLEDGED, FAILED, UNKNOWN, History
+from kafkabench.core.delivery_history import ACKNOWLEDGED, FAILED, UNKNOWN, History
 
 PRODUCERS, PARTITIONS, PER_PRODUCER = 3, 4, 120
 

@@ -27,7 +27,7 @@ from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings
 from kafkabench.labs.delivery.faults import FaultRun
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import ClusterUnhealed, judge
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.throughput.apache import java_command

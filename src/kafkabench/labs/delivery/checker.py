@@ -42,7 +42,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.delivery.history import ACKNOWLEDGED, FAILED, MAX_PRODUCER, UNKNOWN, History
+from kafkabench.core.delivery_history import ACKNOWLEDGED, FAILED, MAX_PRODUCER, UNKNOWN, History
 
 TALLY_SLICE = 1 << 18  # whole-history passes go a slice at a time: a few MB of temporaries
 TALLIED = ("acknowledged", "failed", "unknown", "distinct_read", "duplicated_ids", "acked_read",

@@ -10,9 +10,9 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.delivery import ids
+from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import Checker, Verdict
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import Decode, read_spans, read_topic
 
 HISTORY_DIR = "histories"

@@ -1,5 +1,5 @@
 """`kafkabench delivery` as a lab (registered in labs/registry.py). The package's other modules are the parts:
-the worker-facing ones (ids, history) stay free of the lab so the worker process imports little."""
+the format its workers write and its checker reads (message ids, histories) lives below both, in core."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from kafkabench.admin import quiet_client_config
 from kafkabench.connection import Connection
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.delivery import ids
+from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import ReadChunk
 
 BATCH = 10_000

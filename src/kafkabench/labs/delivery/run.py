@@ -24,7 +24,7 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
 from kafkabench.labs.delivery.faults import FaultRun
-from kafkabench.labs.delivery.history import History
+from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.scenario import DeliveryScenario

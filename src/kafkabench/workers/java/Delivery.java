@@ -22,7 +22,7 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
 
 /**
  * The delivery scenario (delivery lab, seed 004), the twin of workers/delivery.py: a producer whose end is
- * part of the experiment. Message i carries the id (producer, i) in its value (labs/delivery/ids.py), and
+ * part of the experiment. Message i carries the id (producer, i) in its value (core/delivery_ids.py), and
  * every answer goes into a History mapped to files as it is stored, so a process that halts at once loses
  * nothing it had been told: an ack (partition, offset), a failure (its error), or a timeout, which says
  * nothing of the outcome and stays unknown with its error; a message never answered stays unknown.
@@ -197,7 +197,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
         return name.isEmpty() ? exception.getClass().getName() : name;
     }
 
-    /** The id of labs/delivery/ids.py: MAGIC, producer (uint16), sequence (uint64), big-endian, zero-padded. */
+    /** The id of core/delivery_ids.py: MAGIC, producer (uint16), sequence (uint64), big-endian, zero-padded. */
     static byte[] encodeId(int producer, long sequence, int size) {
         ByteBuffer value = ByteBuffer.allocate(size); // big-endian and zeroed
         value.put(MAGIC).putShort((short) producer).putLong(sequence);

@@ -16,7 +16,7 @@ import java.util.Map;
 
 /**
  * What one producer knows of its own sends, one outcome per sequence, in the files Python's
- * `History.mapped` writes and `History.open_mapped` reads (labs/delivery/history.py): four NumPy .npy
+ * `History.mapped` writes and `History.open_mapped` reads (core/delivery_history.py): four NumPy .npy
  * arrays mapped read-write, so an outcome is in the page cache as soon as it is stored and survives a
  * halt(0) or a kill -9 of this process, and the error names in a text file written as each first appears.
  * Outcomes are stored on the producer's I/O thread (and on the sending thread for a send refused at once):

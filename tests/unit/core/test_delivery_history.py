@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kafkabench.labs.delivery.history import ACKNOWLEDGED, FAILED, UNKNOWN, History, HistoryFileError
+from kafkabench.core.delivery_history import ACKNOWLEDGED, FAILED, UNKNOWN, History, HistoryFileError
 
 
 def recorded() -> History:
@@ -97,7 +97,7 @@ def test_a_mapped_history_keeps_what_a_worker_was_told_when_it_exits_at_once(tmp
 
     writer = textwrap.dedent(f"""
         import os
-        from kafkabench.labs.delivery.history import History
+        from kafkabench.core.delivery_history import History
         history = History.mapped({str(tmp_path / "p7")!r}, producer=7, sent=1000)
         for sequence in range(10):
             history.record_ack(sequence, sequence % 3, 100 + sequence)

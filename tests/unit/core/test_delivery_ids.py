@@ -1,7 +1,7 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from kafkabench.labs.delivery import ids
+from kafkabench.core import delivery_ids as ids
 
 
 def test_ids_round_trip_in_bulk_and_anything_else_is_foreign():
