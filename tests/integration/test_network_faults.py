@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.faults import EmbeddedFaults
+from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults
 from kafkabench.cluster.network.bridge import RECORDS, root_rule_comment
 from kafkabench.cluster.network.routes import route_device
 from kafkabench.cluster.target import Target
@@ -30,8 +30,10 @@ from kafkabench.core.delivery_ids import MAGIC
 from kafkabench.labs.delivery.report import verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.waiting import wait_until
 from tests.conftest import FAST_FAILOVER
 from tests.debian import install
+from tests.integration.monitoring import monitor_in_background
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")]
 # the controller fences a silent broker after 3 s, and a leader drops a follower from the ISR after 4 s
@@ -178,3 +180,62 @@ def _runs(pid: int, create_time: float) -> bool:
         return psutil.Process(pid).create_time() == create_time
     except psutil.NoSuchProcess:
         return False
+
+
+def test_availability_with_brokers_cut_off_accepts_with_one_and_not_with_two(target):
+    from kafkabench.labs.durability import availability
+
+    key = availability.GroupKey(3, 2, "all")
+    (result,) = availability.probe_groups({key: ["durable"]}, target.connection, target.faults, 120, SILENT,
+                                          ["partition"])
+    assert result.error is None, result.error
+    steps = {step["down"]: step for step in result.steps}
+    assert [step["mode"] for step in result.steps] == ["partition", "partition"]
+    one, two = steps["one follower"], steps["two brokers"]
+    assert one["writes"] == "accepted" and one["reads"]["ok"], one
+    assert two["writes"] != "accepted" and two["acked"] == 0, two  # acks=all, min.insync 2, two of three cut off
+
+
+def broker_windows(windows, broker: int, lines) -> list[dict]:
+    return [w["brokers"][str(broker)] for w in lines if str(broker) in w["brokers"]]
+
+
+def test_the_monitor_names_the_broker_cut_from_its_clients_and_sees_the_others_unharmed(cluster, target, tmp_path):
+    thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-cut", interval=0.5, sla=2,
+                                                  duration=60, metrics_port=0)
+    wait_until(lambda: len(windows.lines) >= 4, timeout_s=60, what="4 monitor windows", interval_s=0.1)
+    faults = target.faults
+    victim = faults.leader_of("probe-cut", 1)
+    cut = faults.cut(victim, [CLIENTS])  # the brokers still replicate among themselves: only the clients lose it
+    cut_at = len(windows.lines)
+    wait_until(lambda: len(windows.lines) >= cut_at + 12, timeout_s=60, what="6 s of windows", interval_s=0.1)
+    faults.heal(cut)
+    done["stop"].set()
+    thread.join(60)
+    during = windows.lines[cut_at + 6:cut_at + 12]  # past the 2 s SLA: its probes are lost or failed
+    assert sum(w["lost"] + w["failed"] for w in broker_windows(windows, victim, during)) > 0, during
+    others = [b for b in (1, 2, 3) if b != victim]
+    assert all(w["lost"] == w["failed"] == 0 for b in others for w in broker_windows(windows, b, during)), during
+    outages = done["document"].runs[0].params["outages"]
+    assert {outage["broker"] for outage in outages} == {victim}, outages
+
+
+def test_the_monitor_shows_a_slow_link_as_its_brokers_roundtrip_and_loses_nothing(cluster, target, tmp_path):
+    thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-slow", interval=0.5, sla=20,
+                                                  duration=60, metrics_port=0)
+    wait_until(lambda: len(windows.lines) >= 4, timeout_s=60, what="4 monitor windows", interval_s=0.1)
+    faults = target.faults
+    victim = faults.leader_of("probe-slow", 2)
+    slow = faults.delay(victim, 100, to=CLIENTS)  # what it sends the clients: its answers, its records
+    slow_at = len(windows.lines)
+    wait_until(lambda: len(windows.lines) >= slow_at + 12, timeout_s=60, what="6 s of windows", interval_s=0.1)
+    faults.heal(slow)
+    done["stop"].set()
+    thread.join(60)
+    during = windows.lines[slow_at + 2:slow_at + 12]
+    slowed = [w["roundtrip_p50_ms"] for w in broker_windows(windows, victim, during) if w["roundtrip_p50_ms"]]
+    others = [w["roundtrip_p50_ms"] for b in (1, 2, 3) if b != victim
+              for w in broker_windows(windows, b, during) if w["roundtrip_p50_ms"]]
+    assert slowed and min(slowed) >= 100 and max(others) < 100, (slowed, others)
+    run = done["document"].runs[0]
+    assert run.counters["lost"] == 0 and run.counters["failed"] == 0, run.counters

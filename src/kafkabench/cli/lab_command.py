@@ -88,7 +88,7 @@ def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir
         return
     directory = common.out_dir(lab.name, out_dir)
     bootstrap = bootstrap_servers or bootstrap_from(getattr(scenario, "producer", None), getattr(scenario, "consumer", None))
-    with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers,
+    with open_target(bootstrap, scenario.security_settings(), on_start=note, brokers=lab.brokers_for(scenario),
                      controllers=lab.controllers, network=lab.network(scenario)) as target, launcher.open() as workers, Live(wide=wide) as live:
         try:
             served, connected = scenario.against(dataclasses.replace(target, launcher=workers))

@@ -78,7 +78,7 @@ def run(
         abort(f"--out {directory} is not empty: a report of old and new cells mixed would mislead; give a new directory")
     note(f"{loaded.source}: {len(cells)} cells -> {directory}")
     labs = [registry.get(cell.lab) for cell in cells]
-    brokers = max(loaded.plan.cluster.brokers, *(lab.brokers for lab in labs))
+    brokers = max(loaded.plan.cluster.brokers, *(lab.brokers_for(cell.scenario) for lab, cell in zip(labs, cells)))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))
     isolated = loaded.plan.cluster.network == "isolated" or any(
         lab.network(cell.scenario) == "isolated" for lab, cell in zip(labs, cells))

@@ -103,7 +103,7 @@ def open_target(
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security,
                               network=network)
     shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "") \
-        + (", each on a network namespace of its own" if network == "isolated" else "")
+        + (", each in a network namespace of its own" if network == "isolated" else "")
     on_start(f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:
         yield Target.embedded(cluster, "embedded-temporary")

@@ -48,6 +48,10 @@ class Lab:
     def check(self, scenario: Scenario) -> None:
         """Raise ConfigError for anything that can be refused before a cluster is started."""
 
+    def brokers_for(self, scenario: Scenario) -> int:
+        """The brokers of the embedded cluster started for it when none runs (`brokers`, unless the scenario needs more)."""
+        return self.brokers
+
     def network(self, scenario: Scenario) -> str:
         """The network of the embedded cluster started for it when none runs: "isolated" when the scenario asks for
         network faults (see `cluster.network`), else "loopback"."""

@@ -41,6 +41,12 @@ class MaxRateLab(Lab):
     def check(self, scenario: MaxRateScenario) -> None:
         check_max_rate(scenario, SILENT)
 
+    def brokers_for(self, scenario: MaxRateScenario) -> int:
+        return max(self.brokers, scenario.replication_factor)
+
+    def network(self, scenario: MaxRateScenario) -> str:
+        return "isolated" if scenario.faults else "loopback"
+
     def run(self, scenario: MaxRateScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
         return run_max_rate(scenario, target, out_dir, events)
 

@@ -20,12 +20,15 @@ measured is kept and the lab exits non-zero.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, write_result
+from kafkabench.faults import inject
+from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.scenario import MaxRateScenario
 from kafkabench.labs.capacity.search import Holds, RateSearch, median_found
@@ -57,10 +60,30 @@ def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, liste
     if note := settle_note(scenario.client, scenario.settle):
         listener.note(note)
     session = _Session(scenario, target, out_dir, document, listener)
-    run_steps(document, session.scratch, session.write, session.sweep if scenario.sweep else session.search)
+    with held_faults(scenario, target, document, listener):
+        run_steps(document, session.scratch, session.write, session.sweep if scenario.sweep else session.search)
     if document.error:
         raise LabFailed(f"{document.error}; the steps done so far are kept in {out_dir}", document)
     return document
+
+
+@contextlib.contextmanager
+def held_faults(scenario: MaxRateScenario, target: Target, document: ResultDocument, listener: Listener):
+    """The scenario's network faults in place for the whole run (each said in the notes), healed on the way out."""
+    specs = [FaultSpec.parse(text) for text in scenario.faults]
+    inject.check(specs, target.faults)
+    held = []
+    try:
+        for spec in specs:
+            injected = inject.inject(spec, target.faults, inject.aim(spec, target.faults, "", target.connection))
+            held.append(injected)
+            document.params.setdefault("faults", []).append({"fault": spec.kind, "what": injected.what, "fired_s": 0.0})
+            document.notes.append(f"held for the whole run: {injected.what}")
+            listener.note(document.notes[-1])
+        yield
+    finally:
+        for injected in held:
+            injected.heal()
 
 
 class _Session:

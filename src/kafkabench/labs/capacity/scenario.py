@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from kafkabench.errors import ConfigError
+from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
 from kafkabench.labs.scenario import Cli, PositiveRate
 from kafkabench.labs.throughput.scenario import ProducerWorkload
@@ -38,6 +39,26 @@ class MaxRateScenario(ProducerWorkload):
     sweep: str | None = Field(None, description="Instead of a search, fixed rates: RATE,RATE,... (records/s) or "
                                                 "auto (from a tenth to 1.2x of the probe's rate): the latency-vs-rate curve.")
     repeats: PositiveInt = Field(3, description="With --sweep: runs of each rate, interleaved.")
+    faults: Annotated[list[str], Cli("--fault", repeat=True)] = Field(
+        [], description="A network fault held for the whole run (repeatable), on a broker named by id: "
+                        "delay-2,ms=20 (broker 2 across a slow link: acks=all then waits on it, think cross-zone), "
+                        "loss-2,percent=1, bandwidth-2,mbit=100, partition-2,from=clients. The cluster then runs on a "
+                        "network of its own (root).")
+
+    @field_validator("faults")
+    @classmethod
+    def _held_faults(cls, faults: list[str]) -> list[str]:
+        for text in faults:
+            spec = FaultSpec.parse(text)
+            if not spec.is_network:
+                raise ValueError(f"{text!r}: max-rate holds network faults (partition, delay, loss, bandwidth) for its "
+                                 "whole run; kill and pause belong to the delivery and durability labs")
+            if not spec.role.isdigit() or (spec.option("to") not in (None, "clients") and not spec.option("to").isdigit()):
+                raise ValueError(f"{text!r}: name the broker by id (e.g. delay-2,ms=20): a leader or follower changes "
+                                 "with every step's topic")
+            if ":" in text.split(",", 1)[0]:
+                raise ValueError(f"{text!r}: held for the whole run, it takes no duration")
+        return faults
 
     @field_validator("slo")
     @classmethod

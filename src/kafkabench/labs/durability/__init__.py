@@ -24,6 +24,9 @@ class DurabilityLab(Lab):
     def check(self, scenario: DurabilityScenario) -> None:
         check_request(scenario)
 
+    def network(self, scenario: DurabilityScenario) -> str:
+        return "isolated" if scenario.probes_availability and "partition" in scenario.availability_faults else "loopback"
+
     def run(self, scenario: DurabilityScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
         return run_durability(scenario, target, out_dir, events)
 

@@ -4,7 +4,8 @@ still does when brokers go down.
 Every distinct group of the run's cells gets a fresh one-partition topic with its settings (so "leader"
 and "follower" each name one broker), placed so that one sequence of faults means the same for every group
 (`placement`), and a probe producer writing a record every 20 ms with the group's acks. One broker goes
-down, then a second; first paused (SIGSTOP), then, on fresh topics, killed (kill -9). Each step is watched
+down, then a second; first paused (SIGSTOP), then, on fresh topics, killed (kill -9), and, when asked, cut off from
+every other node and the clients by a network partition (on a cluster on a network of its own). Each step is watched
 until every group's outcome has settled (`settled`) and then judged from what the client was told
 (`judge`): writes accepted, refused (the broker's error, and how fast) or left without an answer; the
 longest any write waited (the stall while the ISR shrinks); when the ISR stopped waiting for the brokers
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
-from kafkabench.cluster.faults import Faults
+from kafkabench.cluster.faults import CLIENTS, Faults
 from kafkabench.connection import Connection
 from kafkabench.core.events import Listener
 from kafkabench.errors import KafkabenchError
@@ -49,7 +50,7 @@ PROBE_SETTINGS = {"enable.idempotence": False, "retries": 0, "linger.ms": 0, "re
                   "message.timeout.ms": 25_000}
 READ_TIMEOUT_S = 15.0  # a read ends with its last record; a loaded machine's client may first try a paused broker
 ADMIN_TIMEOUT_S = 5.0
-MODES = ("pause", "kill")
+MODES = ("pause", "kill")  # the default; "partition" too when asked
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ class ProbeFailed(KafkabenchError):
 
 
 def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str | Connection, faults: Faults, heal_s: float,
-                 listener: Listener) -> list[GroupResult]:
+                 listener: Listener, modes: list[str] | tuple[str, ...] = MODES) -> list[GroupResult]:
     """Every group at once, for each way of losing brokers: fresh topics placed by `placement`, one probe
     each, the same two brokers taken down, every broker brought back. A probe that cannot be carried out
     ends the run's availability with its reason; a cluster that does not come back whole raises (from
@@ -264,7 +265,9 @@ def probe_groups(found: dict[GroupKey, list[str]], bootstrap: str | Connection, 
         brokers = sorted(admin.brokers())
     if len(brokers) < 2:
         raise ProbeFailed(f"taking two brokers down needs at least two; the cluster has {len(brokers)}")
-    for mode in MODES:
+    if "partition" in modes and (reason := faults.network_unavailable()):
+        raise ProbeFailed(reason)
+    for mode in modes:
         topics = {result.key: f"kafkabench-availability-{uuid.uuid4().hex[:8]}" for result in results}
         try:
             _probe_mode(results, topics, mode, brokers, bootstrap, faults, listener)
@@ -300,8 +303,8 @@ def _probe_mode(results: list[GroupResult], topics: dict[GroupKey, str], mode: s
         _write_for(probes, BASELINE_S)
         for count in (1, 2):
             broker = taken[count - 1]
-            listener.note(f"availability: {'pausing' if mode == 'pause' else 'killing'} broker {broker}")
-            (faults.pause if mode == "pause" else faults.kill)(broker)
+            listener.note(f"availability: {DOING[mode]} broker {broker}")
+            _take_down(faults, mode, broker)
             for result, step in zip(results, _watch(probes, mode, taken[:count], bootstrap)):
                 down = [(b, role(b, replicas[result.key])) for b in taken[:count]]
                 name = "two brokers" if count == 2 else "one follower" if down[0][1] == "follower" else "one broker"
@@ -309,6 +312,16 @@ def _probe_mode(results: list[GroupResult], topics: dict[GroupKey, str], mode: s
     finally:
         for probe in probes:
             probe.close()
+
+
+DOING = {"pause": "pausing", "kill": "killing", "partition": "cutting off"}
+
+
+def _take_down(faults: Faults, mode: str, broker: int) -> None:
+    if mode == "partition":  # from everything: the other brokers, the controllers and the clients (the probes)
+        faults.cut(broker, [node for node in faults.node_ids() if node != broker] + [CLIENTS])
+    else:
+        (faults.pause if mode == "pause" else faults.kill)(broker)
 
 
 def _watch(probes: list[_Probe], mode: str, down: list[int], bootstrap: str | Connection) -> list[dict]:

@@ -22,8 +22,8 @@ WIDE = ("records/s CI", "MB/s", "publish p50", "p99 CI", "p99.9", "e2e p50", "e2
 AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "how", "stall s", "ISR shrunk s", "reads", "read back",
                       "ISR at the end"]
 AVAILABILITY_WIDE = ("how", "ISR shrunk s", "read back", "ISR at the end")
-PAST = {"pause": "paused", "kill": "killed"}
-HOW = {"pause": "paused (SIGSTOP)", "kill": "killed (kill -9)"}
+PAST = {"pause": "paused", "kill": "killed", "partition": "cut off"}
+HOW = {"pause": "paused (SIGSTOP)", "kill": "killed (kill -9)", "partition": "cut off (network partition from every other node and the clients)"}
 WRITES = {"accepted": "accepts writes", "refused": "refuses writes", "no answer": "leaves writes unanswered",
           "mixed": "accepts only some writes"}
 
@@ -191,7 +191,7 @@ def writes_verdict(group: dict) -> str | None:
     steps = most_down(group)
     if not steps:
         return None
-    if len({step["writes"] for step in steps}) == 1 and {step["mode"] for step in steps} == set(PAST):
+    if len({step["writes"] for step in steps}) == 1 and len({step["mode"] for step in steps}) > 1:
         return f"{_writes_phrase(steps[0]['writes'])} with {steps[0]['down']} down"
     return " and ".join(f"{_writes_phrase(step['writes'])} with {step['down']} {PAST.get(step['mode'], step['mode'])}"
                         for step in steps)

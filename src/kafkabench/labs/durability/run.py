@@ -26,6 +26,7 @@ from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.durability import availability
 from kafkabench.labs.durability.cells import Cell, check_fits, expand, run_order
+from kafkabench.labs.durability.report import PAST
 from kafkabench.labs.durability.scenario import DurabilityScenario
 from kafkabench.labs.topic_check import verified_topic
 from kafkabench.labs.throughput.run import run_throughput
@@ -90,7 +91,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                     _heal(target, document, listener)
                 write_result(document, out_dir)
         if scenario.probes_availability:
-            _probe_availability(cells, target, document, listener)
+            _probe_availability(cells, scenario, target, document, listener)
     except KeyboardInterrupt:
         document.error = "interrupted"
     except _Unhealthy as exc:
@@ -106,12 +107,16 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     return document
 
 
-def _probe_availability(cells: list[Cell], target: Target, document: ResultDocument, listener: Listener) -> None:
-    """Every distinct (RF, min.insync, acks) with one broker and then two down, paused and then killed."""
+def _probe_availability(cells: list[Cell], scenario: DurabilityScenario, target: Target, document: ResultDocument,
+                        listener: Listener) -> None:
+    """Every distinct (RF, min.insync, acks) with one broker and then two down, each way the scenario asks in turn
+    (paused, killed, cut off)."""
     found = {key: [cell.label for cell in members] for key, members in availability.groups(cells).items()}
-    listener.note(f"availability of {', '.join(key.label for key in found)}: one broker down, then two; paused, then killed")
+    ways = ", then ".join(PAST[mode] for mode in scenario.availability_faults)
+    listener.note(f"availability of {', '.join(key.label for key in found)}: one broker down, then two; {ways}")
     try:
-        results = availability.probe_groups(found, target.connection, target.faults, HEAL_S, listener)
+        results = availability.probe_groups(found, target.connection, target.faults, HEAL_S, listener,
+                                            scenario.availability_faults)
     except availability.ProbeFailed as exc:
         document.notes.append(f"availability: {exc}")
         return

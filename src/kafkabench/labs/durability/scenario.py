@@ -36,6 +36,11 @@ class DurabilityScenario(Scenario):
     availability: Annotated[bool | None, Cli("--availability/--no-availability")] = Field(
         None, description="Also stop one follower, then two brokers (paused, then killed) per distinct RF / min.insync / "
                            "acks, and record whether writes are accepted, how long they stall and whether reads go on (default: on with --preset seed).")
+    availability_faults: list[Literal["pause", "kill", "partition"]] = Field(
+        ["pause", "kill"], min_length=1,
+        description="Comma-separated: how the availability probe takes brokers down, in turn: pause (SIGSTOP), kill "
+                    "(kill -9), partition (cut from every other node and the clients; the cluster then runs on a "
+                    "network of its own, which needs root).")
     compare_apache: bool = Field(
         False, description="Also run Apache's ProducerPerformance on every java cell's settings and topic, side by side.")
     timeout: PositiveFloat = Field(60, description="Seconds without progress before a cell fails.")
