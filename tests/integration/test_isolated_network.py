@@ -88,3 +88,19 @@ def test_a_network_whose_maker_was_killed_is_removed_by_the_next_creation():
         pass
     assert name not in ip("netns", "list") and name not in ip("link", "show")
     assert remove_stale() == []
+
+
+def test_a_subnet_given_that_overlaps_a_route_or_is_public_is_refused_and_nothing_is_made():
+    import ipaddress
+
+    from kafkabench.cluster.network.bridge import RECORDS
+
+    before = set(RECORDS.glob("*.json")) if RECORDS.is_dir() else set()
+    with IsolatedNetwork.create(nodes=1) as taken:
+        with pytest.raises(ClusterError, match=f"overlaps {taken.subnet}, which this machine already routes"):
+            IsolatedNetwork.create(nodes=1, subnet=taken.subnet)
+    with pytest.raises(ClusterError, match="is not private"):
+        IsolatedNetwork.create(nodes=1, subnet=ipaddress.IPv4Network("8.8.8.0/24"))
+    with pytest.raises(ClusterError, match="too small for 3 nodes"):
+        IsolatedNetwork.create(nodes=3, subnet=ipaddress.IPv4Network("10.213.250.0/29"))
+    assert (set(RECORDS.glob("*.json")) if RECORDS.is_dir() else set()) <= before

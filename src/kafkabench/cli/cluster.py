@@ -41,11 +41,14 @@ def up(
                                 help="loopback: every node on 127.0.0.1. isolated: each node in a network namespace of "
                                      "its own on a private bridge, so network faults (partition, delay, loss, "
                                      "bandwidth) can cut and slow its links (needs root or CAP_NET_ADMIN)."),
+    subnet: Optional[str] = typer.Option(None, "--subnet", help="With --network isolated: its private IPv4 subnet, "
+                                         "e.g. 10.213.7.0/24; default: a free /24 of 10.213.0.0/16."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
                               broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout,
-                              security=parse_listeners(security, sasl_mechanism), network=network)
+                              security=parse_listeners(security, sasl_mechanism), network=network,
+                              subnet=subnet)
     started = time.monotonic()
     note(f"starting {brokers} broker(s){f' and {controllers} controller(s)' if controllers else ''} in {cluster.directory} ...")
     cluster.start()

@@ -6,6 +6,7 @@ between nodes can be cut, slowed and thinned."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import shutil
 import signal
@@ -84,9 +85,16 @@ class EmbeddedCluster:
         jar_cache: JarCache | None = None,
         security: Security | None = None,
         network: str = "loopback",
+        subnet: str | None = None,
     ) -> None:
         if network not in NETWORKS:
             raise ClusterError(f"--network {network}: must be one of {', '.join(NETWORKS)}")
+        if subnet is not None and network != "isolated":
+            raise ClusterError("--subnet applies to --network isolated")
+        try:
+            self.subnet = ipaddress.IPv4Network(subnet) if subnet is not None else None
+        except ValueError:
+            raise ClusterError(f"--subnet {subnet}: not an IPv4 network such as 10.213.7.0/24") from None
         if network == "isolated" and port is not None:
             raise ClusterError("--port applies to a loopback cluster: on an isolated network every broker has an "
                                f"address of its own and clients use port {ISOLATED_CLIENT_PORT}")
@@ -134,7 +142,7 @@ class EmbeddedCluster:
         jar_cache = self._jar_cache or JarCache()
         classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
         if self.network_mode == "isolated":
-            self.network = IsolatedNetwork.create(self.broker_count + self.controller_count)
+            self.network = IsolatedNetwork.create(self.broker_count + self.controller_count, self.subnet)
         try:
             layouts = self._prepare_directories()
             cluster_id = new_cluster_id()

@@ -26,7 +26,7 @@ from pathlib import Path
 import psutil
 
 from kafkabench.cluster.network.routes import check_routes_into, ip, ip_json
-from kafkabench.cluster.network.subnets import free_subnet, taken_networks
+from kafkabench.cluster.network.subnets import check_subnet, free_subnet, taken_networks
 from kafkabench.errors import ClusterError
 
 FIRST_NODE_HOST = 11  # node N is .(10 + N)
@@ -52,7 +52,13 @@ class IsolatedNetwork:
     @classmethod
     def create(cls, nodes: int, subnet: ipaddress.IPv4Network | None = None) -> IsolatedNetwork:
         remove_stale()
-        subnet = subnet or free_subnet(taken_networks(ip_json("route"), ip_json("addr")))
+        taken = taken_networks(ip_json("route"), ip_json("addr"))
+        if subnet is not None:
+            check_subnet(subnet, taken)
+            if subnet.num_addresses < FIRST_NODE_HOST + nodes:
+                raise ClusterError(f"subnet {subnet} is too small for {nodes} nodes (they take .{FIRST_NODE_HOST} "
+                                   f"to .{FIRST_NODE_HOST + nodes - 1}): give a /24")
+        subnet = subnet or free_subnet(taken)
         network = cls(f"kb{secrets.token_hex(3)}", subnet, nodes)
         network._record()
         try:
