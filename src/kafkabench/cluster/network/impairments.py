@@ -23,6 +23,7 @@ import itertools
 import json
 import select
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -41,16 +42,24 @@ _numbers = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class Impairment:
-    """One impairment in place: where, what (for the run's notes), and how it is named there."""
+class DelayQueue:
+    """Where packets are held for a delay: the receiving node (None: the root namespace), its iptables rule, and the
+    helper holding them."""
 
-    node: int  # the node's place on the network
-    description: str
+    receiver: int | None
+    rule: tuple[str, ...]
+    helper_pid: int
+
+
+@dataclass(frozen=True)
+class Impairment:
+    """One impairment in place: the node's place on the network, and how it is named there."""
+
+    node: int
     table: str | None = None  # the nftables table (inet family) in the node's namespace
     shaped: bool = False  # a tbf qdisc on both ends of the node's veth
     offloads_off: bool = False
-    queues: tuple[tuple[int | None, list[str], int, int], ...] = ()  # (receiving node or None: root, iptables rule,
-    #                                                                   queue, helper pid) per delayed receiver
+    queues: tuple[DelayQueue, ...] = ()
 
 
 class Impairments:
@@ -78,8 +87,7 @@ class Impairments:
             # the resets the input chain answers with leave through the output hook: they must pass
             resets = [f"ip daddr {{ {peers} }} tcp flags & rst == rst accept"] if reset and direction == "both" else []
             chains.append(_chain("output", resets + [f"ip daddr {{ {peers} }} {verdict}" for verdict in verdicts]))
-        how = {"both": "both ways", "in": "towards it only", "out": "from it only"}[direction]
-        return self._table(node, chains, f"cut from {peers} {how} ({'TCP reset' if reset else 'dropped'})")
+        return self._table(node, chains)
 
     def lose(self, node: int, percent: float) -> Impairment:
         """`percent` of the packets to and from `node` dropped at random (to 0.01 %)."""
@@ -87,8 +95,7 @@ class Impairments:
             raise ClusterError(f"loss of {percent:g} %: must be above 0 and below 100")
         self._offloads(False)
         rule = f"numgen random mod 10000 < {round(percent * 100)} drop"
-        return self._table(node, [_chain("input", [rule]), _chain("output", [rule])],
-                           f"loses {percent:g} % of its packets both ways", offloads_off=True)
+        return self._table(node, [_chain("input", [rule]), _chain("output", [rule])], offloads_off=True)
 
     def limit(self, node: int, mbit: float) -> Impairment:
         """`node` sends and receives at most `mbit` megabits/s each way."""
@@ -101,7 +108,7 @@ class Impairments:
         for device, namespace in (("eth0", self.network.namespace(node)), (self.network.veth(node), None)):
             run(["tc", "qdisc", "replace", "dev", device, "root", "tbf", "rate", f"{rate_bits}bit",
                  "burst", str(burst), "latency", "100ms"], namespace=namespace)
-        impairment = Impairment(node, f"limited to {mbit:g} Mbit/s each way", shaped=True)
+        impairment = Impairment(node, shaped=True)
         self.active.append(impairment)
         return impairment
 
@@ -126,15 +133,13 @@ class Impairments:
             for receiver, source in receivers:
                 queues.append(self._queue(receiver, source, number, delay_ms, jitter_ms))
         except BaseException:
-            self.heal(Impairment(node, "", queues=tuple(queues)))
+            self.heal(Impairment(node, queues=tuple(queues)))
             raise
-        where = f"to {'the clients' if to == 0 else f'node {to}'} only" if to is not None else "both ways on every link"
-        impairment = Impairment(node, f"delayed {delay_ms:g} ms" + (f" ± {jitter_ms:g} ms" if jitter_ms else "") +
-                                f" {where}", queues=tuple(queues))
+        impairment = Impairment(node, queues=tuple(queues))
         self.active.append(impairment)
         return impairment
 
-    def _queue(self, receiver: int | None, source: str, number: int, delay_ms: float, jitter_ms: float) -> tuple:
+    def _queue(self, receiver: int | None, source: str, number: int, delay_ms: float, jitter_ms: float) -> DelayQueue:
         """Packets from `source` into `receiver` (None: the root namespace, from this network's bridge only) handed to
         a delay helper of their own there."""
         queue = (self.network.subnet.network_address.packed[2] << 8) + number % 256  # one per network in the root
@@ -150,11 +155,12 @@ class Impairments:
             problem = (helper.stderr.read().strip().splitlines() or ["no answer"])[-1] if helper.poll() is not None \
                 else f"not ready within {HELPER_READY_S:g} s"
             raise ClusterError(f"the delay helper for queue {queue} did not start: {problem}")
-        rule = ["INPUT", "-s", source, *(["-i", self.network.name] if receiver is None else []),
+        # from the bridge (root) or the veth (a node): a node's packets to itself, through its loopback, stay prompt
+        rule = ("INPUT", "-s", source, "-i", self.network.name if receiver is None else "eth0",
                 "-m", "comment", "--comment", root_rule_comment(self.network.name),
-                "-j", "NFQUEUE", "--queue-num", str(queue), "--queue-bypass"]
+                "-j", "NFQUEUE", "--queue-num", str(queue), "--queue-bypass")
         run(["iptables", "-w", "5", "-I", *rule], namespace)
-        return receiver, rule, queue, helper.pid
+        return DelayQueue(receiver, rule, helper.pid)
 
     def heal(self, impairment: Impairment) -> None:
         if impairment.table is not None:
@@ -163,9 +169,10 @@ class Impairments:
             for device, namespace in (("eth0", self.network.namespace(impairment.node)),
                                       (self.network.veth(impairment.node), None)):
                 _quietly(["tc", "qdisc", "del", "dev", device, "root"], namespace)
-        for receiver, rule, _queue, pid in impairment.queues:  # the rule first: no packet may queue with no helper
-            _quietly(["iptables", "-w", "5", "-D", *rule], self.network.namespace(receiver) if receiver else None)
-            stop_helpers([process for process in self.network.helpers() if process.pid == pid])
+        for queue in impairment.queues:  # the rule first: no packet may be queued with no helper to let it go
+            _quietly(["iptables", "-w", "5", "-D", *queue.rule],
+                     self.network.namespace(queue.receiver) if queue.receiver else None)
+            stop_helpers([process for process in self.network.helpers() if process.pid == queue.helper_pid])
         if impairment in self.active:
             self.active.remove(impairment)
         if impairment.offloads_off and not any(other.offloads_off for other in self.active):
@@ -191,15 +198,16 @@ class Impairments:
         stop_helpers(helpers)
         healed += [f"delay helper {helper.pid}" for helper in helpers]
         self.active.clear()
-        self._offloads(True)
+        if shutil.which("ethtool"):  # without it no loss fault could have turned them off
+            self._offloads(True)
         return healed
 
     # ---- helpers ------------------------------------------------------------------------------------------
 
-    def _table(self, node: int, chains: list[str], description: str, offloads_off: bool = False) -> Impairment:
+    def _table(self, node: int, chains: list[str], offloads_off: bool = False) -> Impairment:
         table = f"{TABLE_PREFIX}{next(_numbers)}"
         run(["nft", "-f", "-"], self.network.namespace(node), stdin=f"table inet {table} {{\n{''.join(chains)}}}\n")
-        impairment = Impairment(node, description, table=table, offloads_off=offloads_off)
+        impairment = Impairment(node, table=table, offloads_off=offloads_off)
         self.active.append(impairment)
         return impairment
 
