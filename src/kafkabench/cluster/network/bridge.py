@@ -51,6 +51,9 @@ class IsolatedNetwork:
 
     @classmethod
     def create(cls, nodes: int, subnet: ipaddress.IPv4Network | None = None) -> IsolatedNetwork:
+        if missing := missing_capabilities(Path("/proc/self/status").read_text()):
+            raise ClusterError(f"an isolated network needs root (it lacks {' and '.join(missing)} here): run it with "
+                               "sudo, or leave out --network isolated and network faults")
         remove_stale()
         taken = taken_networks(ip_json("route"), ip_json("addr"))
         if subnet is not None:
@@ -162,6 +165,15 @@ def _read(path: Path) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+CAPABILITIES = {"CAP_NET_ADMIN": 12, "CAP_SYS_ADMIN": 21}  # links, rules, qdiscs; `ip netns add`'s mounts
+
+
+def missing_capabilities(status: str) -> list[str]:
+    """The capabilities an isolated network needs that this process lacks, from /proc/self/status's CapEff."""
+    effective = next((int(line.split()[1], 16) for line in status.splitlines() if line.startswith("CapEff:")), 0)
+    return [name for name, bit in CAPABILITIES.items() if not effective >> bit & 1]
 
 
 def stop_helpers(helpers: list[psutil.Process], timeout_s: float = 5) -> None:

@@ -39,3 +39,11 @@ def test_a_subnet_given_that_is_public_or_already_routed_is_refused(subnet, says
     with pytest.raises(ClusterError, match=says):
         check_subnet(ipaddress.ip_network(subnet), taken_networks(ROUTES, ADDRESSES))
     check_subnet(ipaddress.ip_network("10.213.9.0/24"), taken_networks(ROUTES, ADDRESSES))
+
+
+def test_an_isolated_network_names_the_capabilities_it_lacks():
+    from kafkabench.cluster.network.bridge import missing_capabilities
+
+    assert missing_capabilities("Name:\tx\nCapEff:\t000001ffffffffff\n") == []  # root
+    assert missing_capabilities("CapEff:\t0000000000000000\n") == ["CAP_NET_ADMIN", "CAP_SYS_ADMIN"]
+    assert missing_capabilities("CapEff:\t0000000000001000\n") == ["CAP_SYS_ADMIN"]  # CAP_NET_ADMIN alone
