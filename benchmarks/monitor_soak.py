@@ -2,7 +2,7 @@
 broker in a real Prometheus, clear it after the heal, and keep its memory flat?
 
     .venv/bin/python benchmarks/monitor_soak.py [--minutes 30] [--fault-every 5] [--pause-for 3] [--kill-for 2]
-        [--interval 1] [--out DIR]
+        [--interval 1] [--out DIR] [--network]
 
 Starts its own embedded cluster (3 brokers beside a dedicated KRaft controller), writes the monitoring files with
 `kafkabench monitor --write-config` and starts a real Prometheus on them (Debian's /usr/bin/prometheus, installed
@@ -12,21 +12,25 @@ and every --fault-every minutes, the first one period in, comes the next fault o
 
 - pause: a broker SIGSTOPped for --pause-for minutes, then resumed;
 - kill: a broker killed (kill -9) for --kill-for minutes, then restarted (healed once it serves metadata again);
-- controller: the dedicated controller restarted.
+- controller: the dedicated controller restarted;
+- with --network (root): partition: a broker cut from the clients (the monitor) for --pause-for minutes, its replication
+  untouched; slow: a broker's packets to the clients delayed SLOW_MS for --pause-for minutes. The cluster then runs
+  on a network of its own and the cycle has five faults.
 
 Pauses and kills take the brokers in turn, a cycle's pause and kill never the same broker. Every 5 s: Prometheus'
 active alerts (name, labels, pending or firing), whether the monitor is alive, and the RSS of the monitor with all
 its child processes (psutil, over the process tree). Targets, one verdict line each, with the figures:
 
 - the monitor never exits (if it does: when, its exit code or signal, its last stderr line);
-- each pause and kill: KafkabenchBrokerDown{broker_id=<victim>} firing within the rule's `for` (read from the written
+- each pause, kill and partition: KafkabenchBrokerDown{broker_id=<victim>} firing within the rule's `for` (read from the written
   alerts.yml) + 30 s of the fault, and gone within 2 minutes of the heal;
 - no KafkabenchBrokerDown firing for a broker not under a fault (a broker is from its fault until its alert is gone
   after the heal, at most 2 minutes); pending ones are listed;
 - RSS at the end <= 1.1 x RSS at 1 minute;
 - nothing this run started is left running after it.
 
-The controller restart's alerts are listed (expected: no KafkabenchBrokerDown; those active before it marked). After
+The controller restart's and the slow link's alerts are listed (expected: no KafkabenchBrokerDown, a slow broker is
+not a down one; those active before it marked). After
 --minutes the watch goes on (at most TAIL_S) while a heal's 2 minutes are still running; Ctrl-C stops everything
 started, by pid, and judges what was seen (the run then misses its targets).
 
@@ -62,6 +66,7 @@ import yaml
 from plotly.subplots import make_subplots
 
 from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults
 from kafkabench.processes import popen
 from kafkabench.waiting import wait_until
 
@@ -70,6 +75,7 @@ BROKER_DOWN = "KafkabenchBrokerDown"
 SAMPLE_S = 5.0
 FIRE_MARGIN_S = 30.0  # beyond the rule's `for`: a scrape and an evaluation interval, with room
 RESOLVE_S = 120.0
+SLOW_MS = 200  # --network's slow link: a cross-region hop, well within a probe's SLA
 RSS_GROWTH = 1.1
 MONITOR_EXTRA_S = 60  # the monitor watches longer than the soak: its own end is never taken for a crash
 TAIL_S = 45  # < MONITOR_EXTRA_S
@@ -81,7 +87,7 @@ INSTALL_TIMEOUT_S = 600
 
 @dataclass
 class Fault:
-    kind: str  # pause, kill, controller
+    kind: str  # pause, kill, controller, partition, slow
     node: int
     at_s: float
     lasts_s: float
@@ -92,12 +98,19 @@ class Fault:
 
     @property
     def label(self) -> str:
-        return f"restart controller {self.node}" if self.kind == "controller" else f"{self.kind} broker {self.node}"
+        if self.kind == "controller":
+            return f"restart controller {self.node}"
+        return f"slow link of broker {self.node} ({SLOW_MS} ms)" if self.kind == "slow" else f"{self.kind} broker {self.node}"
+
+    @property
+    def quiet(self) -> bool:
+        """A fault that should raise no BrokerDown: the controller's restart, a slow link."""
+        return self.kind in ("controller", "slow")
 
     def covers(self, broker: str, t_s: float) -> bool:
         """Whether a BrokerDown for `broker` at `t_s` is this fault's: from the fault until the alert is gone after the
         heal (at most RESOLVE_S after it). One raised again later is not."""
-        if self.kind == "controller" or str(self.node) != broker or self.fired_s is None:
+        if self.quiet or str(self.node) != broker or self.fired_s is None:
             return False
         healed = self.healed_s if self.healed_s is not None else float("inf")
         return self.fired_s <= t_s < (self.cleared_s if self.cleared_s is not None else healed + RESOLVE_S)
@@ -105,14 +118,15 @@ class Fault:
 
 def schedule(args, brokers: list[int], controller: int) -> list[Fault]:
     faults, every, k = [], args.fault_every * 60, 1
+    kinds = ("pause", "kill", "controller", "partition", "slow") if args.network else ("pause", "kill", "controller")
     while k * every < args.minutes * 60:
-        cycle, step = divmod(k - 1, 3)
-        if step == 0:
-            faults.append(Fault("pause", brokers[cycle % len(brokers)], k * every, args.pause_for * 60))
-        elif step == 1:
-            faults.append(Fault("kill", brokers[(cycle + 1) % len(brokers)], k * every, args.kill_for * 60))
-        else:
+        cycle, step = divmod(k - 1, len(kinds))
+        kind = kinds[step]
+        if kind == "controller":
             faults.append(Fault("controller", controller, k * every, 0))
+        else:
+            lasts = args.kill_for if kind == "kill" else args.pause_for
+            faults.append(Fault(kind, brokers[(cycle + step) % len(brokers)], k * every, lasts * 60))
         k += 1
     return faults
 
@@ -144,6 +158,16 @@ class FaultRunner(threading.Thread):
             say(fault.fired_s, f"{fault.label}: restarting")
             self.cluster.restart_broker(fault.node)
             self.pids.add(self.cluster.state.node(fault.node).pid)
+        elif fault.kind in ("partition", "slow"):
+            faults = EmbeddedFaults(self.cluster)
+            impairment = faults.cut(fault.node, [CLIENTS]) if fault.kind == "partition" \
+                else faults.delay(fault.node, SLOW_MS, to=CLIENTS)
+            fault.fired_s = self.now()
+            say(fault.fired_s, f"{fault.label}: fired, for {fault.lasts_s / 60:g} min")
+            try:
+                self.stop.wait(max(0.0, fault.fired_s + fault.lasts_s - self.now()))
+            finally:
+                faults.heal(impairment)
         else:
             (self.cluster.pause_broker if fault.kind == "pause" else self.cluster.kill_broker)(fault.node)
             fault.fired_s = self.now()
@@ -189,7 +213,7 @@ class Soak:
             time.sleep(SAMPLE_S - self.now() % SAMPLE_S)  # the next tick: a late sample skips those it missed
 
     def _healing(self, t_s: float) -> bool:
-        return any(f.kind != "controller" and f.error is None and (f.healed_s is None or f.healed_s + RESOLVE_S > t_s)
+        return any(not f.quiet and f.error is None and (f.healed_s is None or f.healed_s + RESOLVE_S > t_s)
                    for f in self.faults)
 
     def sample(self) -> dict:
@@ -402,9 +426,9 @@ def judge(soak: Soak, rules: dict[str, float], leaked: list[int]) -> list[dict]:
     verdicts = [verdict("the soak ran to its end", False, f"interrupted at {soak.interrupted_s / 60:.2f} min")] \
         if soak.interrupted_s is not None else []
     verdicts += [judge_alive(soak)]
-    verdicts += [judge_fault(soak.samples, f, rules) for f in soak.faults if f.kind != "controller"]  # sets cleared_s
+    verdicts += [judge_fault(soak.samples, f, rules) for f in soak.faults if not f.quiet]  # sets cleared_s
     verdicts += [judge_false_alarms(soak.samples, soak.faults, rules), judge_rss(soak.samples)]
-    verdicts += [judge_controller(soak.samples, soak.faults, f) for f in soak.faults if f.kind == "controller"]
+    verdicts += [judge_quiet(soak.samples, soak.faults, f) for f in soak.faults if f.quiet]
     return verdicts + [verdict("nothing left running", not leaked, "processes of this run alive after the stop: "
                                + (", ".join(map(str, leaked)) + " (killed now)" if leaked else "none"))]
 
@@ -481,8 +505,8 @@ def judge_rss(samples: list[dict]) -> dict:
                    f"MB = {ratio:.3f} ({len(last['pids'])} processes; target <= {RSS_GROWTH})")
 
 
-def judge_controller(samples: list[dict], faults: list[Fault], fault: Fault) -> dict:
-    """Every alert active from the restart until 2 minutes after it is back: those already active before it, and
+def judge_quiet(samples: list[dict], faults: list[Fault], fault: Fault) -> dict:
+    """Every alert active from the restart (or the slow link) until 2 minutes after it is back: those already active before it, and
     BrokerDown of a broker under a fault of its own, are marked."""
     name = f"{fault.label}: no {BROKER_DOWN}"
     if fault.fired_s is None or fault.error:
@@ -538,7 +562,8 @@ def write_chart(path: Path, soak: Soak) -> None:
     end = soak.samples[-1]["t_s"] / 60 if soak.samples else 0
     for fault in (f for f in soak.faults if f.fired_s is not None):
         x1 = max((fault.healed_s or end * 60) / 60, fault.fired_s / 60 + 0.05)  # a restart of seconds stays visible
-        color = {"pause": "#5bc0de", "kill": "#777777", "controller": "#9b59b6"}[fault.kind]
+        color = {"pause": "#5bc0de", "kill": "#777777", "controller": "#9b59b6", "partition": "#d9534f",
+                 "slow": "#f0ad4e"}[fault.kind]
         fig.add_vrect(x0=fault.fired_s / 60, x1=x1, fillcolor=color, opacity=0.2, line_width=0, row=1, col=1,
                       exclude_empty_subplots=False,
                       annotation_text=fault.label, annotation_position="top left")
@@ -576,7 +601,9 @@ def soak_once(args, out: Path, work: Path) -> tuple[Soak, list[dict], dict]:
           + ", ".join(f"{n} {s:g} s" for n, s in rules.items()), flush=True)
     started: dict[str, set[int]] = {}
     # each process is stopped on the way out, whatever happens, in the reverse order of their starts
-    with EmbeddedCluster(brokers=3, controllers=1, directory=work / "cluster") as cluster, ExitStack() as stack:
+    network = "isolated" if args.network else "loopback"
+    with EmbeddedCluster(brokers=3, controllers=1, directory=work / "cluster", network=network) as cluster, \
+            ExitStack() as stack:
         started["nodes"] = {n.pid for n in cluster.state.nodes}
         prometheus, url = start_prometheus(out / "config" / "prometheus.yml", work / "tsdb", out / "prometheus.log")
         stack.callback(stop_process, prometheus)
@@ -627,6 +654,8 @@ def main() -> None:
     parser.add_argument("--kill-for", type=float, default=2, help="minutes")
     parser.add_argument("--interval", type=float, default=1, help="the monitor's --interval, seconds")
     parser.add_argument("--out", type=Path, help="default: a new temporary directory")
+    parser.add_argument("--network", action="store_true",
+                        help="the cluster on a network of its own (root), and a partition and a slow link in the cycle")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="kafkabench-monitor-soak-"))
     (out / "config").mkdir(parents=True, exist_ok=True)
