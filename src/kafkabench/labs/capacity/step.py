@@ -116,7 +116,10 @@ def run_probe(produce: ProduceScenario, target: Target, out_dir: Path, listener:
 
 def probe_failure(probe: Step) -> str | None:
     """Why a probe gives no rate to start from; None when it does."""
-    return f"the probe failed: {probe.error or 'nothing was acknowledged'}" if probe.error or not probe.achieved else None
+    if not probe.error and probe.achieved:
+        return None
+    return (f"the probe failed: {probe.error or 'nothing was acknowledged'} (an unpaced probe sends more than a slow "
+            "cluster acknowledges in time: give --start-rate and --ceiling to search without it)")
 
 
 class _Windows(Listener):
