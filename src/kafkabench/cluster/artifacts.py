@@ -1,4 +1,5 @@
-"""The pinned Apache Kafka jars: a manifest shipped in the package, a verified download cache.
+"""The pinned Apache Kafka jars (and the Java agents the brokers run with: Prometheus's JMX exporter): a manifest
+shipped in the package, a verified download cache.
 
 Jars are fetched once from Maven Central (or the mirror in KAFKABENCH_MAVEN_REPO) into the cache
 directory (KAFKABENCH_CACHE, default: the user's cache dir), each checked against its sha256 before it
@@ -57,18 +58,25 @@ class Jar:
 class Manifest:
     kafka_version: str
     repository: str
-    jars: tuple[Jar, ...]
+    jars: tuple[Jar, ...]  # the classpath
+    agents: tuple[Jar, ...] = ()  # -javaagent jars, never on the classpath
 
     @classmethod
     def from_dict(cls, data: dict) -> Manifest:
-        jars = []
-        for entry in data["jars"]:
+        def jar(entry: dict) -> Jar:
             group, artifact, version = entry["coordinates"].split(":")
-            jars.append(Jar(group, artifact, version, entry["sha256"], entry["size"]))
-        names = [jar.filename for jar in jars]
+            return Jar(group, artifact, version, entry["sha256"], entry["size"])
+
+        jars, agents = tuple(map(jar, data["jars"])), tuple(map(jar, data.get("agents", [])))
+        names = [jar.filename for jar in jars + agents]
         if len(set(names)) != len(names):
             raise ArtifactError("Kafka manifest lists two jars with the same file name")
-        return cls(data["kafka_version"], data["repository"], tuple(jars))
+        return cls(data["kafka_version"], data["repository"], jars, agents)
+
+    @property
+    def files(self) -> tuple[Jar, ...]:
+        """Everything to download and verify."""
+        return self.jars + self.agents
 
 
 def packaged_manifest() -> Manifest:
@@ -141,9 +149,16 @@ class JarCache:
     def paths(self) -> list[Path]:
         return [self.directory / jar.filename for jar in self.manifest.jars]
 
+    def agent(self, artifact: str) -> Path:
+        """The verified -javaagent jar named `artifact` (ensure() first)."""
+        for jar in self.manifest.agents:
+            if jar.artifact == artifact:
+                return self.directory / jar.filename
+        raise ArtifactError(f"the Kafka manifest pins no agent {artifact}")
+
     def _fill(self) -> None:
         record = self._read_record()
-        missing = [jar for jar in self.manifest.jars if not self._is_valid(jar, record)]
+        missing = [jar for jar in self.manifest.files if not self._is_valid(jar, record)]
         if missing:
             with ThreadPoolExecutor(PARALLEL_DOWNLOADS) as pool:
                 list(pool.map(self._download, missing))
@@ -180,7 +195,7 @@ class JarCache:
 
     def _all_verified(self) -> bool:
         record = self._read_record()
-        return all(self._recorded(jar, record) for jar in self.manifest.jars)
+        return all(self._recorded(jar, record) for jar in self.manifest.files)
 
     def _read_record(self) -> dict:
         try:
@@ -190,7 +205,7 @@ class JarCache:
 
     def _write_record(self) -> None:
         record = {}
-        for jar in self.manifest.jars:
+        for jar in self.manifest.files:
             stat = (self.directory / jar.filename).stat()
             record[jar.filename] = [stat.st_size, stat.st_mtime_ns]
         tmp = self._record_path.with_suffix(f".{os.getpid()}.tmp")

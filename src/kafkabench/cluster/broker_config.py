@@ -33,6 +33,7 @@ class NodeLayout:
     listener_ports: dict[str, int] = field(default_factory=dict)  # client listener -> port; `port` is the first's
     host: str = HOST
     replication_port: int | None = None  # None: brokers replicate over the first client listener
+    metrics_port: int | None = None  # the JMX exporter's /metrics
 
     @property
     def is_broker(self) -> bool:

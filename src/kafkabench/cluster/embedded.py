@@ -13,6 +13,7 @@ import signal
 import subprocess
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 
 import platformdirs
@@ -46,6 +47,9 @@ NETWORKS = ("loopback", "isolated")
 # listener (more client listeners follow it), the brokers' replication listener, and the KRaft quorum's
 ISOLATED_CLIENT_PORT, ISOLATED_REPLICATION_PORT, ISOLATED_CONTROLLER_PORT = 9092, 9093, 9094
 ISOLATED_EXTRA_PORTS_FROM = 9095
+ISOLATED_METRICS_PORT = 9404  # the JMX exporter's, as its docs use
+JMX_EXPORTER = "jmx_prometheus_javaagent"
+JMX_EXPORTER_RULES = "jmx-exporter.yaml"  # shipped beside this module; copied into the cluster directory
 
 
 def default_cluster_dir() -> Path:
@@ -151,7 +155,7 @@ class EmbeddedCluster:
                 kafka_version=jar_cache.manifest.kafka_version,
                 cluster_id=cluster_id,
                 directory=self.directory,
-                nodes=[self._node_state(java, classpath, layout, index) for index, layout in enumerate(layouts, 1)],
+                nodes=[self._node_state(java, classpath, jar_cache, layout, index) for index, layout in enumerate(layouts, 1)],
                 security=self.security,
                 network=self.network.describe() if self.network else None,
             )
@@ -251,6 +255,7 @@ class EmbeddedCluster:
         state = process.state()
         return BrokerStatus(id=node.node_id, pid=node.pid, port=node.port, host=node.host,
                             controller_port=node.controller_port,
+                            metrics=f"{node.host}:{node.metrics_port}" if node.metrics_port else None,
                             roles=node.roles, alive=state != "dead", state=state, log=str(process.log_file))
 
     def leader_of(self, topic: str, partition: int = 0) -> int | None:
@@ -382,6 +387,8 @@ class EmbeddedCluster:
         self.directory.mkdir(parents=True, exist_ok=True)
         for old in self.directory.glob("node-*"):
             shutil.rmtree(old)  # only what an earlier cluster of ours left here
+        (self.directory / JMX_EXPORTER_RULES).write_text(
+            resources.files("kafkabench.cluster").joinpath(JMX_EXPORTER_RULES).read_text())
         layouts = self._isolated_layouts() if self.network is not None else self._loopback_layouts()
         for layout in layouts:
             layout.data_dir.mkdir(parents=True)
@@ -413,13 +420,15 @@ class EmbeddedCluster:
             allocated = ports.free_ports(brokers * (1 + extra) + quorum_ports)
             client_ports, controller_ports = allocated[:brokers], allocated[brokers:brokers + quorum_ports]
             extra_ports = allocated[brokers + quorum_ports:]
+        metrics_ports = [p for p in ports.free_ports(len(self._node_ids()) + brokers * (1 + extra) + quorum_ports)
+                         if p not in client_ports + controller_ports + extra_ports][:len(self._node_ids())]
         listener_ports = [dict(zip(self.security.listeners, [client_ports[i], *extra_ports[i * extra:(i + 1) * extra]]))
                           for i in range(brokers)]
         self.security = listeners.prepare_secrets(self.security, self.directory)
         controller_ports = iter(controller_ports)
         return [NodeLayout(node_id, client_ports[i] if roles != CONTROLLER else None,
                            next(controller_ports) if roles != BROKER else None, self.directory / f"node-{node_id}", roles,
-                           listener_ports[i] if roles != CONTROLLER else {})
+                           listener_ports[i] if roles != CONTROLLER else {}, metrics_port=metrics_ports[i])
                 for i, (node_id, roles) in enumerate(self._node_ids())]
 
     def _isolated_layouts(self) -> list[NodeLayout]:
@@ -437,7 +446,8 @@ class EmbeddedCluster:
         return [NodeLayout(node_id, ISOLATED_CLIENT_PORT if roles != CONTROLLER else None,
                            ISOLATED_CONTROLLER_PORT if roles != BROKER else None, self.directory / f"node-{node_id}",
                            roles, listener_ports if roles != CONTROLLER else {}, host=host,
-                           replication_port=ISOLATED_REPLICATION_PORT if roles != CONTROLLER else None)
+                           replication_port=ISOLATED_REPLICATION_PORT if roles != CONTROLLER else None,
+                           metrics_port=ISOLATED_METRICS_PORT)
                 for (node_id, roles), host in zip(self._node_ids(), hosts)]
 
     def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
@@ -457,16 +467,20 @@ class EmbeddedCluster:
         with ThreadPoolExecutor(len(layouts)) as pool:
             list(pool.map(format_one, layouts))
 
-    def _node_state(self, java: Java, classpath: str, layout: NodeLayout, index: int) -> NodeState:
-        """Node `layout`, the `index`th of the cluster (its place on an isolated network)."""
-        command = [str(java.executable), *JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
+    def _node_state(self, java: Java, classpath: str, jar_cache: JarCache, layout: NodeLayout, index: int) -> NodeState:
+        """Node `layout`, the `index`th of the cluster (its place on an isolated network), with the JMX exporter agent
+        serving its metrics on its metrics port."""
+        rules = self.directory / JMX_EXPORTER_RULES
+        agent = f"-javaagent:{jar_cache.agent(JMX_EXPORTER)}={layout.host}:{layout.metrics_port}:{rules}"
+        command = [str(java.executable), *JVM_OPTIONS, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         namespace = self.network.namespace(index) if self.network is not None else None
         if self.network is not None:
             command = [*self.network.exec_prefix(index), *command]  # `ip netns exec` execs: the pid is the JVM's
         return NodeState(node_id=layout.node_id, port=layout.port, controller_port=layout.controller_port,
                          directory=layout.directory, command=command, roles=layout.roles,
-                         listener_ports=layout.listener_ports, host=layout.host, namespace=namespace)
+                         listener_ports=layout.listener_ports, host=layout.host, namespace=namespace,
+                         metrics_port=layout.metrics_port)
 
     # ---- helpers ---------------------------------------------------------------------------------
 

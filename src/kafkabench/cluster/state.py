@@ -22,6 +22,7 @@ class NodeState(BaseModel):
     listener_ports: dict[str, int] = {}  # client listener -> port; `port` is the first listener's
     host: str = "127.0.0.1"  # its address: loopback, or its own on an isolated network
     namespace: str | None = None  # the network namespace it runs in, on an isolated network
+    metrics_port: int | None = None  # its JMX exporter's /metrics (Prometheus format), on `host`
     command: list[str]
     pid: int | None = None
     create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours

@@ -21,6 +21,7 @@ class BrokerStatus(BaseModel):
     host: str = "127.0.0.1"  # its address: loopback, or its own on an isolated network
     controller_port: int | None = None
     roles: str = "broker,controller"
+    metrics: str | None = None  # host:port of its Prometheus metrics (JMX exporter), http://HOST:PORT/metrics
     alive: bool
     state: str  # running | paused | dead
     log: str

@@ -123,3 +123,22 @@ def test_packaged_manifest_pins_kafka_41_with_hashes():
     assert not any("connect-runtime" in c or "jetty" in c for c in coordinates)
     assert Jar("org.apache.kafka", "kafka-clients", "4.1.2", "", 1).url("https://repo1.maven.org/maven2/") == (
         "https://repo1.maven.org/maven2/org/apache/kafka/kafka-clients/4.1.2/kafka-clients-4.1.2.jar")
+
+
+def test_an_agent_is_downloaded_and_verified_with_the_jars_but_kept_off_the_classpath(tmp_path, repo):
+    agent = Jar("org.example", "agent", "1.0", hashlib.sha256(b"agent").hexdigest(), 5)
+    target = Path(repo.repository.removeprefix("file://")) / "org/example/agent/1.0" / agent.filename
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"agent")
+    fetch = CountingFetch()
+    cache = JarCache(Manifest(repo.kafka_version, repo.repository, repo.jars, (agent,)), cache_dir=tmp_path / "cache",
+                     fetch=fetch)
+    assert [p.name for p in cache.ensure()] == ["alpha-1.0.jar", "beta-1.0.jar"]
+    assert cache.agent("agent").read_bytes() == b"agent" and len(fetch.urls) == 3
+    with pytest.raises(ArtifactError, match="pins no agent nonesuch"):
+        cache.agent("nonesuch")
+
+
+def test_packaged_manifest_pins_the_jmx_exporter_agent():
+    (agent,) = packaged_manifest().agents
+    assert agent.coordinates == "io.prometheus.jmx:jmx_prometheus_javaagent:1.0.1" and len(agent.sha256) == 64

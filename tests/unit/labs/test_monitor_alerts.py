@@ -112,6 +112,17 @@ SCENARIOS = [
              {series("kafkabench_monitor_part_restarts_total", part="lag"): "0+0x7 1+0x48",
               series("kafkabench_monitor_part_restarts_total", part="prober"): "0+0x56"},
              {"1m45s": [], "2m": [LAG_RESTARTED], "11m45s": [LAG_RESTARTED], "12m": []}),
+    # from the brokers' own metrics (the JMX exporter): broker 2 leads 2 under-replicated partitions from 1m, for a
+    # minute and more; broker 1 has a blip of 30 s
+    Scenario("under-replicated partitions for a minute fire KafkaUnderReplicatedPartitions naming the broker",
+             {series("kafka_server_under_replicated_partitions", instance="10.213.0.12:9404"): "0+0x3 2+0x20",
+              series("kafka_server_under_replicated_partitions", instance="10.213.0.11:9404"): "0+0x3 1 1 0+0x18"},
+             {"1m45s": [], "2m": [alert("KafkaUnderReplicatedPartitions", "10.213.0.12:9404: 2 partition(s) it leads "
+                                        "are under-replicated", instance="10.213.0.12:9404")]}),
+    Scenario("a partition without a leader for 30 s fires KafkaOfflinePartitions",
+             {series("kafka_controller_offline_partitions", instance="10.213.0.14:9404"): "0+0x3 3+0x10"},
+             {"1m": [], "1m30s": [alert("KafkaOfflinePartitions", "3 partition(s) have no leader: they take no writes "
+                                        "and serve no reads")]}),
 ]
 
 

@@ -1,18 +1,23 @@
 """The files that put the monitor into an existing Prometheus and Grafana (`kafkabench monitor --write-config DIR`):
 
-- `prometheus.yml`: a scrape job for the monitor's endpoint, loading `alerts.yml`;
+- `prometheus.yml`: a scrape job for the monitor's endpoint, and one for the brokers' own metrics (the JMX exporter
+  agent kafkabench's embedded brokers run, `cluster/jmx-exporter.yaml`, also written here for your own brokers),
+  loading `alerts.yml`;
 - `alerts.yml`: probes lost or failed per broker, availability under the SLO, consumer lag in seconds over a
-  threshold, a broker with no successful probe, a broker down (page); a part of the monitor restarted (ticket). The
+  threshold, a broker with no successful probe, a broker down, under-replicated and offline partitions as the
+  brokers and controllers report them (page); a part of the monitor restarted (ticket). The
   probe counters exist at 0 before their first event, so one lost probe is an increase the rules see;
 - `grafana/provisioning/datasources/kafkabench.yml` and `grafana/provisioning/dashboards/kafkabench.yml`: a
   Prometheus datasource and a dashboard provider reading `grafana/dashboards/`;
 - `grafana/dashboards/kafkabench.json`: the dashboard (availability, roundtrip, lost / duplicated / out-of-order
-  probes per broker, produce errors, brokers up, lag and lag seconds per group, group status).
+  probes per broker, produce errors, brokers up, lag and lag seconds per group, group status; from the brokers: the
+  Produce request's phases, under-replicated partitions, request handlers' and network processors' idle share).
 """
 
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -22,9 +27,15 @@ AVAILABILITY_SLO = 0.99
 LAG_SECONDS_ALERT = 300
 
 
-def write_config(directory: Path, metrics_target: str, prometheus_url: str = "http://127.0.0.1:9090") -> list[Path]:
+BROKER_RULES = "jmx-exporter.yaml"
+
+
+def write_config(directory: Path, metrics_target: str, prometheus_url: str = "http://127.0.0.1:9090",
+                 broker_targets: list[str] | None = None) -> list[Path]:
+    """`broker_targets`: HOST:PORT of the brokers' JMX exporters (none: the job is written empty, to fill in)."""
     files = {
-        "prometheus.yml": yaml.safe_dump(prometheus_config(metrics_target), sort_keys=False),
+        "prometheus.yml": yaml.safe_dump(prometheus_config(metrics_target, broker_targets or []), sort_keys=False),
+        BROKER_RULES: resources.files("kafkabench.cluster").joinpath(BROKER_RULES).read_text(),
         "alerts.yml": yaml.safe_dump(alert_rules(), sort_keys=False, width=120),
         "grafana/provisioning/datasources/kafkabench.yml": yaml.safe_dump(datasource(prometheus_url), sort_keys=False),
         "grafana/provisioning/dashboards/kafkabench.yml": yaml.safe_dump(dashboard_provider(directory), sort_keys=False),
@@ -39,10 +50,11 @@ def write_config(directory: Path, metrics_target: str, prometheus_url: str = "ht
     return written
 
 
-def prometheus_config(metrics_target: str, interval_s: int = 5) -> dict:
+def prometheus_config(metrics_target: str, broker_targets: list[str], interval_s: int = 5) -> dict:
     return {"global": {"scrape_interval": f"{interval_s}s", "evaluation_interval": f"{interval_s}s"},
             "rule_files": ["alerts.yml"],
-            "scrape_configs": [{"job_name": "kafkabench", "static_configs": [{"targets": [metrics_target]}]}]}
+            "scrape_configs": [{"job_name": "kafkabench", "static_configs": [{"targets": [metrics_target]}]},
+                               {"job_name": "kafka-brokers", "static_configs": [{"targets": broker_targets}]}]}
 
 
 def alert_rules() -> dict:
@@ -79,6 +91,11 @@ def alert_rules() -> dict:
              "No probe through broker {{ $labels.broker_id }} came back in 2 minutes"),
         rule("KafkabenchBrokerDown", "kafkabench_broker_up == 0", "30s",
              "Broker {{ $labels.broker_id }} is down: out of the cluster metadata or not answering" + since_leader),
+        # the brokers' own view (their JMX exporter): replicas behind, and partitions no broker leads
+        rule("KafkaUnderReplicatedPartitions", "kafka_server_under_replicated_partitions > 0", "1m",
+             f"{{{{ $labels.instance }}}}: {count} partition(s) it leads are under-replicated"),
+        rule("KafkaOfflinePartitions", "sum(kafka_controller_offline_partitions) > 0", "30s",
+             f"{count} partition(s) have no leader: they take no writes and serve no reads"),
         # the part came back by itself and measures again, but what it measured around the restart is missing
         rule("KafkabenchMonitorPartRestarted", "increase(kafkabench_monitor_part_restarts_total[10m]) > 0", "0s",
              f"The monitor's {{{{ $labels.part }}}} part restarted {count} time(s) in the last 10 minutes", "ticket"),
@@ -113,6 +130,13 @@ def dashboard() -> dict:
         ("Consumer lag seconds per group", "max by (consumergroup) (kafkabench_consumergroup_lag_seconds)",
          "{{consumergroup}}", "s"),
         ("Group status (1 = current)", "kafkabench_consumergroup_status == 1", "{{consumergroup}} {{status}}", "short"),
+        ("Produce time per phase, p99 (brokers)",
+         'max by (phase) (kafka_network_request_time_ms{request="Produce", quantile="0.99", phase!="TotalTimeMs"})',
+         "{{phase}}", "ms"),
+        ("Under-replicated partitions (brokers)", "kafka_server_under_replicated_partitions", "{{instance}}", "short"),
+        ("Request handlers and network processors idle (brokers)",
+         "kafka_server_request_handler_idle_ratio or kafka_network_processor_idle_ratio",
+         "{{__name__}} {{instance}}", "percentunit"),
     ]
     return {"uid": "kafkabench-monitor", "title": "kafkabench monitor", "schemaVersion": 39, "refresh": "10s",
             "time": {"from": "now-1h", "to": "now"},

@@ -33,7 +33,11 @@ class MonitorLab(Lab):
         from kafkabench.labs.monitor.config_files import write_config  # yaml and the dashboard: only for this
 
         target = f"{'127.0.0.1' if scenario.metrics_host == '0.0.0.0' else scenario.metrics_host}:{scenario.metrics_port}"
-        return [f"wrote {path}" for path in write_config(scenario.write_config, target)]
+        brokers = scenario.broker_metrics or embedded_metrics()
+        written = [f"wrote {path}" for path in write_config(scenario.write_config, target, broker_targets=brokers)]
+        return written + [f"brokers scraped: {', '.join(brokers)}" if brokers else
+                          "no broker metrics given (--broker-metrics) and no embedded cluster running: the kafka-brokers "
+                          "job is empty; add your brokers' JMX exporters (jmx-exporter.yaml is their rules file)"]
 
     def run(self, scenario: MonitorScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
         from kafkabench.labs.monitor.run import run_monitor
@@ -54,3 +58,12 @@ class MonitorLab(Lab):
 
 
 LABS = (MonitorLab(),)
+
+
+def embedded_metrics() -> list[str]:
+    """The metrics addresses of the running embedded cluster's nodes (none when no state file is found)."""
+    from kafkabench.cluster.embedded import default_cluster_dir
+    from kafkabench.cluster.state import load_state
+
+    state = load_state(default_cluster_dir())
+    return [f"{node.host}:{node.metrics_port}" for node in state.nodes if node.metrics_port] if state else []

@@ -26,6 +26,8 @@ class MonitorScenario(Scenario):
     json_lines: bool = Field(False, description="Print one window per line as JSON instead of the table.")
     write_config: Path | None = Field(None, description="Write the Grafana dashboard, its provisioning, a Prometheus "
                                       "scrape configuration and alerting rules into this directory, and exit.")
+    broker_metrics: list[str] = Field([], description="With --write-config: comma-separated HOST:PORT of the brokers' "
+                                      "JMX exporters to scrape; default: the running embedded cluster's nodes.")
 
     @model_validator(mode="after")
     def _sla_spans_intervals(self) -> MonitorScenario:
