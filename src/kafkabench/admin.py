@@ -11,7 +11,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec
 
 from kafkabench.connection import Connection
@@ -164,6 +164,12 @@ class KafkaAdmin:
             for p in sorted(topic.partitions.values(), key=lambda p: p.id)
         )
         return TopicInfo(name, partitions, self.topic_configs(name) if with_configs else {})
+
+    def topic_id(self, name: str) -> str:
+        """The topic's id as Kafka writes it (URL-safe base64): newer clients name a topic by it in their requests."""
+        future = self._admin.describe_topics(TopicCollection([name]), request_timeout=self.timeout_s)[name]
+        description = self._call(f"describe topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
+        return str(description.topic_id).replace("+", "-").replace("/", "_").rstrip("=")
 
     def topic_configs(self, name: str) -> dict[str, str]:
         resource = ConfigResource(ConfigResource.Type.TOPIC, name)

@@ -66,6 +66,13 @@ def test_every_available_client_completes_with_checked_values(kafka_cluster, tmp
         if run.client in client_registry.KAFKA_CLIENTS:
             assert run.config["topic"]["max.message.bytes"] == "1048588"
             assert run.config["producer"], run.client
+            parts = run.params["broker_phases"]  # the broker's side of the 20 measured messages, and the client's
+            if isinstance(kafka_cluster, EmbeddedCluster):
+                assert parts["messages"] == 20 and parts["broker_ms"] > 0, (run.client, parts)
+                assert parts["client_ms"] + parts["broker_ms"] == pytest.approx(run.stats["produce"].mean_ms)
+                assert abs(parts["residual_ms"]) < 0.01 and parts["phases_ms"]["local (append)"] > 0
+            else:
+                assert parts["error"].startswith("not available: the brokers' request logs are on their own machines")
     # the files are the contract: read back, histograms included
     stored = read_result(tmp_path)
     assert stored.model_dump() == document.model_dump()

@@ -26,7 +26,7 @@ class RequestTiming:
     correlation_id: int
     total_ms: float
     phases: dict[str, float]  # PHASES -> ms; they add up to total_ms (as each is rounded to the microsecond)
-    offsets: tuple[tuple[str, int, int], ...] = ()  # a Produce's (topic, partition, base offset) per partition written
+    offsets: tuple[tuple[str, int, int], ...] = ()  # a Produce's (topic name or id, partition, base offset) written
 
 
 def parse(line: str) -> RequestTiming | None:
@@ -42,7 +42,7 @@ def parse(line: str) -> RequestTiming | None:
         total = float(entry["totalTimeMs"])
     except (ValueError, KeyError, TypeError):
         return None
-    offsets = tuple((topic["name"], partition["index"], partition["baseOffset"])
+    offsets = tuple((topic.get("name") or topic.get("topicId", ""), partition["index"], partition["baseOffset"])
                     for topic in (entry.get("response") or {}).get("responses", [])
                     for partition in topic.get("partitionResponses", [])
                     if header.get("requestApiKeyName") == "PRODUCE" and partition.get("errorCode") == 0)
@@ -50,12 +50,13 @@ def parse(line: str) -> RequestTiming | None:
                          total, phases, offsets)
 
 
-def produce_timings(lines: Iterable[str], topic: str) -> dict[tuple[int, int], RequestTiming]:
-    """Each successful Produce to `topic`, by (partition, base offset): the request that wrote the record there."""
+def produce_timings(lines: Iterable[str], topic: str, topic_id: str | None = None) -> dict[tuple[int, int], RequestTiming]:
+    """Each successful Produce to `topic` (named, or by `topic_id` as Produce v13 and later name it), by (partition,
+    base offset): the request that wrote the record there."""
     found = {}
     for line in lines:
         if MARKER in line and (timing := parse(line)) is not None:
             for name, partition, offset in timing.offsets:
-                if name == topic:
+                if name in (topic, topic_id):
                     found[(partition, offset)] = timing
     return found

@@ -26,6 +26,7 @@ class Target:
     launcher: WorkerLauncher = field(default=LOCAL_WORKERS)
     security: tuple[tuple[str, str], ...] = ()  # how to get in, in Java names (see Connection)
     listeners: tuple[Connection, ...] = ()  # every listener of a cluster kafkabench runs, the first the default
+    broker_logs: tuple[tuple[int, str], ...] = ()  # (broker id, its log file) where kafkabench runs the brokers
 
     def __post_init__(self) -> None:
         if self.faults is None:
@@ -40,7 +41,8 @@ class Target:
     def embedded(cls, cluster: EmbeddedCluster, kind: str = "embedded") -> Target:
         listeners = tuple(cluster.listener_connection(mode) for mode in cluster.security.listeners)
         return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster),
-                   security=cluster.connection.security, listeners=listeners)
+                   security=cluster.connection.security, listeners=listeners,
+                   broker_logs=tuple((broker, str(cluster.log_file(broker))) for broker in cluster.broker_ids()))
 
     @property
     def connection(self) -> Connection:

@@ -28,3 +28,10 @@ def test_other_lines_a_cut_line_and_a_failed_write_give_nothing_to_join():
     assert parse(failed).offsets == ()
     assert produce_timings([PRODUCE, failed, "noise"], "orders") == {(0, 41): parse(PRODUCE)}
     assert produce_timings([PRODUCE], "other") == {}
+
+
+def test_a_newer_client_names_the_topic_by_its_id_and_is_found_by_it():
+    by_id = PRODUCE.replace('"name":"orders"', '"topicId":"LgNMu9sMQwKn8_a8VQ-jwA"')
+    assert parse(by_id).offsets == (("LgNMu9sMQwKn8_a8VQ-jwA", 0, 41),)
+    assert produce_timings([by_id], "orders", "LgNMu9sMQwKn8_a8VQ-jwA") == {(0, 41): parse(by_id)}
+    assert produce_timings([by_id], "orders") == {}

@@ -9,7 +9,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument
 from kafkabench.labs.base import Lab
-from kafkabench.labs.latency import report
+from kafkabench.labs.latency import broker_phases, report
 from kafkabench.labs.latency.scenario import LatencyScenario
 from kafkabench.labs.latency.session import plan_latency, run_latency
 
@@ -30,6 +30,10 @@ class LatencyLab(Lab):
 
     def headline(self, document):
         return report.headline(document)
+
+    def lines(self, document):
+        return [broker_phases.text(run.client, run.params["broker_phases"])
+                for run in document.runs if "broker_phases" in run.params]
 
     def annotate(self, document, entry):
         entry["floor_p50_ms"] = report.floor_p50(document)

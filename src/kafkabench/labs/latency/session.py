@@ -27,6 +27,7 @@ from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
+from kafkabench.labs.latency import broker_phases
 from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES, LatencyScenario
 from kafkabench.labs.payload import Payload, file_sha256
 
@@ -38,6 +39,7 @@ class _ClientRun:
     client: str
     worker: Worker | None = None
     topic: str = ""
+    topic_id: str = ""  # as newer clients name the topic in their requests (and the broker's request log)
     producer: Translated = field(default_factory=lambda: Translated({}))
     consumer: Translated = field(default_factory=lambda: Translated({}))
     version: str = ""
@@ -117,12 +119,19 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
             document.cluster["brokers"] = len(admin.brokers())
             session = _Session(plan, target, admin, payload_path, sha256, listener)
             try:
-                document.error = session.measure()
+                with broker_phases.request_logging(target, admin) as unavailable:
+                    document.error = session.measure()
             finally:
                 session.clean_up()
     finally:
         payload_path.unlink(missing_ok=True)
     document.runs = [_to_run(run, document.params, plan.settings) for run in plan.runs]
+    for run, planned in zip(document.runs, plan.runs):
+        if planned.topic and "produce" in run.stats:  # a Kafka client that measured something
+            parts = {"error": unavailable} if unavailable else broker_phases.breakdown(
+                target, planned.topic, planned.topic_id, 1 + scenario.warmup, run.stats["produce"].count,
+                run.stats["produce"].mean_ms)
+            run.params = {**run.params, "broker_phases": parts}
     write_result(document, out_dir, [run.outcome.histograms if run.outcome else {} for run in plan.runs])
     if document.error:
         raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document)
@@ -175,6 +184,7 @@ class _Session:
             run.topic = f"kafkabench-latency-{self.run_id}-{run.client}"
             self.admin.create_topic(run.topic, partitions=1, replication_factor=scenario.replication_factor,
                                     config=self.plan.settings.values("topic"))
+            run.topic_id = self.admin.topic_id(run.topic)
         launcher = self.target.launcher
         run.worker = launcher.start(run.client, run.client)
         run.worker.send(Task(
