@@ -96,7 +96,8 @@ def test_the_page_draws_offline_without_errors(drawn):
     assert drawn["requests"] == [drawn["html"].as_uri()]  # nothing but the file itself
     assert drawn["state"] == "drawn"
     assert {c["chart"] for c in drawn["charts"]} == {"latency-spectrum", "latency-bars", "latency-split",
-                                                     "throughput-timeline", "compression-pareto"}
+                                                     "latency-produce-phases", "throughput-timeline",
+                                                     "compression-pareto"}
     for chart in drawn["charts"]:
         visible = [t for t in chart["data"] if t["visible"] in (True, None)]
         assert chart["svg"] > 0 and chart["drawnTraces"] >= len(visible) > 0, chart["id"]
@@ -117,6 +118,13 @@ def test_latency_charts_hold_the_result_file_numbers(drawn, results):
     assert produce["y"] == [run.stats["produce"].p50_ms for run in ordered]
     assert consume["y"] == [run.stats["consume"].p50_ms for run in ordered]
     assert e2e["y"] == p50["y"]
+    kafka = [run for run in document.runs if "messages" in run.params.get("broker_phases", {})]
+    stacked = {trace["meta"]["part"]: trace for trace in kinds["latency-produce-phases"]["data"]}
+    assert kafka and stacked["client"]["x"] == [run.client for run in kafka]
+    assert stacked["client"]["y"] == [run.params["broker_phases"]["client_ms"] for run in kafka]
+    for index, run in enumerate(kafka):  # the bar's parts add up to the client's mean produce time
+        total = sum(trace["y"][index] for trace in stacked.values())
+        assert total == pytest.approx(run.stats["produce"].mean_ms, abs=0.01)
     spectra = kinds["latency-spectrum"]["data"]
     assert len(spectra) == 3 * len(document.runs)  # e2e, produce, consume of every client
     for trace in spectra:

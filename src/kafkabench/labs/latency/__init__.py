@@ -42,7 +42,7 @@ class LatencyLab(Lab):
     def charts(self, entry):
         from kafkabench.labs.latency import charts  # plotly loads only when a report is drawn
 
-        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry)]
+        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry), charts.produce_phases_chart(entry)]
 
     def summary_charts(self, entries):
         from kafkabench.labs.latency import charts

@@ -72,3 +72,29 @@ def summary_charts(results: list[dict]) -> list[dict]:
     return [charts.across("latency-summary", "e2e p50 per result", "e2e p50 ms", results,
                           lambda run: run["stats"]["e2e"]["p50_ms"] if "e2e" in run["stats"] else None,
                           lambda run: run["client"])]
+
+
+PHASE_COLOURS = ("#1d4ed8", "#3b82f6", "#60a5fa", "#93c5fd", "#a78bfa", "#c4b5fd")
+
+
+def produce_phases_chart(result: dict) -> dict | None:
+    """One stacked bar per Kafka client: its mean produce time as the client's part and the broker's phases."""
+    runs = [run for run in result["runs"] if "messages" in (run.get("params") or {}).get("broker_phases", {})]
+    if not runs:
+        return None
+    labels = [run["label"] for run in runs]
+    names = list(runs[0]["params"]["broker_phases"]["phases_ms"])
+    traces = [go.Bar(x=labels, y=[run["params"]["broker_phases"]["client_ms"] for run in runs], name="client and wire",
+                     marker_color="#f59e0b", meta={"part": "client"},
+                     hovertemplate="%{x} client and wire: %{y:,.3f} ms<extra></extra>")]
+    traces += [go.Bar(x=labels, y=[run["params"]["broker_phases"]["phases_ms"][name] for run in runs],
+                      name=f"broker: {name}", marker_color=PHASE_COLOURS[index % len(PHASE_COLOURS)],
+                      meta={"part": name}, hovertemplate=f"%{{x}} broker {name}: %{{y:,.3f}} ms<extra></extra>")
+               for index, name in enumerate(names)
+               if any(run["params"]["broker_phases"]["phases_ms"][name] > 0 for run in runs)]
+    layout = charts.base_layout("where the produce time went (means)", barmode="stack", xaxis=charts.axis_style(""),
+                                yaxis=charts.axis_style("ms"))
+    caption = ("The mean produce time of the measured messages, stacked: the broker's own phases of each message's "
+               "Produce request (its request logger) and the rest, the client's part and the request's transfer.")
+    return charts.make_chart("latency-produce-phases", result["id"], "where the produce time went", caption,
+                             go.Figure(traces, layout))
