@@ -25,8 +25,11 @@ PHASE_NAMES = {"requestQueueTimeMs": "request queue", "localTimeMs": "local (app
 
 
 @contextlib.contextmanager
-def request_logging(target: Target, admin: KafkaAdmin) -> Iterator[str | None]:
-    """The brokers log every request while the block runs; yields why not, when they cannot."""
+def request_logging(target: Target, admin: KafkaAdmin, wanted: bool = True) -> Iterator[str | None]:
+    """The brokers log every request while the block runs; yields why not, when they cannot (or were not asked)."""
+    if not wanted:
+        yield "not asked (--no-broker-phases)"
+        return
     if not target.broker_logs:
         yield "not available: the brokers' request logs are on their own machines (kafkabench did not start them)"
         return

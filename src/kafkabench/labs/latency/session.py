@@ -119,7 +119,7 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
             document.cluster["brokers"] = len(admin.brokers())
             session = _Session(plan, target, admin, payload_path, sha256, listener)
             try:
-                with broker_phases.request_logging(target, admin) as unavailable:
+                with broker_phases.request_logging(target, admin, scenario.broker_phases) as unavailable:
                     document.error = session.measure()
             finally:
                 session.clean_up()
@@ -127,7 +127,7 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
         payload_path.unlink(missing_ok=True)
     document.runs = [_to_run(run, document.params, plan.settings) for run in plan.runs]
     for run, planned in zip(document.runs, plan.runs):
-        if planned.topic and "produce" in run.stats:  # a Kafka client that measured something
+        if scenario.broker_phases and planned.topic and "produce" in run.stats:  # a Kafka client that measured
             parts = {"error": unavailable} if unavailable else broker_phases.breakdown(
                 target, planned.topic, planned.topic_id, 1 + scenario.warmup, run.stats["produce"].count,
                 run.stats["produce"].mean_ms)
