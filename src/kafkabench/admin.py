@@ -223,43 +223,40 @@ class KafkaAdmin:
 
     def stored_bytes(self, name: str) -> list[ReplicaSize]:
         """Bytes on disk of every replica of the topic, per broker and partition (DescribeLogDirs)."""
-        from kafka.admin import KafkaAdminClient  # imported late: only this helper needs kafka-python
-        from kafka.errors import KafkaError as KafkaPythonError
-
-        try:
-            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","),
-                                      request_timeout_ms=int(self.timeout_s * 1000), **self.connection.kafka_python())
-        except KafkaPythonError as exc:
-            raise KafkaAdminError(f"cannot connect to {self.bootstrap_servers} to describe log dirs: {exc}") from exc
-        try:
-            responses = client.describe_log_dirs(topic_partitions=[name])
-        except KafkaPythonError as exc:
-            raise KafkaAdminError(f"describe log dirs of {name} failed: {exc}") from exc
-        finally:
-            client.close()
+        responses = self._kafka_python("describe log dirs", f"describe log dirs of {name}",
+                                       lambda client: client.describe_log_dirs(topic_partitions=[name]))
         return sorted(_replica_sizes(responses, name), key=lambda r: (r.partition, r.broker))
 
     def set_broker_logger(self, broker_id: int, logger: str, level: str) -> None:
-        """One broker's log4j logger at `level` from now on, until it restarts (AlterConfigs on the
-        BROKER_LOGGER resource, which librdkafka's admin API lacks: kafka-python's, incremental where the broker has it)."""
-        from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
-        from kafka.errors import KafkaError as KafkaPythonError
+        """One broker's log4j logger at `level` from now on, until it restarts (AlterConfigs on the BROKER_LOGGER
+        resource, which librdkafka's admin API lacks: kafka-python's, incremental where the broker has it)."""
+        from kafka.admin import ConfigResource, ConfigResourceType
 
         resource = ConfigResource(ConfigResourceType.BROKER_LOGGER, str(broker_id), configs={logger: level})
-        try:
-            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","),
-                                      request_timeout_ms=int(self.timeout_s * 1000), **self.connection.kafka_python())
-        except KafkaPythonError as exc:
-            raise KafkaAdminError(f"cannot connect to {self.bootstrap_servers} to set a broker logger: {exc}") from exc
-        try:
-            answer = client.alter_configs([resource])
-        except KafkaPythonError as exc:
-            raise KafkaAdminError(f"setting {logger}={level} on broker {broker_id} failed: {exc}") from exc
-        finally:
-            client.close()
+        answer = self._kafka_python("set a broker logger", f"setting {logger}={level} on broker {broker_id}",
+                                    lambda client: client.alter_configs([resource]))
         outcome = answer.get("broker_logger", {}).get(str(broker_id))
         if outcome != "OK":
             raise KafkaAdminError(f"setting {logger}={level} on broker {broker_id} failed: {outcome}")
+
+    def _kafka_python(self, purpose: str, what: str, call):
+        """`call` with a kafka-python admin client (imported late: only these helpers need kafka-python), bounded by
+        this admin's timeout, connecting included."""
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError as KafkaPythonError
+
+        timeout_ms = int(self.timeout_s * 1000)
+        try:
+            client = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers.split(","), request_timeout_ms=timeout_ms,
+                                      bootstrap_timeout_ms=timeout_ms, **self.connection.kafka_python())
+        except KafkaPythonError as exc:
+            raise KafkaAdminError(f"cannot connect to {self.bootstrap_servers} to {purpose}: {exc}") from exc
+        try:
+            return call(client)
+        except KafkaPythonError as exc:
+            raise KafkaAdminError(f"{what} failed: {exc}") from exc
+        finally:
+            client.close()
 
     def close(self) -> None:
         self._admin = None  # AdminClient has no close(); dropping it releases librdkafka's handle

@@ -19,6 +19,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.errors import KafkabenchError
 
 QUIET = "WARN"  # the embedded brokers' level for the request logger (cluster/broker_config.py's log4j2)
+RESTORE_TIMEOUT_S = 3.0
 PHASE_NAMES = {"requestQueueTimeMs": "request queue", "localTimeMs": "local (append)",
                "remoteTimeMs": "remote (followers)", "throttleTimeMs": "throttle",
                "responseQueueTimeMs": "response queue", "sendTimeMs": "send"}
@@ -41,10 +42,11 @@ def request_logging(target: Target, admin: KafkaAdmin, wanted: bool = True) -> I
         yield None
     except KafkabenchError as exc:
         yield f"not available: the request logger could not be switched on ({exc})"
-    finally:
-        for broker in switched:
-            with contextlib.suppress(KafkabenchError):
-                admin.set_broker_logger(broker, LOGGER, QUIET)
+    finally:  # briefly: a broker the run lost (killed) comes back at its configured level anyway
+        with KafkaAdmin(admin.connection, timeout_s=RESTORE_TIMEOUT_S) as quick:
+            for broker in switched:
+                with contextlib.suppress(KafkabenchError):
+                    quick.set_broker_logger(broker, LOGGER, QUIET)
 
 
 def breakdown(target: Target, topic: str, topic_id: str, first: int, count: int, produce_mean_ms: float) -> dict:
