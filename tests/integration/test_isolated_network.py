@@ -71,8 +71,9 @@ def test_an_address_that_routes_anywhere_but_the_bridge_is_refused_before_anythi
         check_routes_into(["127.0.0.1"], "kbnone")
 
 
-MAKER = ("import sys, time; from kafkabench.cluster.network.bridge import IsolatedNetwork; "
-         "network = IsolatedNetwork.create(nodes=2); print(network.name, flush=True); time.sleep(120)")
+# waits for the kill -9 the test sends (bounded: an alarm ends it after 120 s if the test never does)
+MAKER = ("import signal; from kafkabench.cluster.network.bridge import IsolatedNetwork; "
+         "network = IsolatedNetwork.create(nodes=2); print(network.name, flush=True); signal.alarm(120); signal.pause()")
 
 
 def test_a_network_whose_maker_was_killed_is_removed_by_the_next_creation():

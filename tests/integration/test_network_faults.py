@@ -133,14 +133,15 @@ def test_acks_all_with_min_insync_2_loses_nothing_acknowledged_through_the_same_
 
 
 FAULT_AND_HANG = """
-import sys, time
+import signal, sys
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults
 faults = EmbeddedFaults(EmbeddedCluster.attach(sys.argv[1]))
 faults.cut(1, [CLIENTS])
 faults.delay(1, 20, to=CLIENTS)
 print("faulted", flush=True)
-time.sleep(300)
+signal.alarm(300)  # waits for the test's kill -9, at most this long
+signal.pause()
 """
 
 
@@ -239,3 +240,17 @@ def test_the_monitor_shows_a_slow_link_as_its_brokers_roundtrip_and_loses_nothin
     assert slowed and min(slowed) >= 100 and max(others) < 100, (slowed, others)
     run = done["document"].runs[0]
     assert run.counters["lost"] == 0 and run.counters["failed"] == 0, run.counters
+
+
+def test_a_target_on_an_isolated_cluster_refuses_once_its_addresses_no_longer_route_into_its_bridge(cluster):
+    from kafkabench.cluster.network.routes import ip
+    from kafkabench.errors import ClusterError
+
+    node = cluster.state.nodes[0].host
+    ip("route", "add", f"{node}/32", "dev", "lo")  # a route the machine gained since the cluster started
+    try:
+        with pytest.raises(ClusterError, match=f"cluster address {node} routes out of lo, not into"):
+            Target.embedded(cluster)
+    finally:
+        ip("route", "del", f"{node}/32", "dev", "lo")
+    Target.embedded(cluster)

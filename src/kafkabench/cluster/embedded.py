@@ -27,6 +27,7 @@ from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.network.bridge import IsolatedNetwork
+from kafkabench.cluster.network.routes import check_routes_into
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
 from kafkabench.cluster.status import BrokerStatus, ClusterStatus, security_status
 from kafkabench.connection import Connection
@@ -170,6 +171,12 @@ class EmbeddedCluster:
             self.stop()
             raise
         return self
+
+    def check_routes(self) -> None:
+        """On an isolated network: every node address still routes into the cluster's bridge (the machine's routes
+        may have changed since it started), before a client sends there; ClusterError naming the first that does not."""
+        if self.network is not None:
+            check_routes_into([node.host for node in self._require_state().nodes], self.network.name)
 
     def _start_process(self, process: BrokerProcess) -> None:
         process.start(detach=self.detach)

@@ -39,6 +39,7 @@ class Target:
 
     @classmethod
     def embedded(cls, cluster: EmbeddedCluster, kind: str = "embedded") -> Target:
+        cluster.check_routes()  # a running cluster found again: its addresses must still lead into its own bridge
         listeners = tuple(cluster.listener_connection(mode) for mode in cluster.security.listeners)
         return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster),
                    security=cluster.connection.security, listeners=listeners,
