@@ -49,7 +49,7 @@ def main() -> None:
         print(f"  {client:>10}: e2e p50 median {on:.2f} ms on, {off:.2f} ms off: on / off {on / off:.3f} (aim <= 1.05)")
     for run in last.runs:
         if "broker_phases" in run.params:
-            print("  " + text(run.client, run.params["broker_phases"]))
+            print("\n".join("  " + line for line in text(run.client, run.params["broker_phases"])))
 
 
 if __name__ == "__main__":

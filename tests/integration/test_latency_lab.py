@@ -71,6 +71,10 @@ def test_every_available_client_completes_with_checked_values(kafka_cluster, tmp
                 assert parts["messages"] == 20 and parts["broker_ms"] > 0, (run.client, parts)
                 assert parts["client_ms"] + parts["broker_ms"] == pytest.approx(run.stats["produce"].mean_ms)
                 assert abs(parts["residual_ms"]) < 0.01 and parts["phases_ms"]["local (append)"] > 0
+                way = parts["e2e"]  # the message's way: its Produce, then the fetch that delivered it
+                assert way["clients_ms"] + way["broker_ms"] == pytest.approx(run.stats["e2e"].mean_ms)
+                assert way["path_ms"]["produce: append"] == parts["phases_ms"]["local (append)"]
+                assert way["path_ms"]["fetch: send"] > 0 and way["broker_ms"] == pytest.approx(sum(way["path_ms"].values()))
             else:
                 assert parts["error"].startswith("not available: the brokers' request logs are on their own machines")
     # the files are the contract: read back, histograms included

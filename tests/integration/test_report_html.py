@@ -96,7 +96,7 @@ def test_the_page_draws_offline_without_errors(drawn):
     assert drawn["requests"] == [drawn["html"].as_uri()]  # nothing but the file itself
     assert drawn["state"] == "drawn"
     assert {c["chart"] for c in drawn["charts"]} == {"latency-spectrum", "latency-bars", "latency-split",
-                                                     "latency-produce-phases", "throughput-timeline",
+                                                     "latency-produce-phases", "latency-e2e-path", "throughput-timeline",
                                                      "compression-pareto"}
     for chart in drawn["charts"]:
         visible = [t for t in chart["data"] if t["visible"] in (True, None)]
@@ -125,6 +125,11 @@ def test_latency_charts_hold_the_result_file_numbers(drawn, results):
     for index, run in enumerate(kafka):  # the bar's parts add up to the client's mean produce time
         total = sum(trace["y"][index] for trace in stacked.values())
         assert total == pytest.approx(run.stats["produce"].mean_ms, abs=0.01)
+    way = {trace["meta"]["part"]: trace for trace in kinds["latency-e2e-path"]["data"]}
+    assert way["client"]["y"] == [run.params["broker_phases"]["e2e"]["clients_ms"] for run in kafka]
+    assert way["fetch: send"]["x"] == [run.client for run in kafka]
+    for index, run in enumerate(kafka):  # and the message's way to the mean e2e time
+        assert sum(trace["y"][index] for trace in way.values()) == pytest.approx(run.stats["e2e"].mean_ms, abs=0.01)
     spectra = kinds["latency-spectrum"]["data"]
     assert len(spectra) == 3 * len(document.runs)  # e2e, produce, consume of every client
     for trace in spectra:

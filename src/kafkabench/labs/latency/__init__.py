@@ -32,8 +32,8 @@ class LatencyLab(Lab):
         return report.headline(document)
 
     def lines(self, document):
-        return [broker_phases.text(run.client, run.params["broker_phases"])
-                for run in document.runs if "broker_phases" in run.params]
+        return [line for run in document.runs if "broker_phases" in run.params
+                for line in broker_phases.text(run.client, run.params["broker_phases"])]
 
     def annotate(self, document, entry):
         entry["floor_p50_ms"] = report.floor_p50(document)
@@ -42,7 +42,8 @@ class LatencyLab(Lab):
     def charts(self, entry):
         from kafkabench.labs.latency import charts  # plotly loads only when a report is drawn
 
-        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry), charts.produce_phases_chart(entry)]
+        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry), charts.produce_phases_chart(entry),
+                charts.e2e_path_chart(entry)]
 
     def summary_charts(self, entries):
         from kafkabench.labs.latency import charts

@@ -32,8 +32,9 @@ class LatencyScenario(Scenario):
     consumer: ConsumerSettings = {}
     overrides: Overrides = {}
     timeout: PositiveFloat = Field(30, description="Seconds one message may take before the run fails.")
-    broker_phases: Annotated[bool, Cli("--broker-phases/--no-broker-phases")] = Field(True, description="Say where each Kafka client's produce time went: the brokers' "
-                                                  "own phases of every measured message (their request logger, on for "
-                                                  "the run; kafkabench's own brokers only) and the client's part.")
+    broker_phases: Annotated[bool, Cli("--broker-phases/--no-broker-phases")] = Field(True, description="Say where each Kafka client's produce and e2e time went: "
+                                                  "the brokers' own phases of every measured message's Produce and of "
+                                                  "the fetch that delivered it (their request logger, on for the run; "
+                                                  "kafkabench's own brokers only) and the clients' part.")
 
     clients_together: ClassVar[bool] = True

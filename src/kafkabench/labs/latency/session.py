@@ -130,7 +130,7 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
         if scenario.broker_phases and planned.topic and "produce" in run.stats:  # a Kafka client that measured
             parts = {"error": unavailable} if unavailable else broker_phases.breakdown(
                 target, planned.topic, planned.topic_id, 1 + scenario.warmup, run.stats["produce"].count,
-                run.stats["produce"].mean_ms)
+                run.stats["produce"].mean_ms, run.stats["e2e"].mean_ms)
             run.params = {**run.params, "broker_phases": parts}
     write_result(document, out_dir, [run.outcome.histograms if run.outcome else {} for run in plan.runs])
     if document.error:
