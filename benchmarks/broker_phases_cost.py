@@ -18,7 +18,7 @@ from pathlib import Path
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
-from kafkabench.labs.latency.broker_phases import text
+from kafkabench.labs.broker_phases import text
 from kafkabench.labs.latency.scenario import LatencyScenario
 from kafkabench.labs.latency.session import run_latency
 

@@ -96,7 +96,7 @@ def test_the_page_draws_offline_without_errors(drawn):
     assert drawn["requests"] == [drawn["html"].as_uri()]  # nothing but the file itself
     assert drawn["state"] == "drawn"
     assert {c["chart"] for c in drawn["charts"]} == {"latency-spectrum", "latency-bars", "latency-split",
-                                                     "latency-produce-phases", "latency-e2e-path", "throughput-timeline",
+                                                     "produce-phases", "latency-e2e-path", "throughput-timeline",
                                                      "compression-pareto"}
     for chart in drawn["charts"]:
         visible = [t for t in chart["data"] if t["visible"] in (True, None)]
@@ -119,7 +119,7 @@ def test_latency_charts_hold_the_result_file_numbers(drawn, results):
     assert consume["y"] == [run.stats["consume"].p50_ms for run in ordered]
     assert e2e["y"] == p50["y"]
     kafka = [run for run in document.runs if "messages" in run.params.get("broker_phases", {})]
-    stacked = {trace["meta"]["part"]: trace for trace in kinds["latency-produce-phases"]["data"]}
+    stacked = {trace["meta"]["part"]: trace for trace in kinds["produce-phases"]["data"]}
     assert kafka and stacked["client"]["x"] == [run.client for run in kafka]
     assert stacked["client"]["y"] == [run.params["broker_phases"]["client_ms"] for run in kafka]
     for index, run in enumerate(kafka):  # the bar's parts add up to the client's mean produce time

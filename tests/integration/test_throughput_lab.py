@@ -118,6 +118,21 @@ def test_open_loop_rate_is_kept_and_delay_is_measured(kafka_cluster, tmp_path):
     assert producer_run.throughput["records_per_s"] <= 2000 * 1.05
 
 
+def test_at_a_low_rate_the_produce_lab_says_where_the_publish_time_went(kafka_cluster, tmp_path):
+    document = run(ProduceScenario(size=100, count=300, rate=600, partitions=2, interval=0.2), kafka_cluster, tmp_path)
+    [producer_run] = document.runs
+    parts = producer_run.params["broker_phases"]
+    if not isinstance(kafka_cluster, EmbeddedCluster):
+        assert parts["error"].startswith("not available: the brokers' request logs are on their own machines")
+        return
+    # every acknowledged record was carried by a logged request, each request weighed by its records
+    assert parts["messages"] == producer_run.counters["acked"] == 300 and 0 < parts["requests"] <= 300
+    assert parts["client_ms"] + parts["broker_ms"] == pytest.approx(producer_run.stats["publish_latency"].mean_ms)
+    assert abs(parts["residual_ms"]) < 0.01 and parts["phases_ms"]["local (append)"] > 0
+    unasked = run(ProduceScenario(size=100, count=300, interval=0.2), kafka_cluster, tmp_path / "fast")
+    assert "broker_phases" not in unasked.runs[0].params  # as fast as possible: not logged unless asked
+
+
 def test_a_topic_deleted_mid_run_ends_with_counted_errors_and_keeps_the_result(kafka_cluster, topic_name, tmp_path):
     def delete_once_acks_flow(role, entry):
         if role == "produce" and entry.records and not deleted:  # the first window may hold none on a loaded machine

@@ -61,7 +61,8 @@ def _librdkafka(role: Role, config: dict[str, str], own_names: dict[str, str], s
     """Java names into librdkafka's, then the `librdkafka:` names as given. A native name wins over a Java
     name that comes to the same librdkafka property, aliases included (`librdkafka:queue.buffering.max.ms`
     over `linger.ms`): the Java one is left out, so the user's native value is the one librdkafka sees."""
-    translated = {LIBRDKAFKA_NAMES.get(key, key): value for key, value in config.items()}
+    translated = {LIBRDKAFKA_NAMES.get(key, key): "0" if _os_default(key, value) else value
+                  for key, value in config.items()}  # librdkafka's 0 is Java's -1
     back = {LIBRDKAFKA_NAMES.get(key, key): key for key in config}  # librdkafka's name -> the name the user gave
     translated.update(secured.config)
     back.update(secured.origins)
@@ -144,11 +145,16 @@ def _snake_case(
     return Translated(keywords, not_applicable)
 
 
+def _os_default(key: str, value: str) -> bool:
+    """Java's -1 for a socket buffer: leave it to the OS (which tunes it as the connection goes)."""
+    return key in ("send.buffer.bytes", "receive.buffer.bytes") and value.strip() == "-1"
+
+
 def _typed(role: Role, key: str, value: str) -> Any:
     """Python clients want Python values: numbers, booleans, None for 'none'."""
     if key == "acks":
         return value if value == "all" else int(value)
-    if key == "compression.type" and value == "none":
+    if key == "compression.type" and value == "none" or _os_default(key, value):
         return None
     kind = java_names.java_type(role, key)
     try:

@@ -163,6 +163,36 @@ def fault_bands(run: dict, shade: str, end_s: float) -> list[dict]:
     return bands
 
 
+PHASE_COLOURS = ("#1d4ed8", "#3b82f6", "#60a5fa", "#93c5fd", "#a78bfa", "#c4b5fd")
+
+
+def produce_phases_chart(result: dict) -> dict | None:
+    """Any lab's result whose runs say where the produce time went (labs/broker_phases.py): one stacked bar per run,
+    its mean produce (or publish) time as the client's part and the broker's phases."""
+    caption = ("The mean produce time of the measured records, stacked: the broker's own phases of the Produce "
+               "requests that carried them (its request logger) and the rest, the client's part and the transfer.")
+    return stacked_parts(result, "produce-phases", "where the produce time went", caption, lambda parts: parts,
+                         "client_ms", "client and wire", "phases_ms")
+
+
+def stacked_parts(result: dict, chart_id: str, title: str, caption: str, pick, rest: str, rest_name: str,
+                  steps: str) -> dict | None:
+    """One bar per run that has `pick(params["broker_phases"])[steps]`: the broker's steps stacked on the rest."""
+    runs = [run for run in result["runs"] if steps in pick((run.get("params") or {}).get("broker_phases", {}))]
+    if not runs:
+        return None
+    labels = [run["label"] for run in runs]
+    parts = [pick(run["params"]["broker_phases"]) for run in runs]
+    traces = [go.Bar(x=labels, y=[p[rest] for p in parts], name=rest_name, marker_color="#f59e0b",
+                     meta={"part": "client"}, hovertemplate=f"%{{x}} {rest_name}: %{{y:,.3f}} ms<extra></extra>")]
+    traces += [go.Bar(x=labels, y=[p[steps][name] for p in parts], name=f"broker: {name}",
+                      marker_color=PHASE_COLOURS[index % len(PHASE_COLOURS)], meta={"part": name},
+                      hovertemplate=f"%{{x}} broker {name}: %{{y:,.3f}} ms<extra></extra>")
+               for index, name in enumerate(parts[0][steps]) if any(p[steps][name] > 0 for p in parts)]
+    layout = base_layout(f"{title} (means)", barmode="stack", xaxis=axis_style(""), yaxis=axis_style("ms"))
+    return make_chart(chart_id, result["id"], title, caption, go.Figure(traces, layout))
+
+
 def across(kind: str, title: str, axis_title: str, results: list[dict], value, series) -> dict:
     """One bar trace per series (a client, a role), one bar group per result; a result without it has a gap."""
     names = [result["name"] for result in results]

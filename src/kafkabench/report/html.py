@@ -54,9 +54,10 @@ def render_html(data: dict) -> str:
 
 
 def result_charts(result: dict) -> list[dict]:
-    """Every result's percentile spectrum and timeline, with its lab's own charts between them."""
+    """Every result's percentile spectrum and timeline, with its lab's own charts between them (and where the produce
+    time went, for any lab that said)."""
     drawn = [charts.spectrum_chart(result), *registry.for_report(result["lab"]).charts(result),
-             charts.timeline_chart(result)]
+             charts.produce_phases_chart(result), charts.timeline_chart(result)]
     return [chart for chart in drawn if chart is not None]
 
 

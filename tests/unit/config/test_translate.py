@@ -35,6 +35,15 @@ def test_librdkafka_rejects_a_bad_value_with_the_java_name():
         translate("confluent", "producer", {"max.request.size": "lots"})
 
 
+def test_a_socket_buffer_left_to_the_os_is_each_librarys_own_way_of_saying_so():
+    os_default = {"send.buffer.bytes": "-1", "receive.buffer.bytes": "-1"}
+    confluent = translate("confluent", "producer", os_default).config
+    assert (confluent["socket.send.buffer.bytes"], confluent["socket.receive.buffer.bytes"]) == ("0", "0")
+    assert translate("kafka-python", "consumer", os_default).config == {"send_buffer_bytes": None,
+                                                                         "receive_buffer_bytes": None}
+    assert translate("java", "consumer", os_default).config == os_default
+
+
 def test_kafka_python_snake_case_and_python_values():
     producer = translate("kafka-python", "producer", PRODUCER)
     assert producer.config == {"acks": 1, "linger_ms": 0, "max_request_size": 1303269, "batch_size": 32768,

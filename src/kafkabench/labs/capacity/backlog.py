@@ -46,7 +46,7 @@ CONSUMERS_CATCH_UP_S = 5  # after the producers stop: a drained group reads what
 
 def produce_scenario(scenario: BacklogScenario) -> ProduceScenario:
     return ProduceScenario(**scenario.workload(), rate=scenario.rate, duration=_build_bound_s(scenario) + scenario.max_drain,
-                           interval=scenario.interval)
+                           interval=scenario.interval, broker_phases=False)
 
 
 def check_backlog(scenario: BacklogScenario, listener: Listener) -> ThroughputPlan:

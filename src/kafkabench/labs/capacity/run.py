@@ -49,7 +49,8 @@ def check_max_rate(scenario: MaxRateScenario, listener: Listener) -> None:
 
 def _produce(scenario: MaxRateScenario, rate: float) -> ProduceScenario:
     """The step's produce run (run_step sets its duration and windows from the step's phase)."""
-    return ProduceScenario(**scenario.workload(), rate=rate, duration=scenario.settle + scenario.measure)
+    return ProduceScenario(**scenario.workload(), rate=rate, duration=scenario.settle + scenario.measure,
+                           broker_phases=False)
 
 
 def run_max_rate(scenario: MaxRateScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:

@@ -151,7 +151,7 @@ def cell_produce(cell: Cell, scenario: DurabilityScenario, topic: str) -> Produc
         rate=scenario.rate, consumers=1, partitions=cell.partitions, replication_factor=cell.replication_factor,
         producer={**scenario.producer, **cell.producer_settings()}, consumer=scenario.consumer,
         overrides=scenario.overrides, timeout=scenario.timeout,
-        warmup=scenario.warmup if cell.client in WARMED_IN_WORKER else 0)
+        warmup=scenario.warmup if cell.client in WARMED_IN_WORKER else 0, broker_phases=False)
 
 
 def separate_warmup(produce: ProduceScenario, records: int) -> ProduceScenario:

@@ -8,8 +8,9 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument
+from kafkabench.labs import broker_phases
 from kafkabench.labs.base import Lab
-from kafkabench.labs.latency import broker_phases, report
+from kafkabench.labs.latency import report
 from kafkabench.labs.latency.scenario import LatencyScenario
 from kafkabench.labs.latency.session import plan_latency, run_latency
 
@@ -42,8 +43,7 @@ class LatencyLab(Lab):
     def charts(self, entry):
         from kafkabench.labs.latency import charts  # plotly loads only when a report is drawn
 
-        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry), charts.produce_phases_chart(entry),
-                charts.e2e_path_chart(entry)]
+        return [charts.latency_bars_chart(entry), charts.latency_split_chart(entry), charts.e2e_path_chart(entry)]
 
     def summary_charts(self, entries):
         from kafkabench.labs.latency import charts

@@ -74,39 +74,10 @@ def summary_charts(results: list[dict]) -> list[dict]:
                           lambda run: run["client"])]
 
 
-PHASE_COLOURS = ("#1d4ed8", "#3b82f6", "#60a5fa", "#93c5fd", "#a78bfa", "#c4b5fd")
-
-
-def produce_phases_chart(result: dict) -> dict | None:
-    """One stacked bar per Kafka client: its mean produce time as the client's part and the broker's phases."""
-    caption = ("The mean produce time of the measured messages, stacked: the broker's own phases of each message's "
-               "Produce request (its request logger) and the rest, the client's part and the request's transfer.")
-    return _stacked(result, "latency-produce-phases", "where the produce time went", caption,
-                    lambda parts: parts, "client_ms", "client and wire", "phases_ms")
-
-
 def e2e_path_chart(result: dict) -> dict | None:
     """One stacked bar per Kafka client: its mean e2e time as the broker's steps on the message's way and the rest."""
     caption = ("The mean e2e time of the measured messages, stacked: the broker's steps on each message's way (its "
                "Produce request queued and appended, waiting for followers with acks=all, then the response of the "
                "consumer's fetch that delivered it, queued and sent) and the rest, the clients' part and the wire.")
-    return _stacked(result, "latency-e2e-path", "where the e2e time went", caption,
-                    lambda parts: parts.get("e2e", {}), "clients_ms", "clients and wire", "path_ms")
-
-
-def _stacked(result: dict, chart_id: str, title: str, caption: str, pick, rest: str, rest_name: str,
-             steps: str) -> dict | None:
-    runs = [run for run in result["runs"] if steps in pick((run.get("params") or {}).get("broker_phases", {}))]
-    if not runs:
-        return None
-    labels = [run["label"] for run in runs]
-    parts = [pick(run["params"]["broker_phases"]) for run in runs]
-    traces = [go.Bar(x=labels, y=[p[rest] for p in parts], name=rest_name, marker_color="#f59e0b",
-                     meta={"part": "client"}, hovertemplate=f"%{{x}} {rest_name}: %{{y:,.3f}} ms<extra></extra>")]
-    traces += [go.Bar(x=labels, y=[p[steps][name] for p in parts], name=f"broker: {name}",
-                      marker_color=PHASE_COLOURS[index % len(PHASE_COLOURS)], meta={"part": name},
-                      hovertemplate=f"%{{x}} broker {name}: %{{y:,.3f}} ms<extra></extra>")
-               for index, name in enumerate(parts[0][steps]) if any(p[steps][name] > 0 for p in parts)]
-    layout = charts.base_layout(f"{title} (means)", barmode="stack", xaxis=charts.axis_style(""),
-                                yaxis=charts.axis_style("ms"))
-    return charts.make_chart(chart_id, result["id"], title, caption, go.Figure(traces, layout))
+    return charts.stacked_parts(result, "latency-e2e-path", "where the e2e time went", caption,
+                                lambda parts: parts.get("e2e", {}), "clients_ms", "clients and wire", "path_ms")

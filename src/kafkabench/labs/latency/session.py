@@ -27,7 +27,7 @@ from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
-from kafkabench.labs.latency import broker_phases
+from kafkabench.labs import broker_phases
 from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES, LatencyScenario
 from kafkabench.labs.payload import Payload, file_sha256
 
@@ -128,7 +128,7 @@ def run_latency(scenario: LatencyScenario, target: Target, out_dir: Path, listen
     document.runs = [_to_run(run, document.params, plan.settings) for run in plan.runs]
     for run, planned in zip(document.runs, plan.runs):
         if scenario.broker_phases and planned.topic and "produce" in run.stats:  # a Kafka client that measured
-            parts = {"error": unavailable} if unavailable else broker_phases.breakdown(
+            parts = {"error": unavailable} if unavailable else broker_phases.ping_pong(
                 target, planned.topic, planned.topic_id, 1 + scenario.warmup, run.stats["produce"].count,
                 run.stats["produce"].mean_ms, run.stats["e2e"].mean_ms)
             run.params = {**run.params, "broker_phases": parts}

@@ -8,6 +8,7 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run
+from kafkabench.labs import broker_phases
 from kafkabench.labs.base import Lab
 from kafkabench.labs.throughput import report
 from kafkabench.labs.throughput.plan import plan_throughput
@@ -29,7 +30,8 @@ class _StreamingLab(Lab):
         return report.headline(document)
 
     def lines(self, document):
-        return report.definitions(document)
+        return report.definitions(document) + [line for run in document.runs if "broker_phases" in run.params
+                                                for line in broker_phases.text(run.client, run.params["broker_phases"])]
 
     def run_label(self, run: Run) -> str:
         return f"{run.scenario} {run.client}"

@@ -8,6 +8,7 @@ first fills a fresh one (set-up, not measured), reads it back checking every val
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid
 from pathlib import Path
@@ -24,6 +25,7 @@ from kafkabench.core.shares import even_shares
 from kafkabench.core.timeline import Timeline
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs import broker_phases
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
 from kafkabench.labs.payload import file_sha256
@@ -83,8 +85,10 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
         document.params["topic"] = topic
         if plan.role == "produce" and scenario.consumers:
             document.params["e2e_clocks"] = e2e_clocks(target)
+        phases = _PhaseLog(scenario, target, admin, topic) if plan.role == "produce" else None
         try:
-            document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
+            with phases or contextlib.nullcontext():
+                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
         finally:
             fleet.stop_all(workers)
             if temporary_topic:
@@ -94,6 +98,9 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
                     pass
     roles = [role for role in ("produce", "consume") if any(w.role == role for w in workers)]
     document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role)) for role in roles]
+    for run in document.runs:
+        if phases and phases.wanted and run.scenario == "produce":
+            run.params = {**run.params, "broker_phases": phases.breakdown(run)}
     received = sum(run.counters.get("received", 0) for run in document.runs if run.scenario == "consume")
     if plan.role == "consume" and scenario.count and received < scenario.count and not document.error:
         document.notes.append(f"only {received} of {scenario.count} records arrived: the consumers stopped after "
@@ -109,6 +116,38 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     if document.error:
         raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document, kind)
     return document
+
+
+class _PhaseLog:
+    """The brokers' request logger on while the producers run (when the scenario says where the produce time went),
+    and the topic's end offsets read before a temporary topic is dropped: what weighs each logged request."""
+
+    def __init__(self, scenario: ProduceScenario, target: Target, admin: KafkaAdmin, topic: str) -> None:
+        self.wanted, self.target, self.admin, self.topic = scenario.says_broker_phases, target, admin, topic
+        self.topic_id, self.ends, self.unavailable = "", {}, None
+        self._logging = broker_phases.request_logging(target, admin, self.wanted)
+
+    def __enter__(self) -> None:
+        self.unavailable = self._logging.__enter__()
+        if self.wanted and not self.unavailable:
+            self.topic_id = self.admin.topic_id(self.topic)
+
+    def __exit__(self, *exc_info) -> None:
+        try:
+            if self.wanted and not self.unavailable:
+                self.ends = {p: high for p, (_, high) in self.admin.offsets(self.topic).items()}
+        except KafkabenchError as exc:
+            self.unavailable = f"not available: the topic's end offsets could not be read ({exc})"
+        finally:
+            self._logging.__exit__(*exc_info)
+
+    def breakdown(self, run: Run) -> dict:
+        if self.unavailable:
+            return {"error": self.unavailable}
+        if "publish_latency" not in run.stats:
+            return {"error": "not available: no record was acknowledged"}
+        return broker_phases.streamed(self.target, self.topic, self.topic_id, self.ends, run.counters.get("acked", 0),
+                                      run.stats["publish_latency"].mean_ms)
 
 
 def fetch_pause_note(plan: ThroughputPlan, runs: list[Run]) -> str | None:

@@ -15,6 +15,7 @@ from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, 
 COUNT = "Records in all (split over the workers)."
 DURATION = "Seconds to run (with --count: whichever comes first)."
 CLIENT = "confluent, kafka-python, aiokafka or java."
+LOW_RATE = 1_000  # records/s: the produce lab says where the time went at this rate or below unless told otherwise
 
 
 class _Streaming(Scenario):
@@ -64,6 +65,15 @@ class ProduceScenario(ProducerWorkload, _Streaming):
                        "(its JIT compiles the send path meanwhile); set by the durability lab.")
     topic: Annotated[str | None, Cli(offered=True)] = Field(
         None, description="Topic (created if missing, kept); default: a temporary one.")
+    broker_phases: Annotated[bool | None, Cli("--broker-phases/--no-broker-phases")] = Field(
+        None, description="Say where the produce time went: the brokers' own phases of the run's Produce requests "
+                          "(their request logger, on for the run; kafkabench's own brokers only) and the client's "
+                          f"part (default: on at an open-loop --rate up to {LOW_RATE:,} records/s, where logging every "
+                          "request costs the brokers little).")
+
+    @property
+    def says_broker_phases(self) -> bool:
+        return self.broker_phases if self.broker_phases is not None else 0 < self.rate <= LOW_RATE
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceScenario:

@@ -19,7 +19,7 @@ def trial_scenario(scenario: TuneScenario, settings: Settings, source: str) -> P
     workload = scenario.workload()
     for role, field in SETTINGS_FIELD.items():
         workload[field] = {**workload[field], **{k: Setting(v, source) for k, v in settings.get(role, {}).items()}}
-    return ProduceScenario(**workload, rate=scenario.rate, duration=scenario.settle + scenario.measure)
+    return ProduceScenario(**workload, rate=scenario.rate, duration=scenario.settle + scenario.measure, broker_phases=False)
 
 
 def refusal(produce: ProduceScenario) -> str | None:
