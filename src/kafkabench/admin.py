@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -180,7 +181,8 @@ class KafkaAdmin:
     def offsets(self, name: str) -> dict[int, tuple[int, int]]:
         """partition -> (earliest, end) offset, as the partition leaders have them now. While a partition's leadership
         moves it is asked again, within `timeout_s`; an error asking again cannot mend fails at once."""
-        query = _OffsetsQuery(self._admin, name, deadline=time.monotonic() + self.timeout_s)
+        query = _OffsetsQuery(self._admin, name, deadline=time.monotonic() + self.timeout_s,
+                              fresh=lambda: AdminClient(quiet_client_config(self.connection, **self._client_config)))
         try:
             return wait_until(query.attempt, timeout_s=self.timeout_s, what=f"the offsets of {name}", interval_s=0.2)
         except WaitTimeout:
@@ -279,8 +281,9 @@ class KafkaAdmin:
 class _OffsetsQuery:
     """One `offsets` call: what its attempts found so far, and why the rest is still missing."""
 
-    def __init__(self, admin: AdminClient, name: str, deadline: float) -> None:
+    def __init__(self, admin: AdminClient, name: str, deadline: float, fresh: Callable[[], AdminClient]) -> None:
         self._admin = admin
+        self._fresh = fresh
         self.name = name
         self.deadline = deadline
         self.found: dict[tuple[int, int], int] = {}  # (partition, 0: earliest / 1: end) -> offset
@@ -311,6 +314,10 @@ class _OffsetsQuery:
         try:
             metadata = self._admin.list_topics(topic=self.name, timeout=self._call_s())
         except KafkaException as exc:
+            if exc.args[0].code() == KafkaError._TIMED_OUT:
+                # librdkafka asks a connection that is up but does not answer (a frozen broker) again and again: the
+                # next attempt starts from the bootstrap servers on connections of its own
+                self._admin = self._fresh()
             return self._keep(exc.args[0], "metadata")
         topic = metadata.topics.get(self.name)
         if topic is None or topic.error is not None:

@@ -147,3 +147,34 @@ def test_ctrl_c_keeps_the_finished_cells_and_still_writes_the_report(kafka_clust
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert [c["status"] for c in run["cells"]] == ["ok", "interrupted"]
     assert (tmp_path / "run" / "report.html").is_file() and "interrupted" in stderr
+
+
+VARIANT_PLAN = """\
+    name: brokers
+    profiles: [default, newer]
+    scenarios:
+      - name: burst
+        lab: produce
+        size: 100
+        count: 2000
+    """
+
+
+def test_a_profile_that_makes_the_broker_a_variable_runs_on_a_cluster_of_its_own(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "newer.yaml").write_text(
+        "kafka_version: 4.4.0\nbroker: {num.io.threads: 2}\njvm: [-XX:G1HeapRegionSize=4m]\n")
+    (tmp_path / "plan.yaml").write_text(textwrap.dedent(VARIANT_PLAN))
+    done = kafkabench("run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    default, newer = (read_result(tmp_path / "run" / cell).cluster
+                      for cell in ("001-burst-default-confluent-r1", "002-burst-newer-confluent-r1"))
+    assert default["kind"] == newer["kind"] == "embedded-temporary"
+    assert default["bootstrap_servers"] != newer["bootstrap_servers"]  # each profile's cluster, side by side
+    assert (default["kafka_version"], "broker_settings" in default, "jvm_options" in default) == ("4.1.2", False, False)
+    assert (newer["kafka_version"], newer["broker_settings"], newer["jvm_options"]) == (
+        "4.4.0", {"num.io.threads": "2"}, ["-XX:G1HeapRegionSize=4m"])
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert set(run["target"]["profiles"]) == {"default", "newer"}
+    refused = kafkabench("run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "again"), "-b", "127.0.0.1:9")
+    assert refused.returncode != 0 and "profile newer sets the brokers' version" in refused.stderr

@@ -116,3 +116,42 @@ def test_a_latency_tune_one_record_at_a_time_runs_the_latency_labs_ping_pong(kaf
     assert "lab: latency" in plan and "rate:" not in plan
     checked = kafkabench("run", "--dry-run", str(out / "tuned-plan.yaml"))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+BROKER_SPACE = """\
+broker:
+  num.io.threads: {choices: [2, 3]}
+jvm:
+  "-XX:G1HeapRegionSize=": {choices: [4m]}
+"""
+
+
+def test_a_tune_reaching_past_the_client_runs_each_broker_variant_on_brokers_of_its_own(kafka_cluster, tmp_path):
+    from kafkabench.cluster import EmbeddedCluster
+    from kafkabench.cluster.target import Target
+    from kafkabench.core.events import SILENT
+    from kafkabench.errors import ConfigError
+    from kafkabench.labs.tune.run import run_tune
+    from kafkabench.labs.tune.scenario import TuneScenario
+
+    space = tmp_path / "space.yaml"
+    space.write_text(BROKER_SPACE)
+    scenario = TuneScenario(goal="latency", one_at_a_time=True, size=1000, count=5, warmup=1, trials=3, noise_runs=1,
+                            finalists=1, final_runs=1, space=space)
+    with pytest.raises(ConfigError, match="need brokers kafkabench starts"):
+        run_tune(scenario, Target.external(kafka_cluster.bootstrap_servers), tmp_path / "refused", SILENT)
+    if not isinstance(kafka_cluster, EmbeddedCluster):
+        return
+    import tempfile
+    from pathlib import Path
+
+    clusters_before = set(Path(tempfile.gettempdir()).glob("kafkabench-tune-brokers-*"))
+    document = run_tune(scenario, Target.embedded(kafka_cluster), tmp_path / "tune", SILENT)
+    trials = document.params["trials"]
+    search = [t for t in trials if t["kind"] == "search"]
+    assert [t["kind"] for t in trials][0] == "default" and trials[0]["settings"] == {}
+    assert search and all(t["state"] == "complete" for t in search), trials
+    for trial in search:  # never the brokers' own: each ran on a cluster of its own, warmed first
+        assert trial["settings"]["broker"]["num.io.threads"] in ("2", "3")
+        assert trial["settings"]["jvm"] == {"-XX:G1HeapRegionSize=": "4m"}
+    assert set(Path(tempfile.gettempdir()).glob("kafkabench-tune-brokers-*")) == clusters_before  # stopped, removed

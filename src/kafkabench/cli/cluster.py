@@ -13,7 +13,9 @@ from rich.table import Table
 from kafkabench.cli.output import err, note, out
 from kafkabench.cluster import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.state import load_state
+from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
 from kafkabench.cluster.broker_config import parse_broker_overrides
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.cluster.listeners import parse_listeners
 
 app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback or an isolated "
@@ -43,12 +45,18 @@ def up(
                                      "bandwidth) can cut and slow its links (needs root or CAP_NET_ADMIN)."),
     subnet: Optional[str] = typer.Option(None, "--subnet", help="With --network isolated: its private IPv4 subnet, "
                                          "e.g. 10.213.7.0/24; default: a free /24 of 10.213.0.0/16."),
+    kafka_version: Optional[str] = typer.Option(None, "--kafka-version", help=f"Apache Kafka version of the brokers: "
+                                                f"{', '.join(kafka_versions())}; default: {DEFAULT_KAFKA_VERSION}."),
+    jvm_option: list[str] = typer.Option([], "--jvm-option", help="A JVM option of the brokers, after kafkabench's own "
+                                         "(repeatable), e.g. --jvm-option=-XX:G1HeapRegionSize=4m."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
+    variant = BrokerVariant.of(kafka_version, parse_broker_overrides(broker_config), jvm_option)
+    variant.check()
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
-                              broker_config_overrides=parse_broker_overrides(broker_config), startup_timeout_s=timeout,
+                              broker_config_overrides=dict(variant.settings), startup_timeout_s=timeout,
                               security=parse_listeners(security, sasl_mechanism), network=network,
-                              subnet=subnet)
+                              subnet=subnet, kafka_version=variant.kafka_version, jvm_options=variant.jvm_options)
     started = time.monotonic()
     note(f"starting {brokers} broker(s){f' and {controllers} controller(s)' if controllers else ''} in {cluster.directory} ...")
     cluster.start()

@@ -3,7 +3,10 @@ cell, and the report written at the end whatever happened."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import shutil
+import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
@@ -85,13 +88,30 @@ def run(
     shape = loaded.plan.launcher
     workers = Launcher(launcher or shape.name, ray_address or shape.ray_address, spread or shape.spread,
                        cross_host_e2e or shape.cross_host_e2e)
-    with open_target(bootstrap_servers, on_start=note, brokers=brokers, controllers=controllers,
-                     security=loaded.plan.cluster.listeners(), network="isolated" if isolated else "loopback") as target, workers.open() as started_by:
-        target = dataclasses.replace(target, launcher=started_by)
+    variants = {cell.profile: loaded.profiles[cell.profile].variant() for cell in cells}
+    own_clusters = any(not variant.is_default for variant in variants.values())  # one per variant, side by side
+    if own_clusters and bootstrap_servers:
+        profile = next(name for name, variant in variants.items() if not variant.is_default)
+        abort(f"profile {profile} sets the brokers' version, settings or JVM options: kafkabench sets them only on "
+              "brokers it starts; drop --bootstrap-servers to run the plan on embedded clusters of its own")
+    with contextlib.ExitStack() as stack:
+        targets = {}
+        for variant in dict.fromkeys(variants.values()):
+            work = Path(tempfile.mkdtemp(prefix="kafkabench-variant-")) if own_clusters else None
+            if work is not None:
+                stack.callback(shutil.rmtree, work, ignore_errors=True)
+            target = stack.enter_context(open_target(
+                bootstrap_servers, cluster_dir=work, on_start=note, brokers=brokers, controllers=controllers,
+                security=loaded.plan.cluster.listeners(), network="isolated" if isolated else "loopback",
+                variant=variant if own_clusters else None))
+            targets[variant] = target
+        started_by = stack.enter_context(workers.open())
+        by_profile = {profile: dataclasses.replace(targets[variant], launcher=started_by)
+                      for profile, variant in variants.items()}
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             width = max(len(f"{c.name} r{c.repeat}") for c in cells)
-            record = run_plan(loaded, cells, target, directory, _Bars(bar, len(cells), width))
+            record = run_plan(loaded, cells, by_profile, directory, _Bars(bar, len(cells), width))
     from kafkabench.report.html import write_report  # plotly and jinja load only when a report is written
 
     html, csv = write_report([directory], directory / "report.html", directory / "report.csv")

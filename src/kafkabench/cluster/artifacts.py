@@ -17,7 +17,7 @@ import shutil
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Callable
@@ -25,10 +25,11 @@ from typing import Callable
 import platformdirs
 from filelock import FileLock, Timeout
 
-from kafkabench.errors import ArtifactError
+from kafkabench.errors import ArtifactError, ConfigError
 
 Fetch = Callable[[str, Path], None]
 
+DEFAULT_KAFKA_VERSION = "4.1.2"
 DOWNLOAD_TIMEOUT_S = 60
 LOCK_TIMEOUT_S = 600  # another process may be downloading ~45 MB on a slow link
 PARALLEL_DOWNLOADS = 8
@@ -60,6 +61,7 @@ class Manifest:
     repository: str
     jars: tuple[Jar, ...]  # the classpath
     agents: tuple[Jar, ...] = ()  # -javaagent jars, never on the classpath
+    broker_settings: dict[str, str] = field(default_factory=dict)  # its broker's settings and defaults ("": none)
 
     @classmethod
     def from_dict(cls, data: dict) -> Manifest:
@@ -71,7 +73,7 @@ class Manifest:
         names = [jar.filename for jar in jars + agents]
         if len(set(names)) != len(names):
             raise ArtifactError("Kafka manifest lists two jars with the same file name")
-        return cls(data["kafka_version"], data["repository"], jars, agents)
+        return cls(data["kafka_version"], data["repository"], jars, agents, dict(data.get("broker_settings", {})))
 
     @property
     def files(self) -> tuple[Jar, ...]:
@@ -79,8 +81,19 @@ class Manifest:
         return self.jars + self.agents
 
 
-def packaged_manifest() -> Manifest:
-    text = resources.files("kafkabench.cluster").joinpath("kafka-manifest.json").read_text()
+def kafka_versions() -> list[str]:
+    """The Kafka versions kafkabench pins, oldest first."""
+    names = [entry.name for entry in resources.files("kafkabench.cluster").joinpath("manifests").iterdir()]
+    versions = [name.removeprefix("kafka-").removesuffix(".json") for name in names if name.startswith("kafka-")]
+    return sorted(versions, key=lambda version: tuple(int(part) for part in version.split(".")))
+
+
+def packaged_manifest(version: str | None = None) -> Manifest:
+    """The pinned manifest of `version` (default: DEFAULT_KAFKA_VERSION)."""
+    version = version or DEFAULT_KAFKA_VERSION
+    if version not in kafka_versions():
+        raise ConfigError(f"Kafka {version}: kafkabench pins no such version; it has {', '.join(kafka_versions())}")
+    text = resources.files("kafkabench.cluster").joinpath("manifests", f"kafka-{version}.json").read_text()
     return Manifest.from_dict(json.loads(text))
 
 

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,7 @@ from confluent_kafka import Producer
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import broker_config, listeners, ports
-from kafkabench.cluster.artifacts import JarCache
+from kafkabench.cluster.artifacts import JarCache, packaged_manifest
 from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeLayout
 from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.java import Java, find_java
@@ -91,6 +92,8 @@ class EmbeddedCluster:
         security: Security | None = None,
         network: str = "loopback",
         subnet: str | None = None,
+        kafka_version: str | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         if network not in NETWORKS:
             raise ClusterError(f"--network {network}: must be one of {', '.join(NETWORKS)}")
@@ -117,6 +120,8 @@ class EmbeddedCluster:
         self.stop_timeout_s = stop_timeout_s
         self._java = java
         self._jar_cache = jar_cache
+        self.requested_version = kafka_version  # None: the pinned default (or the jar cache's)
+        self.jvm_options = list(jvm_options)
         self.security = security or Security()
         self.network_mode = network
         self.network: IsolatedNetwork | None = None
@@ -138,13 +143,14 @@ class EmbeddedCluster:
         cluster.controller_count = len(state.nodes) - len(state.brokers)
         cluster.network = IsolatedNetwork.of(state.network) if state.network else None
         cluster.network_mode = "isolated" if state.network else "loopback"
+        cluster.overrides, cluster.jvm_options = dict(state.broker_settings), list(state.jvm_options)
         cluster._processes = {node.node_id: BrokerProcess(node) for node in state.nodes}
         return cluster
 
     def start(self) -> EmbeddedCluster:
         self._refuse_if_running()
         java = self._java or find_java()
-        jar_cache = self._jar_cache or JarCache()
+        jar_cache = self._jar_cache or JarCache(manifest=packaged_manifest(self.requested_version))
         classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
         if self.network_mode == "isolated":
             self.network = IsolatedNetwork.create(self.broker_count + self.controller_count, self.subnet)
@@ -159,6 +165,8 @@ class EmbeddedCluster:
                 nodes=[self._node_state(java, classpath, jar_cache, layout, index) for index, layout in enumerate(layouts, 1)],
                 security=self.security,
                 network=self.network.describe() if self.network else None,
+                broker_settings=self.overrides,
+                jvm_options=self.jvm_options,
             )
             listeners.write_client_properties(self.security, {mode: self.state.listener_bootstrap(mode)
                                                               for mode in self.security.listeners})
@@ -479,7 +487,7 @@ class EmbeddedCluster:
         serving its metrics on its metrics port."""
         rules = self.directory / JMX_EXPORTER_RULES
         agent = f"-javaagent:{jar_cache.agent(JMX_EXPORTER)}={layout.host}:{layout.metrics_port}:{rules}"
-        command = [str(java.executable), *JVM_OPTIONS, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
+        command = [str(java.executable), *JVM_OPTIONS, *self.jvm_options, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         namespace = self.network.namespace(index) if self.network is not None else None
         if self.network is not None:

@@ -41,6 +41,8 @@ class ClusterState(BaseModel):
     nodes: list[NodeState]
     security: Security = Security()
     network: dict | None = None  # an isolated network's description (`IsolatedNetwork.describe`); None: loopback
+    broker_settings: dict[str, str] = {}  # the user's, beside kafkabench's own wiring
+    jvm_options: list[str] = []  # the user's, after kafkabench's own
 
     @property
     def brokers(self) -> list[NodeState]:

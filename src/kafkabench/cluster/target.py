@@ -13,6 +13,7 @@ from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.state import load_state
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.connection import Connection
 from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
 from kafkabench.errors import ConfigError
@@ -27,6 +28,8 @@ class Target:
     security: tuple[tuple[str, str], ...] = ()  # how to get in, in Java names (see Connection)
     listeners: tuple[Connection, ...] = ()  # every listener of a cluster kafkabench runs, the first the default
     broker_logs: tuple[tuple[int, str], ...] = ()  # (broker id, its log file) where kafkabench runs the brokers
+    broker_settings: tuple[tuple[str, str], ...] = ()  # the user's, on brokers kafkabench runs
+    jvm_options: tuple[str, ...] = ()  # the user's, on brokers kafkabench runs
 
     def __post_init__(self) -> None:
         if self.faults is None:
@@ -43,7 +46,8 @@ class Target:
         listeners = tuple(cluster.listener_connection(mode) for mode in cluster.security.listeners)
         return cls(cluster.bootstrap_servers, kind, cluster.kafka_version, EmbeddedFaults(cluster),
                    security=cluster.connection.security, listeners=listeners,
-                   broker_logs=tuple((broker, str(cluster.log_file(broker))) for broker in cluster.broker_ids()))
+                   broker_logs=tuple((broker, str(cluster.log_file(broker))) for broker in cluster.broker_ids()),
+                   broker_settings=tuple(sorted(cluster.overrides.items())), jvm_options=tuple(cluster.jvm_options))
 
     @property
     def connection(self) -> Connection:
@@ -91,22 +95,30 @@ def open_target(
     controllers: int = 0,
     security: Security | None = None,
     network: str = "loopback",
+    variant: BrokerVariant | None = None,
 ) -> Iterator[Target]:
     """Yield the cluster to use; a cluster started here (`brokers` brokers, `controllers` dedicated controller
-    nodes, `security` its listeners, `network` loopback or isolated) is stopped on the way out, whatever happened."""
+    nodes, `security` its listeners, `network` loopback or isolated) is stopped on the way out, whatever happened.
+    A `variant` (a Kafka version, broker settings, JVM options) always gets a cluster of its own in `cluster_dir`."""
     if bootstrap_servers:
+        if variant is not None and not variant.is_default:
+            raise ConfigError(f"{variant.describe()}: kafkabench sets a broker's version, settings and JVM options only "
+                              "on brokers it starts; drop --bootstrap-servers to run them on an embedded cluster")
         yield Target.external(bootstrap_servers, settings)
         return
     directory = cluster_dir or default_cluster_dir()
-    if load_state(directory) is not None:
+    if variant is None and load_state(directory) is not None:
         running = EmbeddedCluster.attach(directory)
         if any(broker.alive for broker in running.status().brokers):
             yield Target.embedded(running)
             return
+    variant = variant or BrokerVariant()
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security,
-                              network=network)
+                              network=network, broker_config_overrides=dict(variant.settings),
+                              kafka_version=variant.kafka_version, jvm_options=variant.jvm_options)
     shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "") \
         + (", each in a network namespace of its own" if network == "isolated" else "")
-    on_start(f"no cluster given and none running: starting an embedded one ({shape}) for this run")
+    on_start(f"starting an embedded cluster ({shape}; {variant.describe()}) for this run" if not variant.is_default
+             else f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:
         yield Target.embedded(cluster, "embedded-temporary")

@@ -16,6 +16,10 @@ def new_document(lab: str, target: Target, params: dict, notes: list[str] | None
                "listener": target.connection.describe()}
     if target.kafka_version is not None:
         cluster["kafka_version"] = target.kafka_version
+    if target.broker_settings:
+        cluster["broker_settings"] = dict(target.broker_settings)
+    if target.jvm_options:
+        cluster["jvm_options"] = list(target.jvm_options)
     warning = hostname_warning(target.connection.settings)
     return ResultDocument(lab=lab, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
                           tool=environment.tool(), machine=environment.machine(), cluster=cluster, params=params,

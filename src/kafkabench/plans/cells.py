@@ -58,6 +58,11 @@ def expand(loaded: LoadedPlan) -> list[Cell]:
             for group in groups:
                 scenario = build_scenario(planned, loaded.profiles[profile], profile, group, loaded, where)
                 shapes.append((names[position], planned.lab, profile, group, scenario))
+    for name in dict.fromkeys(profile for _, _, profile, _, _ in shapes):  # the broker as a variable, before it starts
+        try:
+            loaded.profiles[name].variant().check(where=f"{loaded.source}: profile {name}")
+        except ConfigError as exc:
+            raise PlanError(str(exc)) from None
     cells = []
     for repeat in range(1, plan.repeats + 1):
         for scenario_name, lab, profile, group, scenario in shapes:

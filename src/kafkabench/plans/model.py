@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from kafkabench.cluster.listeners import Security, parse_listeners
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.errors import ClusterError
 from kafkabench.labs.scenario import Scenario, setting_text
 
@@ -36,6 +37,13 @@ class Settings(BaseModel):
 
 class Profile(Settings):
     description: str = ""
+    # the broker as a variable: a cluster of the plan's own runs the profile's cells (kafkabench's brokers only)
+    broker: dict[str, Value] = Field({}, description="broker settings, server.properties names")
+    jvm: list[str] = Field([], description="the brokers' JVM options, after kafkabench's own (-XX:G1HeapRegionSize=4m)")
+    kafka_version: str | None = Field(None, description="the brokers' Kafka version; default: kafkabench's pinned one")
+
+    def variant(self) -> BrokerVariant:
+        return BrokerVariant.of(self.kafka_version, {k: setting_text(v) for k, v in self.broker.items()}, self.jvm)
 
 
 class PlanKeys(BaseModel):

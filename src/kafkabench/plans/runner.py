@@ -68,16 +68,24 @@ class RunRecord:
         os.replace(tmp, path)
 
 
-def run_plan(loaded: LoadedPlan, cells: list[Cell], target: Target, out_dir: Path, listener: Listener) -> RunRecord:
+def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, Target], out_dir: Path,
+             listener: Listener) -> RunRecord:
+    """`targets`: the cluster of every cell, or of each profile's (a profile that makes the broker a variable has a
+    cluster of its own)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "plan.yaml").write_text(loaded.text)
-    record = RunRecord(loaded.plan.name, loaded.source, out_dir, {"kind": target.kind, "bootstrap_servers": target.bootstrap_servers},
+    by_profile = targets if isinstance(targets, dict) else {cell.profile: targets for cell in cells}
+    clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers} for profile, t in by_profile.items()}
+    first = next(iter(clusters.values()))
+    record = RunRecord(loaded.plan.name, loaded.source, out_dir,
+                       first if all(c == first for c in clusters.values()) else {"kind": "per profile",
+                                                                                 "profiles": clusters},
                        cells=[CellOutcome(c.index, c.name, c.directory) for c in cells])
     record.write()
     try:
         with _interrupts() as interrupted:
             for cell, outcome in zip(cells, record.cells):
-                go_on = _run_one(cell, outcome, loaded, target, out_dir, listener)
+                go_on = _run_one(cell, outcome, loaded, by_profile[cell.profile], out_dir, listener)
                 if interrupted():  # a lab may have turned Ctrl-C into its own failure: still a stop
                     outcome.status, outcome.error = "interrupted", "interrupted (Ctrl-C)"
                 if not go_on or interrupted():

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kafkabench.cluster.artifacts import Jar, JarCache, Manifest, packaged_manifest, urllib_fetch
-from kafkabench.errors import ArtifactError
+from kafkabench.errors import ArtifactError, ConfigError
 
 
 def make_repo(root: Path, files: dict[str, bytes]) -> Manifest:
@@ -142,3 +142,19 @@ def test_an_agent_is_downloaded_and_verified_with_the_jars_but_kept_off_the_clas
 def test_packaged_manifest_pins_the_jmx_exporter_agent():
     (agent,) = packaged_manifest().agents
     assert agent.coordinates == "io.prometheus.jmx:jmx_prometheus_javaagent:1.0.1" and len(agent.sha256) == 64
+
+
+def test_every_pinned_kafka_version_has_its_jars_and_its_brokers_setting_names():
+    from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
+
+    versions = kafka_versions()
+    assert versions[0] == "4.0.2" and versions[-1] == "4.4.0" and DEFAULT_KAFKA_VERSION in versions
+    for version in versions:
+        manifest = packaged_manifest(version)
+        assert manifest.kafka_version == version
+        assert any(jar.artifact == "kafka_2.13" and jar.version == version for jar in manifest.jars)
+        assert {"num.io.threads", "socket.send.buffer.bytes", "log.flush.interval.messages"} <= set(manifest.broker_settings)
+        assert (manifest.broker_settings["num.io.threads"], manifest.broker_settings["log.dirs"]) == ("8", "")
+        assert [agent.artifact for agent in manifest.agents] == ["jmx_prometheus_javaagent"]
+    with pytest.raises(ConfigError, match="Kafka 9.9.9: kafkabench pins no such version"):
+        packaged_manifest("9.9.9")

@@ -151,3 +151,22 @@ def test_a_plan_says_where_its_workers_run_and_a_wrong_launcher_is_a_located_err
             count: 10
         """)
     assert error == f"{tmp_path / 'plan.yaml'}: launcher -> name: must be one of 'local' or 'ray'"
+
+
+def test_a_profile_makes_the_broker_a_variable_checked_before_any_cluster_starts(tmp_path):
+    write(tmp_path, "broker: {num.io.threads: 4}\njvm: [-XX:G1HeapRegionSize=4m]\nkafka_version: 4.4.0\n",
+          "profiles/brokers.yaml")
+    path = write(tmp_path, "name: p\nprofiles: [default, brokers]\nscenarios: [{lab: produce, count: 10}]\n")
+    loaded = load_plan(str(path))
+    expand(loaded)
+    variant = loaded.profiles["brokers"].variant()
+    assert (variant.kafka_version, variant.settings, variant.jvm_options) == (
+        "4.4.0", (("num.io.threads", "4"),), ("-XX:G1HeapRegionSize=4m",))
+    assert loaded.profiles["default"].variant().is_default and not variant.is_default
+    plan = "name: p\nprofiles: [bad]\nscenarios: [{lab: produce, count: 10}]\n"
+    for profile, said in (("broker: {num.io.thread: 4}", "broker setting num.io.thread: Kafka 4.1.2 has no such setting"),
+                          ("broker: {node.id: 4}", "broker setting node.id: set by kafkabench"),
+                          ("jvm: [-XX:G1HeapRegionSize=3x]", "JVM option(s) -XX:G1HeapRegionSize=3x: the JVM refuses them: Improperly"),
+                          ("kafka_version: 3.9.0", "Kafka 3.9.0: kafkabench pins no such version; it has 4.0.2")):
+        write(tmp_path, profile + "\n", "profiles/bad.yaml")
+        assert f"profile bad: {said}" in error_of(tmp_path, plan), profile

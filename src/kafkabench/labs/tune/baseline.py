@@ -8,7 +8,8 @@ from kafkabench.config.client_settings import RECORD_OVERHEAD, SIZE_LIMITS
 from kafkabench.errors import ConfigError
 from kafkabench.labs.throughput.plan import load_payloads
 from kafkabench.labs.tune.scenario import TuneScenario
-from kafkabench.labs.tune.space import ROLES, SearchSpace
+from kafkabench.cluster.artifacts import packaged_manifest
+from kafkabench.labs.tune.space import BROKER_ROLES, CLIENT_ROLES, JVM_DEFAULT, ROLES, SearchSpace
 from kafkabench.labs.tune.trial import SETTINGS_FIELD, Settings, trial_scenario
 
 PRESETS = ("latency", "throughput")  # the project's profiles, tried first
@@ -29,7 +30,7 @@ def kept_settings(scenario: TuneScenario) -> Settings:
             roles = [role for role in ("producer", "consumer") if name in java_names.names(role)] or \
                     [role for role in ("topic",) if name in java_names.names(role)]
         if not roles:
-            vocabulary = frozenset().union(*(java_names.names(role) for role in ROLES))
+            vocabulary = frozenset().union(*(java_names.names(role) for role in CLIENT_ROLES))
             hint = java_names.closest(name, vocabulary)
             raise ConfigError(f"--keep {name}: not a producer, consumer or topic setting"
                               + (f"; did you mean {', '.join(hint)}?" if hint else ""))
@@ -53,7 +54,7 @@ def default_settings(scenario: TuneScenario, space: SearchSpace) -> Settings:
     needed = needed_bytes(scenario)
     for d in space.dimensions:
         for name in d.settings_names:
-            value = default_of(scenario.client, d.role, name)
+            value = _brokers_own(d.role, name) if d.role in BROKER_ROLES else default_of(scenario.client, d.role, name)
             if value is not None and (d.role, name) in SIZE_LIMITS:
                 value = str(max(int(value), needed))
             if value is not None:
@@ -64,13 +65,18 @@ def default_settings(scenario: TuneScenario, space: SearchSpace) -> Settings:
     return merged(defaults, user)
 
 
+def _brokers_own(role: str, name: str) -> str | None:
+    """A broker setting's default as Kafka has it; a JVM option's: none (the JVM's own choice)."""
+    return packaged_manifest().broker_settings.get(name) or None if role == "broker" else JVM_DEFAULT
+
+
 def preset(name: str, space: SearchSpace) -> Settings:
     """A profile's settings that the space tunes (the latency profile's acks=1 is not: durability stays)."""
     from kafkabench.plans.loading import load_profile
 
     profile = load_profile(name, None)
     tuned = {(d.role, setting) for d in space.dimensions for setting in d.settings_names}
-    return {role: {k: v for k, v in profile.role(role).items() if (role, k) in tuned} for role in ROLES}
+    return {role: {k: v for k, v in profile.role(role).items() if (role, k) in tuned} for role in CLIENT_ROLES}
 
 
 def merged(*layers: Settings) -> Settings:

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from kafkabench.labs.tune.scenario import TuneScenario
-from kafkabench.labs.tune.space import ROLES
+from kafkabench.labs.tune.space import JVM_DEFAULT, ROLES
 from kafkabench.labs.tune.trial import Settings
 
 
@@ -24,6 +24,8 @@ def write_settings(out_dir: Path, name: str, settings: Settings, header: str, de
     profiles = out_dir / "profiles"
     profiles.mkdir(exist_ok=True)
     profile = {"description": description, **{role: settings[role] for role in ROLES if settings.get(role)}}
+    if "jvm" in profile:  # a plan's profile lists the brokers' JVM options whole
+        profile["jvm"] = [f"{prefix}{value}" for prefix, value in profile["jvm"].items() if value != JVM_DEFAULT]
     (profiles / f"{name}.yaml").write_text(yaml.safe_dump(profile, sort_keys=False), encoding="utf-8")
     return written + [f"profiles/{name}.yaml"]
 
@@ -35,7 +37,7 @@ def write_plan(out_dir: Path, scenario: TuneScenario) -> str:
     plan = {"name": "tuned", "description": "The tuned profile against the default, on the tune's workload.",
             "repeats": 3, "profiles": ["default", "tuned"], "clients": [s.client],
             "scenarios": [
-                {"name": "tuned", "lab": "latency", "size": s.size, "count": s.count, "warmup": s.warmup,
+                {"name": "tuned", "lab": "latency", "size": s.size, "count": s.count, "warmup": s.warmup, "pause": s.pause,
                  "replication_factor": s.replication_factor} if s.one_at_a_time else
                 {"name": "tuned", "lab": "produce", "size": s.size, "rate": s.rate, "duration": s.settle + s.measure,
                  "consumers": s.consumers, "producers": s.producers, "partitions": s.partitions,

@@ -36,7 +36,7 @@ def latency_scenario(s: TuneScenario, produce: ProduceScenario) -> LatencyScenar
             else default_of(s.client, "producer", "acks") or "all")
     return LatencyScenario(
         clients=[s.client], payload=s.payload[0] if s.payload else None, size=s.size, count=s.count,
-        warmup=s.warmup, rounds=1, acks=acks, replication_factor=s.replication_factor, timeout=s.timeout,
+        warmup=s.warmup, rounds=1, pause=s.pause, acks=acks, replication_factor=s.replication_factor, timeout=s.timeout,
         topic_config=produce.topic_config, producer={k: v for k, v in produce.producer.items() if k != "acks"},
         consumer=produce.consumer)
 

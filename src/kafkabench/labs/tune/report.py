@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 
 from kafkabench.core.results import ResultDocument
+from kafkabench.labs import broker_phases
 from kafkabench.labs.tune.space import ROLES
 from kafkabench.report.table import Table, columns, ms
 
@@ -28,7 +29,14 @@ def changes_text(settings: dict, baseline: dict) -> str:
     changed = [(role, k, v) for role in ROLES for k, v in settings.get(role, {}).items()
                if baseline.get(role, {}).get(k) != v]
     twice = {k for _, k, _ in changed if sum(1 for _, other, _ in changed if other == k) > 1}
-    return ", ".join(f"{role + ' ' if k in twice else ''}{k}={v}" for role, k, v in changed) or "no change"
+    return ", ".join(_change(role, k, v, k in twice) for role, k, v in changed) or "no change"
+
+
+def _change(role: str, name: str, value: str, ambiguous: bool) -> str:
+    """One changed setting; the brokers' said to be theirs (broker num.io.threads=2, jvm -XX:G1HeapRegionSize=4m)."""
+    if role == "jvm":
+        return f"jvm {name}{value}"
+    return f"{role + ' ' if ambiguous or role == 'broker' else ''}{name}={value}"
 
 
 def changed_count(settings: dict, baseline: dict) -> str:
@@ -167,4 +175,8 @@ def lines(document: ResultDocument) -> list[str]:
         out.append("what mattered (Optuna's importances): " + ", ".join(f"{k} {v:.0%}" for k, v in ranked[:5]))
     if document.params.get("outputs"):
         out.append("written: " + ", ".join(document.params["outputs"]))
+    chosen = (document.params.get("recommendation") or {}).get("label")
+    for label, parts in (document.params.get("broker_phases") or {}).items():  # the default's and the chosen's
+        if label in ("default", chosen):
+            out += broker_phases.text(label, parts)
     return out + [headline(document)]

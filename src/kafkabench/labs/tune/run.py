@@ -34,14 +34,14 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.step import PROBE, StepsEnded, probe_failure, run_probe, run_steps, settle_note
 from kafkabench.labs.document import count_brokers, new_document
-from kafkabench.labs.tune import front, outputs
+from kafkabench.labs.tune import brokers, front, outputs
 from kafkabench.labs.tune import study as studies
 from kafkabench.labs.tune.report import changes_text
 from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
 from kafkabench.labs.tune.baseline import PRESETS, default_settings, kept_settings, merged, needed_bytes, preset
 from kafkabench.labs.tune.goals import GOALS, Measured
 from kafkabench.labs.tune.scenario import TuneScenario
-from kafkabench.labs.tune.space import SearchSpace, load_space
+from kafkabench.labs.tune.space import SearchSpace, load_space, variant_of
 from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
 
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
@@ -70,12 +70,17 @@ def check_tune(scenario: TuneScenario, listener: Listener = SILENT) -> SearchSpa
 def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     space = check_tune(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if space.reaches_brokers:
+        brokers.refuse_on_a_foreign_cluster(target, space.source)
     document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
     if not scenario.one_at_a_time and (note := settle_note(scenario.client, scenario.settle)):
         listener.note(note)
     session = _Tune(scenario, space, target, out_dir, document, listener)
-    run_steps(document, session.scratch, session.write, session.tune)
+    try:
+        run_steps(document, session.scratch, session.write, session.tune)
+    finally:
+        session.clusters.close()
     if document.error:
         raise LabFailed(f"{document.error}; the trials done so far are kept in {out_dir} and in the study", document)
     return document
@@ -101,6 +106,7 @@ class _Tune:
         self.goal = GOALS[scenario.goal](scenario)
         self.failed_in_a_row = 0  # trials whose run failed, one after another
         self.rates: tuple[float, float] | None = None  # pareto: the range of offered rates
+        self.clusters = brokers.TrialClusters(target, document.cluster.get("brokers", 1), listener, self._warm)
 
     # ---- the phases ----------------------------------------------------------------------------
 
@@ -163,7 +169,7 @@ class _Tune:
             self.listener.note(f"trial {optuna_trial.number} refused before it ran: {reason}")
             return False
         best = self._best()
-        measured = self.goal.measure(produce, self.target, self.scratch, self.listener,
+        measured = self.goal.measure(produce, self._target(settings), self.scratch, self.listener,
                                      best.value if best is not None and kind == "search" else None)
         for name, value in self.goal.constraints(measured).items():
             optuna_trial.set_constraint(name, value)
@@ -238,8 +244,11 @@ class _Tune:
     def _rerun(self, candidate: Candidate) -> None:
         """One re-run of a finalist or the default (at the candidate's rate when it has one)."""
         produce = self._produce(candidate.settings, f"tune {candidate.label}", candidate.rate)
-        measured = self.goal.measure(produce, self.target, self.scratch, self.listener, None)
+        measured = self.goal.measure(produce, self._target(candidate.settings), self.scratch, self.listener, None)
         self._keep(_Trial(-1, f"final {candidate.label}", candidate.settings, measured))
+        runs = measured.judged.runs if measured.judged is not None else []
+        if runs and "broker_phases" in runs[0].params:  # one at a time: where its time went, its last re-run's
+            self.document.params.setdefault("broker_phases", {})[candidate.label] = runs[0].params["broker_phases"]
         if measured.objective is not None:
             candidate.values.append(measured.objective.value)
         candidate.feasible.append(measured.feasible)
@@ -250,6 +259,14 @@ class _Tune:
         """A trial's produce run: the user's workload and settings, the trial's on top, at its rate if it has one."""
         produce = trial_scenario(self.scenario, merged(settings, self.kept), source)
         return produce if rate is None else produce.model_copy(update={"rate": round(rate, 1)})
+
+    def _warm(self, target: Target) -> None:
+        """The default's workload once on a cluster just started, measured nowhere."""
+        self.goal.measure(self._produce({}, "tune warm-up"), target, self.scratch, SILENT, None)
+
+    def _target(self, settings: Settings) -> Target:
+        """Where a trial runs: the cluster given, or one with the brokers its settings ask for."""
+        return self.clusters.target(variant_of(settings)) if self.space.reaches_brokers else self.target
 
     def _distributions(self) -> dict:
         distributions = self.space.distributions()
@@ -283,7 +300,8 @@ class _Tune:
     def _setup(self) -> dict:
         """What a study is a study of: a journal made for another setup is not resumed."""
         s = self.scenario
-        goal = {"latency": {"objective": s.objective, **({"one_at_a_time": True, "count": s.count, "warmup": s.warmup}
+        goal = {"latency": {"objective": s.objective, **({"one_at_a_time": True, "count": s.count, "warmup": s.warmup,
+                                                          **({"pause": s.pause} if s.pause else {})}
                                                          if s.one_at_a_time else {"rate": s.rate})},
                 "throughput": {"precision": s.precision},
                 "pareto": {"max_rate": s.max_rate}}[s.goal]

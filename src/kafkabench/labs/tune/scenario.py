@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from kafkabench.config.properties import parse_overrides
 from kafkabench.errors import ConfigError
@@ -36,6 +36,8 @@ class TuneScenario(ProducerWorkload):
                                                     "last was read (the latency lab's way), instead of --rate.")
     count: PositiveInt = Field(50, description="latency --one-at-a-time: measured records per trial.")
     warmup: NonNegativeInt = Field(5, description="latency --one-at-a-time: records per trial before the measured ones.")
+    pause: NonNegativeFloat = Field(0, description="latency --one-at-a-time: seconds of quiet before each record (a "
+                                                   "camera's frame gap, 0.033 at 30 frames/s); 0: back to back.")
     objective: Literal["p50", "p99"] = Field("p50", description="latency: the e2e percentile the tune minimises.")
     precision: float = Field(0.05, gt=0, le=1, description="throughput: each trial's search stops when its bracket is "
                                                             "within this fraction.")

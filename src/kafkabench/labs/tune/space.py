@@ -9,9 +9,17 @@ Each entry under `producer`, `consumer` or `topic` is one dimension of the searc
         none: {compression.type: none}
         zstd-3: {compression.type: zstd, librdkafka:compression.level: 3}
 
+On a cluster kafkabench runs, the brokers are a variable too: `broker` holds broker settings (server.properties
+names), `jvm` the brokers' JVM options as a prefix and its values, `default` for none:
+
+    broker:
+      num.io.threads: {choices: [2, 8]}
+    jvm:
+      -XX:G1HeapRegionSize=: {choices: [default, 4m]}
+
 Every setting name (and every end of a range, every choice) is checked against the client's own vocabulary, as
-`-X` is, when the space is loaded: a space that names something the client does not have is refused with the
-closest names, before any trial runs.
+`-X` is, when the space is loaded, and a broker setting or JVM option against the broker's and the JVM's: a space
+that names something they do not have is refused, before any trial runs.
 """
 
 from __future__ import annotations
@@ -23,11 +31,16 @@ from typing import Any
 
 import yaml
 
+from kafkabench.cluster.artifacts import packaged_manifest
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.config.client_settings import SIZE_LIMITS, build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 
-ROLES = ("producer", "consumer", "topic")
+CLIENT_ROLES = ("producer", "consumer", "topic")
+BROKER_ROLES = ("broker", "jvm")  # a trial with other values than the brokers' own runs on a cluster of its own
+ROLES = CLIENT_ROLES + BROKER_ROLES
+JVM_DEFAULT = "default"  # a jvm dimension's value that gives no option: the JVM's own choice
 SETTINGS_ARGUMENT = {"producer": "producer_file", "consumer": "consumer_file", "topic": "topic"}  # build_settings' names
 BUILTIN = resources.files("kafkabench.labs.tune").joinpath("spaces")
 
@@ -121,6 +134,10 @@ class SearchSpace:
                 notes.append(f"{d.key} from {needed:,} (was {d.low:,.0f}): a {needed:,}-byte record must fit")
         return replace(self, dimensions=tuple(dimensions)), notes
 
+    @property
+    def reaches_brokers(self) -> bool:
+        return any(d.role in BROKER_ROLES for d in self.dimensions)
+
     def without(self, kept: dict[str, str]) -> SearchSpace:
         """The space minus every dimension that would change a kept setting (`--keep acks=all,...`)."""
         return replace(self, dimensions=tuple(d for d in self.dimensions if not d.settings_names & set(kept)))
@@ -202,8 +219,20 @@ def _check_vocabulary(dimension: Dimension, where: str) -> None:
     else:
         candidates = [dimension.settings(dimension.low), dimension.settings(dimension.high)]
     for bundle in candidates:
+        if dimension.role in BROKER_ROLES:
+            variant_of({dimension.role: bundle}).check(where=where)
+            continue
         given = {key: Setting(value, where) for key, value in bundle.items()}
         build_settings(defaults={}, **{SETTINGS_ARGUMENT[dimension.role]: given})
+
+
+def variant_of(settings: dict[str, dict[str, str]]) -> BrokerVariant:
+    """The brokers a trial's settings ask for; a broker setting at Kafka's default, a JVM option at `default`, are the
+    brokers' own (so the default trial runs on the cluster as it is)."""
+    defaults = packaged_manifest().broker_settings
+    broker = {k: v for k, v in settings.get("broker", {}).items() if defaults.get(k) != v}
+    jvm = [f"{prefix}{value}" for prefix, value in settings.get("jvm", {}).items() if value != JVM_DEFAULT]
+    return BrokerVariant.of(None, broker, jvm)
 
 
 def _text(value: Any) -> str:
