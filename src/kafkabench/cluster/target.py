@@ -112,13 +112,13 @@ def open_target(
         if any(broker.alive for broker in running.status().brokers):
             yield Target.embedded(running)
             return
-    variant = variant or BrokerVariant()
+    own, variant = variant is not None, variant or BrokerVariant()
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security,
                               network=network, broker_config_overrides=dict(variant.settings),
                               kafka_version=variant.kafka_version, jvm_options=variant.jvm_options)
     shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "") \
         + (", each in a network namespace of its own" if network == "isolated" else "")
-    on_start(f"starting an embedded cluster ({shape}; {variant.describe()}) for this run" if not variant.is_default
+    on_start(f"starting an embedded cluster ({shape}; {variant.describe()}) for this run" if own
              else f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:
         yield Target.embedded(cluster, "embedded-temporary")

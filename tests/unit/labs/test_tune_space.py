@@ -83,3 +83,35 @@ def test_size_limits_are_fitted_to_the_payload_so_no_proposal_is_refused_for_it(
     assert "consumer.fetch.max.bytes" not in limits  # even its highest value cannot carry the record
     assert notes == ["consumer.max.partition.fetch.bytes from 1,303,269 (was 65,536): a 1,303,269-byte record must fit",
                      "consumer.fetch.max.bytes left out: its highest value 65,536 cannot carry a 1,303,269-byte record"]
+
+
+def test_a_space_reaching_past_the_client_gives_each_trial_its_brokers():
+    from kafkabench.labs.tune.baseline import default_settings
+    from kafkabench.labs.tune.report import changes_text
+    from kafkabench.labs.tune.scenario import TuneScenario
+    from kafkabench.labs.tune.space import variant_of
+
+    space = parse_space("confluent", {"broker": {"num.io.threads": {"choices": [2, 8]}},
+                                      "jvm": {"-XX:G1HeapRegionSize=": {"choices": ["default", "4m"]}},
+                                      "consumer": {"receive.buffer.bytes": {"choices": [-1, 65536]}}}, "s.yaml")
+    assert space.reaches_brokers and not load_space("confluent").reaches_brokers
+    asked = space.settings({"broker.num.io.threads": "2", "jvm.-XX:G1HeapRegionSize=": "4m",
+                            "consumer.receive.buffer.bytes": "-1"})
+    variant = variant_of(asked)
+    assert (variant.settings, variant.jvm_options) == ((("num.io.threads", "2"),), ("-XX:G1HeapRegionSize=4m",))
+    # Kafka's own default and the JVM's own choice are the brokers as they are: the cluster given
+    assert variant_of(space.settings({"broker.num.io.threads": "8", "jvm.-XX:G1HeapRegionSize=": "default"})).is_default
+    defaults = default_settings(TuneScenario(size=100), space)
+    assert (defaults["broker"], defaults["jvm"]) == ({"num.io.threads": "8"}, {"-XX:G1HeapRegionSize=": "default"})
+    assert space.params_of(defaults)["broker.num.io.threads"] == "8"
+    assert changes_text(asked, defaults) == ("receive.buffer.bytes=-1, broker num.io.threads=2, "
+                                             "jvm -XX:G1HeapRegionSize=4m")
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"broker": {"num.io.thread": {"choices": [2]}}}, "broker setting num.io.thread: Kafka 4.1.2 has no such setting"),
+    ({"jvm": {"-XX:G1HeapRegionSize=": {"choices": ["3x"]}}}, "the JVM refuses them: Improperly specified VM option"),
+])
+def test_a_broker_setting_or_jvm_option_they_would_refuse_is_refused_when_the_space_loads(data, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_space("confluent", data, "s.yaml")

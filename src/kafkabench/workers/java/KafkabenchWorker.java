@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.OptionalInt;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.TimeoutException;
-import org.apache.kafka.common.utils.AppInfoParser;
 
 /**
  * The official Java client's worker: speaks kafkabench's JSON-lines protocol (kafkabench/core/protocol.py)
@@ -26,7 +25,20 @@ public final class KafkabenchWorker {
     }
 
     static final ObjectMapper JSON = new ObjectMapper();
-    static final String VERSION = AppInfoParser.getVersion();
+    static final String VERSION = clientVersion();
+
+    /** The kafka-clients version, as its jar says it (AppInfoParser, which reads the same file, moved in 4.4). */
+    static String clientVersion() {
+        java.util.Properties properties = new java.util.Properties();
+        try (java.io.InputStream in = KafkabenchWorker.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) {
+                properties.load(in);
+            }
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+        return properties.getProperty("version", "unknown");
+    }
 
     /** One scenario of one task. It sends its own `ready` and `progress`; the worker sends the result. */
     interface Scenario {
