@@ -161,9 +161,12 @@ VARIANT_PLAN = """\
 
 
 def test_a_profile_that_makes_the_broker_a_variable_runs_on_a_cluster_of_its_own(tmp_path):
+    from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
+
+    other = next(version for version in reversed(kafka_versions()) if version != DEFAULT_KAFKA_VERSION)
     (tmp_path / "profiles").mkdir()
     (tmp_path / "profiles" / "newer.yaml").write_text(
-        "kafka_version: 4.4.0\nbroker: {num.io.threads: 2}\njvm: [-XX:G1HeapRegionSize=4m]\n")
+        f"kafka_version: {other}\nbroker: {{num.io.threads: 2}}\njvm: [-XX:G1HeapRegionSize=4m]\n")
     (tmp_path / "plan.yaml").write_text(textwrap.dedent(VARIANT_PLAN))
     done = kafkabench("run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
@@ -171,9 +174,10 @@ def test_a_profile_that_makes_the_broker_a_variable_runs_on_a_cluster_of_its_own
                       for cell in ("001-burst-default-confluent-r1", "002-burst-newer-confluent-r1"))
     assert default["kind"] == newer["kind"] == "embedded-temporary"
     assert default["bootstrap_servers"] != newer["bootstrap_servers"]  # each profile's cluster, side by side
-    assert (default["kafka_version"], "broker_settings" in default, "jvm_options" in default) == ("4.1.2", False, False)
+    assert (default["kafka_version"], "broker_settings" in default, "jvm_options" in default) == (
+        DEFAULT_KAFKA_VERSION, False, False)
     assert (newer["kafka_version"], newer["broker_settings"], newer["jvm_options"]) == (
-        "4.4.0", {"num.io.threads": "2"}, ["-XX:G1HeapRegionSize=4m"])
+        other, {"num.io.threads": "2"}, ["-XX:G1HeapRegionSize=4m"])
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert set(run["target"]["profiles"]) == {"default", "newer"}
     refused = kafkabench("run", str(tmp_path / "plan.yaml"), "--out", str(tmp_path / "again"), "-b", "127.0.0.1:9")

@@ -138,7 +138,8 @@ def test_a_tune_reaching_past_the_client_runs_each_broker_variant_on_brokers_of_
     space.write_text(BROKER_SPACE)
     scenario = TuneScenario(goal="latency", one_at_a_time=True, size=1000, count=5, warmup=1, trials=3, noise_runs=1,
                             finalists=1, final_runs=1, space=space)
-    with pytest.raises(ConfigError, match="need brokers kafkabench starts"):
+    with pytest.raises(ConfigError, match="broker num.io.threads, jvm -XX:G1HeapRegionSize=: these need brokers "
+                                          "kafkabench starts"):
         run_tune(scenario, Target.external(kafka_cluster.bootstrap_servers), tmp_path / "refused", SILENT)
     if not isinstance(kafka_cluster, EmbeddedCluster):
         return

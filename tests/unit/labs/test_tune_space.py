@@ -3,6 +3,7 @@ refused in one line naming the file, the role and the setting, with the closest 
 
 import pytest
 
+from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION
 from kafkabench.errors import ConfigError
 from kafkabench.labs.tune.space import load_space, parse_space
 
@@ -109,7 +110,7 @@ def test_a_space_reaching_past_the_client_gives_each_trial_its_brokers():
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"broker": {"num.io.thread": {"choices": [2]}}}, "broker setting num.io.thread: Kafka 4.1.2 has no such setting"),
+    ({"broker": {"num.io.thread": {"choices": [2]}}}, f"broker setting num.io.thread: Kafka {DEFAULT_KAFKA_VERSION} has no such setting"),
     ({"jvm": {"-XX:G1HeapRegionSize=": {"choices": ["3x"]}}}, "the JVM refuses them: Improperly specified VM option"),
 ])
 def test_a_broker_setting_or_jvm_option_they_would_refuse_is_refused_when_the_space_loads(data, message):

@@ -4,6 +4,7 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
+from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION
 from kafkabench.plans.cells import expand
 from kafkabench.plans.loading import PlanError, builtin_names, load_plan, parse_plan
 
@@ -164,7 +165,7 @@ def test_a_profile_makes_the_broker_a_variable_checked_before_any_cluster_starts
         "4.4.0", (("num.io.threads", "4"),), ("-XX:G1HeapRegionSize=4m",))
     assert loaded.profiles["default"].variant().is_default and not variant.is_default
     plan = "name: p\nprofiles: [bad]\nscenarios: [{lab: produce, count: 10}]\n"
-    for profile, said in (("broker: {num.io.thread: 4}", "broker setting num.io.thread: Kafka 4.1.2 has no such setting"),
+    for profile, said in (("broker: {num.io.thread: 4}", f"broker setting num.io.thread: Kafka {DEFAULT_KAFKA_VERSION} has no such setting"),
                           ("broker: {node.id: 4}", "broker setting node.id: set by kafkabench"),
                           ("jvm: [-XX:G1HeapRegionSize=3x]", "JVM option(s) -XX:G1HeapRegionSize=3x: the JVM refuses them: Improperly"),
                           ("kafka_version: 3.9.0", "Kafka 3.9.0: kafkabench pins no such version; it has 4.0.2")):

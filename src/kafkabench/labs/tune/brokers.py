@@ -19,15 +19,17 @@ from kafkabench.cluster.target import Target
 from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.core.events import Listener
 from kafkabench.errors import ConfigError
+from kafkabench.labs.tune.space import BROKER_ROLES, SearchSpace
 
 KEPT = 2  # variant clusters left running beside the given one
 
 
-def refuse_on_a_foreign_cluster(target: Target, space_source: str) -> None:
+def refuse_on_a_foreign_cluster(target: Target, space: SearchSpace) -> None:
     if not target.started_here:
-        raise ConfigError(f"{space_source}: its broker: and jvm: settings need brokers kafkabench starts (it does not "
-                          "restart brokers it did not start); tune them on the embedded cluster, without "
-                          "--bootstrap-servers, or take them out of the space")
+        named = ", ".join(f"{d.role} {d.name}" for d in space.dimensions if d.role in BROKER_ROLES)
+        raise ConfigError(f"{space.source}: {named}: these need brokers kafkabench starts (it does not restart "
+                          "brokers it did not start); tune them on the embedded cluster, without --bootstrap-servers, "
+                          "or take them out of the space")
 
 
 class TrialClusters:

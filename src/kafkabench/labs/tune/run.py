@@ -71,7 +71,7 @@ def run_tune(scenario: TuneScenario, target: Target, out_dir: Path, listener: Li
     space = check_tune(scenario, listener)
     out_dir.mkdir(parents=True, exist_ok=True)
     if space.reaches_brokers:
-        brokers.refuse_on_a_foreign_cluster(target, space.source)
+        brokers.refuse_on_a_foreign_cluster(target, space)
     document = new_document("tune", target, scenario.model_dump(mode="json", exclude_none=True))
     count_brokers(document, target, scenario.timeout)
     if not scenario.one_at_a_time and (note := settle_note(scenario.client, scenario.settle)):
