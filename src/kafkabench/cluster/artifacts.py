@@ -29,7 +29,7 @@ from kafkabench.errors import ArtifactError, ConfigError
 
 Fetch = Callable[[str, Path], None]
 
-DEFAULT_KAFKA_VERSION = "4.1.2"
+DEFAULT_KAFKA_VERSION = "4.4.0"
 DOWNLOAD_TIMEOUT_S = 60
 LOCK_TIMEOUT_S = 600  # another process may be downloading ~45 MB on a slow link
 PARALLEL_DOWNLOADS = 8

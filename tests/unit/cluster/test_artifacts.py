@@ -112,9 +112,11 @@ def test_environment_overrides_cache_and_repository(tmp_path, monkeypatch, repo)
     assert cache.repository == "https://mirror.example/maven2"
 
 
-def test_packaged_manifest_pins_kafka_41_with_hashes():
+def test_the_default_manifest_pins_the_newest_kafka_with_hashes():
+    from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
+
     manifest = packaged_manifest()
-    assert manifest.kafka_version.startswith("4.1.")
+    assert manifest.kafka_version == DEFAULT_KAFKA_VERSION == kafka_versions()[-1] == "4.4.0"
     coordinates = {jar.coordinates for jar in manifest.jars}
     for needed in ("org.apache.kafka:kafka_2.13", "org.apache.kafka:kafka-clients", "org.apache.kafka:kafka-tools",
                    "org.scala-lang:scala-library", "org.apache.logging.log4j:log4j-slf4j-impl"):
