@@ -107,6 +107,33 @@ def test_invalid_broker_setting_is_reported_from_the_formatter(cluster_dir):
     assert "Invalid value lots for configuration num.io.threads" in line and "full log:" in line
 
 
+@pytest.mark.parametrize("args, said", [
+    (["-c", "num.io.thread=2"], "broker setting num.io.thread: Kafka 4.4.0 has no such setting"),
+    (["--jvm-option=-Xmx1q"], "JVM option(s) -Xmx1q: the JVM refuses them: Invalid maximum heap size: -Xmx1q"),
+    (["--kafka-version", "3.9.0"], "Kafka 3.9.0: kafkabench pins no such version; it has 4.0.2"),
+])
+def test_brokers_kafka_would_refuse_are_refused_before_any_starts(cluster_dir, args, said):
+    done = kafkabench(cluster_dir, "cluster", "up", *args)
+    assert done.returncode == 1
+    [line] = error_lines(done)
+    assert said in line
+    assert not (cluster_dir / "cluster.json").exists() and not (cluster_dir / "node-1").exists()
+
+
+def test_brokers_on_another_version_with_jvm_options_and_settings(cluster_dir):
+    done = kafkabench(cluster_dir, "cluster", "up", "--kafka-version", "4.1.2", "--jvm-option=-XX:G1HeapRegionSize=4m",
+                      "-c", "num.io.threads=2")
+    assert done.returncode == 0, done.stderr
+    assert "Kafka 4.1.2 ready" in done.stderr
+    status = json.loads(kafkabench(cluster_dir, "cluster", "status", "--json").stdout)
+    assert (status["kafka_version"], status["broker_settings"], status["jvm_options"]) == (
+        "4.1.2", {"num.io.threads": "2"}, ["-XX:G1HeapRegionSize=4m"])
+    [broker] = status["brokers"]
+    command = open(f"/proc/{broker['pid']}/cmdline", "rb").read().split(b"\0")
+    assert b"-XX:G1HeapRegionSize=4m" in command and any(b"kafka_2.13-4.1.2.jar" in part for part in command)
+    assert "num.io.threads=2" in (cluster_dir / "node-1" / "server.properties").read_text()
+
+
 def test_fault_command_without_a_cluster_is_one_clear_line(cluster_dir):
     done = kafkabench(cluster_dir, "cluster", "kill", "--broker", "1")
     assert done.returncode == 1

@@ -107,6 +107,9 @@ def status(
     out.print(table)
     if report.network:
         out.print(f"isolated network {report.network['subnet']} on bridge {report.network['name']}")
+    if report.broker_settings or report.jvm_options:
+        out.print("brokers with " + ", ".join([*(f"{k}={v}" for k, v in sorted(report.broker_settings.items())),
+                                              *report.jvm_options]), highlight=False)
     for listener in report.security.listeners if report.security and report.security.client_properties else []:
         out.print(f"{listener.name} ({listener.protocol}): {listener.bootstrap_servers}, settings in {listener.client_properties}")
 

@@ -263,6 +263,8 @@ class EmbeddedCluster:
             controllers=[self._node_status(node) for node in state.nodes if node.port is None],
             security=security_status(state),
             network=state.network,
+            broker_settings=state.broker_settings,
+            jvm_options=state.jvm_options,
         )
 
     def _node_status(self, node: NodeState) -> BrokerStatus:

@@ -54,6 +54,8 @@ class ClusterStatus(BaseModel):
     controllers: list[BrokerStatus] = []  # the dedicated ones; combined nodes are listed as brokers
     security: SecurityStatus | None = None
     network: dict | None = None  # an isolated network: its bridge, subnet and node count; None: loopback
+    broker_settings: dict[str, str] = {}  # the user's (`cluster up -c`), beside kafkabench's own wiring
+    jvm_options: list[str] = []  # the user's (`cluster up --jvm-option`), after kafkabench's own
 
 
 def security_status(state: ClusterState) -> SecurityStatus:
