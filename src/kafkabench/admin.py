@@ -241,6 +241,13 @@ class KafkaAdmin:
         if outcome != "OK":
             raise KafkaAdminError(f"setting {logger}={level} on broker {broker_id} failed: {outcome}")
 
+    def feature_level(self, name: str) -> int | None:
+        """The cluster's finalized level of feature `name` (`transaction.version`, `metadata.version`; DescribeFeatures,
+        which librdkafka's admin API lacks); None when the cluster has not finalized it."""
+        features = self._kafka_python("describe features", "describe features", lambda client: client.describe_features())
+        finalized = (features.get(name) or {}).get("finalized")
+        return int(finalized[1]) if finalized else None
+
     def _kafka_python(self, purpose: str, what: str, call):
         """`call` with a kafka-python admin client (imported late: only these helpers need kafka-python), bounded by
         this admin's timeout, connecting included."""

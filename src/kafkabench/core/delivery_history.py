@@ -4,7 +4,9 @@ Every message of a delivery run carries a unique id (producer, sequence): `produ
 (0..65535), `sequence` 0..n-1 per producer. A producer keeps one `History`, sized to the messages it sent:
 
 - `status` (uint8): 0 **unknown** (no answer before the process ended or the send timed out: the message
-  may or may not have been written, so an unknown is never counted as lost), 1 **acknowledged**, 2 **failed**;
+  may or may not have been written, so an unknown is never counted as lost), 1 **acknowledged** (for a
+  transactional producer: its transaction committed), 2 **failed**, 3 **aborted** (its transaction aborted, on
+  purpose or after an error: a read_committed reader must never see it);
 - `partition` (int32), `offset` (int64): where the acknowledgement said the message was written, -1 unless
   acknowledged. An acknowledgement may come without an offset (acks=0: the broker never answers, the client
   reports offset -1); such a message can be lost but has no position to mismatch;
@@ -27,7 +29,7 @@ import numpy as np
 
 from kafkabench.errors import KafkabenchError
 
-UNKNOWN, ACKNOWLEDGED, FAILED = 0, 1, 2
+UNKNOWN, ACKNOWLEDGED, FAILED, ABORTED = 0, 1, 2, 3
 MAX_PRODUCER = 65_535
 FORMAT = 1
 ARRAYS = {"status": np.uint8, "partition": np.int32, "offset": np.int64, "error": np.uint16}
@@ -156,6 +158,11 @@ class History:
         self.offset[sequences] = -1
         self.error[sequences] = self.error_code(error) if isinstance(error, str) else error
 
+    def record_aborted(self, sequences: np.ndarray) -> None:
+        """Sends whose transaction was aborted; where an acknowledgement put them stays (an aborted record is
+        written, marked aborted by the transaction's end)."""
+        self.status[np.asarray(sequences)] = ABORTED
+
     @property
     def sent(self) -> int:
         return len(self.status)
@@ -171,6 +178,10 @@ class History:
     @property
     def unknown(self) -> int:
         return int(np.count_nonzero(self.status == UNKNOWN))
+
+    @property
+    def aborted(self) -> int:
+        return int(np.count_nonzero(self.status == ABORTED))
 
     @property
     def nbytes(self) -> int:

@@ -142,11 +142,20 @@ class DeliveryParams(ScenarioParams):
     singles: int = Field(8, ge=0, description="the first sends, each timed alone (the seed's stopwatch)")
     sleep_ms: int = Field(0, ge=0, description="async-sleep: how long before the exit")
     rate_per_s: RatePerS = Field(-1.0, description="the bulk's open-loop schedule, messages/s; -1: as fast as possible")
+    transaction_size: int = Field(0, ge=0, description="messages per transaction (the producer config holds its "
+                                                       "transactional.id); 0: no transactions")
+    abort_ratio: float = Field(0.0, ge=0, lt=1, description="with transactions: the share aborted on purpose, spread "
+                                                            "evenly: transaction t (from 0) is aborted when "
+                                                            "floor((t + 1) * ratio) > floor(t * ratio)")
 
     @model_validator(mode="after")
     def _sleep(self) -> DeliveryParams:
         if (self.mode == "async-sleep") != (self.sleep_ms > 0):
             raise ValueError("params.sleep_ms must be > 0 with mode async-sleep, and only with it")
+        if self.transaction_size and self.singles:
+            raise ValueError("params.singles must be 0 with transactions: a transaction's sends are not timed alone")
+        if self.abort_ratio and not self.transaction_size:
+            raise ValueError("params.abort_ratio needs transaction_size")
         return self
 
 

@@ -18,10 +18,16 @@ async-sleep: the sleep; async-exit and async-return: nothing), and ms per event 
 Then the mode decides how the process ends: async-exit and async-sleep send their result and `os._exit`
 at once; async-return returns without closing the client, and the orchestrator records whether and when
 the process ended by itself.
+
+With `transaction_size`, the producer is transactional (its config holds the transactional.id): messages go in
+transactions of that many, each committed, or aborted on purpose as `aborted(t, abort_ratio)` says; a committed
+transaction's messages are acknowledged, an aborted one's are recorded as aborted, and a commit whose outcome the
+client cannot tell leaves its messages unknown.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -31,7 +37,7 @@ import numpy as np
 from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_history import History
-from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused
+from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused, TransactionFailed
 from kafkabench.workers.throughput_run import RunFailed
 
 # answers that say nothing of the outcome: the record may have been written (librdkafka, Java, kafka-python)
@@ -41,6 +47,12 @@ QUEUE_FULL_WAIT_S = 0.005
 PROGRESS_S = 0.2
 BATCH = 256  # async sends handed over at once, between two looks at the answers and the clock
 EXITING = ("async-exit", "async-sleep")
+
+
+def aborted(transaction: int, ratio: float) -> bool:
+    """Whether transaction `transaction` (from 0) is aborted on purpose: `ratio` of them, spread evenly (the Java
+    worker computes the same in the same doubles)."""
+    return math.floor((transaction + 1) * ratio) > math.floor(transaction * ratio)
 
 
 class DeliveryRun:
@@ -59,6 +71,14 @@ class DeliveryRun:
         except AdapterError as exc:
             raise RunFailed("config", str(exc)) from exc
         self.history = History.mapped(self.params.history_dir, self.params.producer, self.params.count)
+        if self.params.transaction_size:
+            transactions = getattr(self.client, "init_transactions", None)
+            if transactions is None:
+                raise RunFailed("config", f"{self.client.name}: kafkabench drives transactions with confluent and java")
+            try:
+                transactions(self.task.timeout_s)
+            except AdapterError as exc:
+                raise RunFailed("config", f"init_transactions failed: {exc}") from exc
 
     def run(self) -> None:
         """Sends every message as the mode says and times it; the ending that keeps the process is done here,
@@ -73,7 +93,9 @@ class DeliveryRun:
                 self._wait_answered(sequence)
             self.timings[f"single_{sequence + 1}_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
-        if synchronous:
+        if params.transaction_size:
+            self._transactions(begun, synchronous)
+        elif synchronous:
             for sequence in range(singles, params.count):
                 self._await_turn(begun, sequence - singles)
                 self._send(sequence, sequence + 1)
@@ -94,6 +116,47 @@ class DeliveryRun:
         self.timings["ms_per_event"] = (time.perf_counter() - started) * 1000 / params.count
         self._progress(force=True)
 
+    def _transactions(self, begun: float, synchronous: bool) -> None:
+        """The messages in transactions: begun, sent (on the schedule, as the bulk), then committed or aborted."""
+        params, client = self.params, self.client
+        for transaction, first in enumerate(range(0, params.count, params.transaction_size)):
+            end = min(first + params.transaction_size, params.count)
+            client.begin_transaction()
+            if synchronous or params.rate_per_s > 0:
+                for sequence in range(first, end):
+                    self._await_turn(begun, sequence)
+                    self._send(sequence, sequence + 1)
+                    if synchronous:
+                        self._wait_answered(sequence)
+            else:
+                self._send(first, end)
+            self._end_transaction(first, end, commit=not aborted(transaction, params.abort_ratio))
+
+    def _end_transaction(self, first: int, end: int, commit: bool) -> None:
+        """Commit (or abort) and record what became of the transaction's messages; a commit the broker refused
+        is aborted, one whose outcome is unknown leaves them unknown, a fatal error ends the run."""
+        client, timeout = self.client, self.task.timeout_s
+        try:
+            if commit:
+                client.commit_transaction(timeout)
+            else:
+                self._flush()  # every message written and answered first: the abort then marks them all
+                client.abort_transaction(timeout)
+        except TransactionFailed as failed:
+            self._take_answers()
+            if failed.abortable:
+                client.abort_transaction(timeout)
+                self._take_answers()
+                self.history.record_aborted(np.arange(first, end))
+                return
+            self.history.record_unknowns(np.arange(first, end), failed.name)
+            if failed.fatal:
+                raise RunFailed("failure", f"the transaction of messages {first}..{end - 1}: {failed}") from None
+            return
+        self._take_answers()
+        if not commit:
+            self.history.record_aborted(np.arange(first, end))
+
     def exit_now(self) -> None:
         """async-exit / async-sleep: end the process with no close and no flush, as the seed's System.exit."""
         self._take_answers()
@@ -104,7 +167,8 @@ class DeliveryRun:
         if history is None:
             return Outcome(client_version=version, timings=dict(self.timings))
         self._take_answers()
-        counters = {"sent": history.sent, "acked": history.acked, "failed": history.failed, "unknown": history.unknown}
+        counters = {"sent": history.sent, "acked": history.acked, "failed": history.failed, "unknown": history.unknown,
+                    **({"aborted": history.aborted} if self.params.transaction_size else {})}
         return Outcome(client_version=version, counters=counters, timings=dict(self.timings))
 
     def _send(self, first: int, end: int) -> None:

@@ -36,7 +36,25 @@ def test_an_axis_and_a_setting_for_the_same_knob_are_refused_and_bad_values_name
         expand(DeliveryScenario(clients=["http"]))
 
 
+def test_transactions_make_the_producer_idempotent_with_acks_all_and_refuse_what_kafka_would():
+    cells = expand(DeliveryScenario(clients=["confluent", "java"], transactions=50, abort_ratio=0.2))
+    assert {(c.settings.acks, c.settings.idempotence) for c in cells} == {("all", True)}
+    for fields, said in (({"acks": ["1"]}, "--transactions needs acks=all (Kafka refuses a transactional producer "
+                                           "without it), not 1"),
+                         ({"idempotence": ["off"]}, "--transactions needs idempotence on"),
+                         ({"producer": {"enable.idempotence": "false"}}, "--transactions needs idempotence on"),
+                         ({"clients": ["confluent", "kafka-python"]}, "kafkabench drives transactions with confluent "
+                                                                     "and java; not with kafka-python"),
+                         ({"overrides": {"transactional.id": "mine"}}, "gives each producer a transactional.id of its "
+                                                                       "own")):
+        with pytest.raises(ConfigError, match=said.replace("(", r"\(").replace(")", r"\)")):
+            expand(DeliveryScenario(transactions=50, **fields))
+    assert expand(DeliveryScenario(transactions=50, acks=["all"], idempotence=["on"]))
+
+
 @pytest.mark.parametrize("fields, message", [
+    ({"abort_ratio": 0.2}, "--abort-ratio aborts transactions: give --transactions too"),
+    ({"transactions": 10, "abort_ratio": 1}, "abort_ratio\n.*less than 1"),
     ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
     ({"faults": ["kill-broker"]}, "the target is leader, follower, controller or a node id"),
     ({"faults": ["restart-leader:3"]}, "takes no duration"), ({"faults": ["loss-leader:3"]}, "loss needs percent="),

@@ -52,6 +52,9 @@ class DeliveryCell:
                  f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
         return ", ".join(words + fault_words(faults, bounces))
 
+    def describe_transactions(self, size: int | None, abort_ratio: float) -> str:
+        return "" if size is None else f", in transactions of {size}" + (f", {abort_ratio:g} aborted" if abort_ratio else "")
+
 
 def fault_words(faults: list[str], bounces: int) -> list[str]:
     """"leader killed 3x" per fault kind, counting the turns each takes of `bounces`."""
@@ -70,7 +73,11 @@ def cell_settings(cell: DeliveryCell, scenario: DeliveryScenario):
 
 def cell_params(cell: DeliveryCell, scenario: DeliveryScenario) -> dict:
     s = cell.settings
-    return {"cell": cell.label, "settings": cell.describe(scenario.faults, scenario.bounces), "mode": cell.mode,
+    return {"cell": cell.label, "mode": cell.mode,
+            "settings": cell.describe(scenario.faults, scenario.bounces)
+            + cell.describe_transactions(scenario.transactions, scenario.abort_ratio),
+            **({"transactions": {"size": scenario.transactions, "abort_ratio": scenario.abort_ratio}}
+               if scenario.transactions else {}),
             "partitions": s.partitions, "replication_factor": s.replication_factor, "min_insync_replicas": s.min_isr,
             "effective_min_isr": s.effective_min_isr, "acks": s.acks, "idempotence": "on" if s.idempotence else "off",
             "count": scenario.count, "size_bytes": scenario.size, "rate": scenario.rate}
@@ -82,9 +89,34 @@ def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
             raise ConfigError(f"--clients {client}: the delivery lab runs Kafka clients: "
                               f"{', '.join(client_registry.KAFKA_CLIENTS)}")
     acks, idempotence, min_isr = (_axis(scenario, name) for name in AXES)
+    if scenario.transactions is not None:
+        acks, idempotence = _transactional(scenario, acks, idempotence)
     return [DeliveryCell(TopicAndProducer("", scenario.partitions, rf, int(isr), a, idem == "on", client), mode)
             for client, mode, a, idem, rf, isr in itertools.product(
                 scenario.clients, scenario.modes, acks, idempotence, scenario.replication_factors, min_isr)]
+
+
+TRANSACTIONAL_CLIENTS = ("confluent", "java")
+
+
+def _transactional(scenario: DeliveryScenario, acks: list, idempotence: list) -> tuple[list, list]:
+    """A transactional producer is idempotent with acks=all (Kafka refuses it otherwise): the defaults become those,
+    anything else given is refused, and so is a client kafkabench does not drive transactions with."""
+    others = [client for client in scenario.clients if client not in TRANSACTIONAL_CLIENTS]
+    if others:
+        raise ConfigError(f"--transactions: kafkabench drives transactions with {' and '.join(TRANSACTIONAL_CLIENTS)}; "
+                          f"not with {', '.join(others)}")
+    given = {name: getattr(scenario, name) is not None or any(AXES[name][1] in found for found in (
+        getattr(scenario, AXES[name][0]), scenario.overrides)) for name in ("acks", "idempotence")}
+    if given["acks"] and set(acks) != {"all"}:
+        raise ConfigError(f"--transactions needs acks=all (Kafka refuses a transactional producer without it), "
+                          f"not {', '.join(a for a in acks if a != 'all')}")
+    if given["idempotence"] and set(idempotence) != {"on"}:
+        raise ConfigError("--transactions needs idempotence on (Kafka refuses a transactional producer without it)")
+    if any("transactional.id" in found for found in (scenario.producer, scenario.overrides)):
+        raise ConfigError("--transactions: kafkabench gives each producer a transactional.id of its own, new for each "
+                          "cell, so no other run's can fence it; drop transactional.id from the settings")
+    return ["all"], ["on"]
 
 
 def _axis(scenario: DeliveryScenario, name: str) -> list:

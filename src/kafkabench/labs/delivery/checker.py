@@ -221,6 +221,16 @@ class Checker:
             if len(keys):
                 found[at[keys[at] == read]] = True
 
+    def seen(self, index: int) -> np.ndarray:
+        """Whether each sequence of history `index` was read, by the first read or by the confirming one."""
+        seen = self._read[index].slice(0, self.histories[index].sent).copy()
+        if self._confirmation is not None:
+            _, keys, found = self._confirmation
+            mine = keys[found]
+            mine = mine[(mine >> SHIFT) == index] & ((1 << SHIFT) - 1)
+            seen[mine] = True
+        return seen
+
     def result(self) -> Verdict:
         tallied = Counter()
         for history, read, copied in zip(self.histories, self._read, self._copied):

@@ -14,6 +14,7 @@ from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import Checker, Verdict
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import Decode, read_spans, read_topic
+from kafkabench.labs.delivery.transactions import check as check_transactions
 
 HISTORY_DIR = "histories"
 
@@ -23,10 +24,12 @@ class ClusterUnhealed(KafkabenchError):
 
 
 def judge(run: Run, target: Target, topic: str, histories: list[History], heal_timeout_s: float, idempotent: bool,
-          out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = ids.decode) -> Verdict:
+          out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = ids.decode,
+          transactions: tuple[int, list[str]] | None = None) -> Verdict:
     """Heal, read back, check every producer's history as one run; the histories are saved compressed into the
     result (`params.history`, or `params.histories` for several) and their mapped files, if any, removed first,
-    whatever happens next."""
+    whatever happens next. `transactions`: the transaction size and each producer's transactional.id, for the
+    transactional checks (a second read, read_uncommitted, among them)."""
     (out_dir / HISTORY_DIR).mkdir(parents=True, exist_ok=True)
     names = [f"{HISTORY_DIR}/{index:03d}-{run.client}.npz"] if len(histories) == 1 else \
         [f"{HISTORY_DIR}/{index:03d}-{run.client}-producer-{n}.npz" for n in range(1, len(histories) + 1)]
@@ -49,6 +52,16 @@ def judge(run: Run, target: Target, topic: str, histories: list[History], heal_t
         errors.update(history.error_counts())
     run.counters.update({f"errors.{name}": count for name, count in errors.items()})
     run.params.update(idempotent=idempotent, loss_confirmed=verdict.loss_confirmed, failures=verdict.failures)
+    if transactions is not None:
+        size, transactional_ids = transactions
+        checked = check_transactions(checker, size, transactional_ids,
+                                     read_topic(target.connection, topic, decode=decode, isolation="read_uncommitted"))
+        examples = checked.pop("examples")
+        run.counters.update(checked)
+        run.params["failures"] = verdict.failures + [name for name in ("aborted_reads", "torn_transactions")
+                                                     if checked[name]]
+        run.params["transactions"] = {**run.params.get("transactions", {}), "transactional_ids": transactional_ids,
+                                      **({"examples": examples} if examples else {})}
     return verdict
 
 

@@ -32,9 +32,11 @@ class ReadBackFailed(KafkabenchError):
     """The topic could not be read to its end within the bound."""
 
 
-def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
-    """Every partition, earliest to the end offset it has now."""
-    with _consumer(bootstrap) as consumer:
+def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode,
+               isolation: str = "read_committed") -> Iterator[ReadChunk]:
+    """Every partition, earliest to the end offset it has now (`isolation` read_uncommitted: records of open and
+    aborted transactions too)."""
+    with _consumer(bootstrap, isolation) as consumer:
         partitions = _partitions(consumer, topic, stall_s)
         spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in partitions]
         yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s, decode)
@@ -54,10 +56,10 @@ def read_spans(bootstrap: str | Connection, topic: str, spans: list[tuple[int, i
 
 
 @contextlib.contextmanager
-def _consumer(bootstrap: str | Connection) -> Iterator[Consumer]:
+def _consumer(bootstrap: str | Connection, isolation: str = "read_committed") -> Iterator[Consumer]:
     consumer = Consumer(quiet_client_config(bootstrap, **{
         "group.id": f"kafkabench-delivery-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": "read_committed", "enable.partition.eof": False}))
+        "isolation.level": isolation, "enable.partition.eof": False}))
     try:
         yield consumer
     finally:
@@ -103,6 +105,11 @@ def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], sta
             yield _chunk(records, decode)
             for message in records:
                 at[message.partition()] = message.offset() + 1
+        # a transaction's control records take offsets at which no message is read: the position passes them
+        for position in consumer.position([TopicPartition(topic, p) for p in ends]):
+            if position.offset > at[position.partition]:
+                at[position.partition] = position.offset
+                last_progress = time.monotonic()
         for partition in [p for p, end in ends.items() if at[p] >= end]:
             del ends[partition]  # what the consumer still fetches of it is left out above
         if ends and time.monotonic() - last_progress > stall_s:

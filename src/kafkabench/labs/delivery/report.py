@@ -66,7 +66,7 @@ def verdict_table(document: ResultDocument) -> Table:
         counts = [verdict.sent, verdict.acknowledged, verdict.failed, verdict.unknown, verdict.lost, verdict.duplicated,
                   verdict.reordered, verdict.delivered_despite_error, verdict.unknown_found, verdict.unknown_not_found,
                   verdict.offset_mismatch]
-        failing = bool(verdict.failures) or bool(run.error)
+        failing = bool(run.params.get("failures", verdict.failures)) or bool(run.error)
         table.add(*settings, *(f"{count:,}" for count in counts), _pct(verdict.delivered_pct),
                   kind="error" if failing else "reference" if run.client == "apache" else "")
     return table
@@ -77,8 +77,9 @@ def stopwatch_table(document: ResultDocument) -> Table:
     singles = max((sum(1 for name in run.timings if name.startswith("single_")) for run in document.runs), default=0)
     names = [*(f"send {i}" for i in range(singles)), "bulk", "closing / sleeping", "ms/event", "process end"]
     timed = [run for run in document.runs if "ms_per_event" in run.timings]
-    table, varying = _settings_table(f"the seed's stopwatch: ms of each of the first {singles} sends alone, of the bulk "
-                                     "of the rest, of the closing or sleeping; ms/event = all of it / count", timed,
+    alone = f"ms of each of the first {singles} sends alone, of the bulk of the rest" if singles else "ms of the bulk"
+    table, varying = _settings_table(f"the seed's stopwatch: {alone}, of the closing or sleeping; ms/event = all of it "
+                                     "/ count", timed,
                                      names, {"ms/event": "delivery_ms_per_event"},
                                      wide=(*(f"send {i}" for i in range(1, singles)), "process end"))
     for run in timed:
@@ -98,6 +99,10 @@ def tables(document: ResultDocument) -> list[Table]:
 
 def lines(document: ResultDocument) -> list[str]:
     found = []
+    if (version := document.cluster.get("transaction_version")) is not None:
+        found.append(f"the cluster's transaction.version: {version}" + (
+            " (KIP-890's transactions V2: a new producer epoch for every transaction)" if version == 2 else
+            " (a producer keeps its epoch across transactions: before KIP-890)" if version in (0, 1) else ""))
     for run in document.runs:
         label = f"{run.params.get('settings', '')} ({run.client})"
         verdict = verdict_of(run)
@@ -105,10 +110,25 @@ def lines(document: ResultDocument) -> list[str]:
             said = verdict_lines(verdict, label)
             coverage = run.params.get("fault_coverage")
             found += [f"{said[0]}; {coverage}" if coverage else said[0], *said[1:]]
+            found += transaction_lines(run, label)
         found += [f"{label}: {text}" for text in fault_texts(run)]
         if run.error:
             found.append(f"{label}: {run.error}")
     return found
+
+
+def transaction_lines(run: Run, label: str) -> list[str]:
+    """What a transactional cell's readers saw, beside what Kafka promises."""
+    if "aborted_reads" not in run.counters:
+        return []
+    c, examples = run.counters, run.params.get("transactions", {}).get("examples", {})
+    said = [f"{label}: {c['committed_transactions']:,} transactions committed, {c['aborted_transactions']:,} aborted; "
+            f"read_committed saw {c['aborted_reads']:,} messages of aborted transactions and "
+            f"{c['torn_transactions']:,} committed transactions in part (Kafka promises 0 and 0); read_uncommitted saw "
+            f"{c['aborted_seen_uncommitted']:,} messages of aborted transactions (written, marked aborted: a reader that "
+            "asks for uncommitted records gets them)"]
+    said += [f"{label}: {name.replace('_', ' ')}, e.g. {'; '.join(found)}" for name, found in examples.items()]
+    return said
 
 
 def fault_texts(run: Run) -> list[str]:

@@ -13,6 +13,7 @@ import dataclasses
 import uuid
 from pathlib import Path
 
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
@@ -46,6 +47,8 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("delivery", target, scenario.model_dump(mode="json", exclude_none=True))
     check_fits(cells, count_brokers(document, target, scenario.timeout))
+    if scenario.transactions:
+        document.cluster["transaction_version"] = transaction_version(target, scenario.timeout)
     document.params["cells"] = [cell.label for cell in cells]
     run_id = uuid.uuid4().hex[:8]
     try:
@@ -96,6 +99,17 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     return document
 
 
+def transaction_version(target: Target, timeout_s: float) -> int | str:
+    """Which transaction protocol the cluster runs: its finalized `transaction.version` (2: KIP-890's transactions V2,
+    a new producer epoch for every transaction; 0 or 1: the epoch kept across transactions), or why it is unknown."""
+    try:
+        with KafkaAdmin(target.connection, timeout_s=timeout_s) as admin:
+            level = admin.feature_level("transaction.version")
+    except KafkabenchError as exc:
+        return f"unknown ({exc})"
+    return 0 if level is None else level
+
+
 def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
     """Apache's producer has one mode and one client: it runs once per topic and producer settings."""
     def settings(cell: DeliveryCell):
@@ -126,12 +140,17 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                      settings.values("topic"), scenario.timeout) as description:
         run.params["topic_description"] = description
         counts, rate = even_shares(scenario.count, scenario.producers), scenario.rate / scenario.producers if scenario.rate > 0 else -1
+        transactional_ids = [f"{topic}-producer-{PRODUCER_ID + number}" for number in range(scenario.producers)] \
+            if scenario.transactions else []  # the topic is new for each cell of each run: no other producer has them
         tasks = [Task(scenario="delivery", client=cell.client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-                      producer_config=producer.config, timeout_s=scenario.timeout,
+                      producer_config={**producer.config, **({"transactional.id": transactional_ids[number]}
+                                                             if transactional_ids else {})},
+                      timeout_s=scenario.timeout,
                       params=task_params(DeliveryParams(
                           mode=cell.worker_mode, count=count, producer=PRODUCER_ID + number, size=scenario.size,
-                          singles=min(scenario.singles, count), sleep_ms=cell.sleep_ms, rate_per_s=float(rate),
-                          history_dir=target.launcher.share(history_dir))))
+                          singles=0 if scenario.transactions else min(scenario.singles, count), sleep_ms=cell.sleep_ms,
+                          rate_per_s=float(rate), history_dir=target.launcher.share(history_dir),
+                          transaction_size=scenario.transactions or 0, abort_ratio=scenario.abort_ratio)))
                  for number, (count, history_dir) in enumerate(zip(counts, history_dirs))]
         faults = FaultRun.of(scenario, target.faults, target.connection, topic)
         try:
@@ -147,4 +166,5 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
         if scenario.faults_must_fire:
             run.error = run.error or faults.shortfall()
         judge(run, target, topic, [History.open_mapped(d) for d in history_dirs], scenario.heal_timeout, s.idempotence,
-              out_dir, cell_dir, index)
+              out_dir, cell_dir, index, transactions=(scenario.transactions, transactional_ids)
+              if scenario.transactions else None)

@@ -70,6 +70,12 @@ class DeliveryScenario(Scenario):
     faults_must_fire: bool = Field(False, description="Fail a cell in which a planned fault did not fire (the run "
                                                       "ended first, the cluster did not heal, no leader to kill); "
                                                       "without it the verdict says how many fired.")
+    transactions: PositiveInt | None = Field(
+        None, description="Messages per transaction: each producer transactional (a transactional.id of its own; acks=all "
+                          "and idempotence, as Kafka requires), every transaction committed, or aborted on purpose "
+                          "(--abort-ratio); the checker adds aborted reads and torn transactions. Default: none.")
+    abort_ratio: float = Field(0.0, ge=0, lt=1, description="With --transactions: the share of transactions aborted on "
+                                                             "purpose, spread evenly (0.2: every fifth).")
     return_wait: PositiveFloat = Field(10.0, description="async-return: seconds the process may take to end by itself "
                                                          "before it is killed.")
     compare_apache: bool = Field(False, description="Also run Apache's VerifiableProducer under each cell's settings "
@@ -87,4 +93,6 @@ class DeliveryScenario(Scenario):
             raise ValueError("give --fault-at or --fault-after, not both")
         if self.bounce_after_heal is not None and "bounce_every" in self.model_fields_set:
             raise ValueError("give --bounce-every or --bounce-after-heal, not both")
+        if self.abort_ratio and self.transactions is None:
+            raise ValueError("--abort-ratio aborts transactions: give --transactions too")
         return self

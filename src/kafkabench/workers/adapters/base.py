@@ -48,6 +48,15 @@ class SendRefused(AdapterError):
         self.taken = taken
 
 
+class TransactionFailed(AdapterError):
+    """A commit or abort that did not go through: `abortable`, the transaction must be aborted (and can be); `fatal`,
+    the producer can do nothing more; neither: its outcome is unknown."""
+
+    def __init__(self, name: str, message: str, abortable: bool, fatal: bool) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name, self.abortable, self.fatal = name, abortable, fatal
+
+
 class Answers(NamedTuple):
     """Answers to tracked sends, read in bulk, in the order they arrived: each message's value (it carries the
     message's id), partition and offset (-1 unless acknowledged; offset -1 also when acks=0 gives none) and error
@@ -151,6 +160,15 @@ class KafkaClient(Protocol):
 
     def read_answers(self, entries: list) -> Answers:
         """What a prefix taken from `answers` says, in bulk."""
+
+    # a transactional producer's (its config holds a transactional.id); only the adapters that drive transactions
+    # have these: the delivery worker refuses a transactional task for the others
+    def init_transactions(self, timeout_s: float) -> None: ...
+    def begin_transaction(self) -> None: ...
+    def commit_transaction(self, timeout_s: float) -> None:
+        """Raises TransactionFailed."""
+    def abort_transaction(self, timeout_s: float) -> None:
+        """Raises TransactionFailed."""
 
     def poll(self, timeout_s: float) -> None:
         """Serve producer callbacks for up to `timeout_s`."""

@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPa
 
 from kafkabench.workers.acks import AckLog, seconds_to_us
 from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
-                                              SendRefused, printable, stamp_headers)
+                                              SendRefused, TransactionFailed, printable, stamp_headers)
 
 STATS_INTERVAL_MS = 500  # librdkafka reports tx_bytes (wire bytes) only in its statistics
 
@@ -114,6 +114,35 @@ class Adapter:
         if None in offsets:  # acks=0: the broker never says where a record went
             offsets = [-1 if offset is None else offset for offset in offsets]
         return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)), offsets, errors)
+
+    def init_transactions(self, timeout_s: float) -> None:
+        try:
+            self._producer.init_transactions(timeout_s)
+        except KafkaException as exc:
+            raise AdapterError(exc.args[0].str()) from exc
+
+    def begin_transaction(self) -> None:
+        self._producer.begin_transaction()
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        self._end_transaction(self._producer.commit_transaction, timeout_s)
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        self._end_transaction(self._producer.abort_transaction, timeout_s)
+
+    @staticmethod
+    def _end_transaction(end, timeout_s: float) -> None:
+        """A retriable error is tried again (librdkafka: the call may be repeated) until `timeout_s` is spent."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                end(max(0.1, deadline - time.monotonic()))
+                return
+            except KafkaException as exc:
+                error = exc.args[0]
+                if error.retriable() and time.monotonic() < deadline:
+                    continue
+                raise TransactionFailed(error.name(), error.str(), error.txn_requires_abort(), error.fatal()) from exc
 
     def poll(self, timeout_s: float) -> None:
         self._producer.poll(timeout_s)

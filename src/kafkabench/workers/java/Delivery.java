@@ -45,6 +45,8 @@ final class Delivery implements KafkabenchWorker.Scenario {
     private final String topic, mode;
     private final long count, singles, sleepNs, timeoutNs;
     private final double rate; // the bulk's open-loop schedule, messages/s; -1: as fast as possible
+    private final long transactionSize; // messages per transaction (transactional.id in the config); 0: none
+    private final double abortRatio; // the share of transactions aborted on purpose, spread evenly
     private final int producerId, size;
     private final Path historyDir;
     private final AtomicLong acked = new AtomicLong(); // for progress; the result counts the history
@@ -77,6 +79,15 @@ final class Delivery implements KafkabenchWorker.Scenario {
         rate = params.number("rate_per_s", -1);
         if (rate <= 0 && rate != -1) throw params.invalid("rate_per_s", "a number > 0, or -1 (as fast as possible)");
         timeoutNs = (long) (task.path("timeout_s").asDouble(30) * 1e9);
+        transactionSize = inRange(params, "transaction_size", params.count("transaction_size"), 0, 0, History.MAX_COUNT);
+        abortRatio = params.number("abort_ratio", 0);
+        if (abortRatio < 0 || abortRatio >= 1) throw params.invalid("abort_ratio", "a number from 0 to below 1");
+        if (transactionSize > 0 && singles > 0) throw params.invalid("singles", "0 with transactions");
+    }
+
+    /** Whether transaction t (from 0) is aborted on purpose: as workers/delivery.py's aborted(), in the same doubles. */
+    static boolean aborted(long transaction, double ratio) {
+        return Math.floor((transaction + 1) * ratio) > Math.floor(transaction * ratio);
     }
 
     /** An optional count (fallback when absent) in [min, max]. */
@@ -104,6 +115,13 @@ final class Delivery implements KafkabenchWorker.Scenario {
         Properties props = ClientConfigs.producer(task);
         effectiveConfig = Map.of("producer", ClientConfigs.effectiveProducer(props));
         producer = new KafkaProducer<>(props);
+        if (transactionSize > 0) {
+            try {
+                producer.initTransactions();
+            } catch (RuntimeException e) {
+                throw new WorkerFailure("config", "initTransactions failed: " + e);
+            }
+        }
         Startup.awaitMetadata(producer, topic, timeoutNs);
         try {
             history = History.mapped(historyDir, producerId, count);
@@ -114,7 +132,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
 
     /** Every message as the mode says, timed as the seed's stopwatch; the ending that ends the process
      *  (a halt) comes in close(), once the result is out. */
-    private void sendAll() throws InterruptedException {
+    private void sendAll() throws InterruptedException, WorkerFailure {
         long started = System.nanoTime();
         nextProgressNs = started;
         boolean synchronous = mode.equals("sync");
@@ -127,9 +145,14 @@ final class Delivery implements KafkabenchWorker.Scenario {
         long begun = System.nanoTime();
         int every = synchronous || rate > 0 ? 1 : PROGRESS_EVERY;
         for (long sequence = timedAlone; sequence < count; sequence++) {
+            long transaction = transactionSize > 0 ? sequence / transactionSize : -1;
+            if (transaction >= 0 && sequence % transactionSize == 0) producer.beginTransaction();
             if (rate > 0) awaitTurn(begun + Math.round((sequence - timedAlone) * 1e9 / rate));
             send(sequence, synchronous);
             if (sequence % every == 0) progress(false);
+            if (transaction >= 0 && (sequence + 1) % transactionSize == 0 || transaction >= 0 && sequence + 1 == count) {
+                endTransaction(transaction * transactionSize, sequence + 1, !aborted(transaction, abortRatio));
+            }
         }
         timings.put("bulk_ms", millis(System.nanoTime() - begun));
         begun = System.nanoTime();
@@ -142,6 +165,39 @@ final class Delivery implements KafkabenchWorker.Scenario {
         timings.put("ending_ms", millis(ended - begun));
         timings.put("ms_per_event", millis(ended - started) / count);
         progress(true);
+    }
+
+    /** Commit (or abort) and record what became of the transaction's messages: a commit that timed out is tried
+     *  again within timeout_s and else leaves them unknown; one the broker refused is aborted; a fatal error
+     *  (fenced, out of order, not authorized) leaves them unknown and ends the run. */
+    private void endTransaction(long first, long end, boolean commit) throws WorkerFailure {
+        long deadline = System.nanoTime() + timeoutNs;
+        while (true) {
+            try {
+                if (commit) {
+                    producer.commitTransaction();
+                } else {
+                    producer.flush(); // every message written and answered first: an abort then marks them all
+                    producer.abortTransaction();
+                }
+                if (!commit) history.recordAborted(first, end);
+                return;
+            } catch (TimeoutException e) {
+                if (System.nanoTime() - deadline < 0) continue;
+                for (long sequence = first; sequence < end; sequence++) history.recordUnknown(sequence, errorName(e));
+                return;
+            } catch (org.apache.kafka.common.errors.ProducerFencedException
+                     | org.apache.kafka.common.errors.OutOfOrderSequenceException
+                     | org.apache.kafka.common.errors.AuthorizationException
+                     | org.apache.kafka.common.errors.UnsupportedVersionException e) {
+                for (long sequence = first; sequence < end; sequence++) history.recordUnknown(sequence, errorName(e));
+                throw new WorkerFailure("failure", "the transaction of messages " + first + ".." + (end - 1) + ": " + e);
+            } catch (org.apache.kafka.common.KafkaException e) {
+                producer.abortTransaction();
+                history.recordAborted(first, end);
+                return;
+            }
+        }
     }
 
     /** The open-loop schedule: the bulk's message i is due at its start + i / rate, whatever happened before. */
@@ -254,6 +310,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
             counters.put("acked", byStatus[History.ACKNOWLEDGED]);
             counters.put("failed", byStatus[History.FAILED]);
             counters.put("unknown", byStatus[History.UNKNOWN]);
+            if (transactionSize > 0) counters.put("aborted", byStatus[History.ABORTED]);
         }
         outcome.put("counters", counters);
         outcome.put("timings", new LinkedHashMap<>(timings));

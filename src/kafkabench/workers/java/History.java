@@ -23,7 +23,7 @@ import java.util.Map;
  * each sequence has one writer, and the error-name table is synchronized.
  */
 final class History {
-    static final byte UNKNOWN = 0, ACKNOWLEDGED = 1, FAILED = 2;
+    static final byte UNKNOWN = 0, ACKNOWLEDGED = 1, FAILED = 2, ABORTED = 3;
     static final int FORMAT = 1;
     static final long MAX_COUNT = 1L << 32; // as DeliveryParams.count allows
     static final String META = "history.meta", NAMES = "error_names.txt";
@@ -70,6 +70,11 @@ final class History {
         record(sequence, UNKNOWN, errorName);
     }
 
+    /** Sends whose transaction was aborted; where an acknowledgement put them stays. */
+    void recordAborted(long first, long end) {
+        for (long sequence = first; sequence < end; sequence++) status.putByte(sequence, ABORTED);
+    }
+
     private void record(long sequence, byte outcome, String errorName) {
         int code = errorCode(errorName); // in the names file before its index is in error.npy
         partition.putInt(sequence, -1);
@@ -98,10 +103,10 @@ final class History {
         return count;
     }
 
-    /** How many sequences have each status now (indexed by UNKNOWN, ACKNOWLEDGED, FAILED), by one scan of
-     *  the mapping; answers still arriving may or may not be counted. */
+    /** How many sequences have each status now (indexed by UNKNOWN, ACKNOWLEDGED, FAILED, ABORTED), by one
+     *  scan of the mapping; answers still arriving may or may not be counted. */
     long[] countByStatus() {
-        long[] counts = new long[3];
+        long[] counts = new long[4];
         for (long i = 0; i < count; i++) {
             byte value = status.getByte(i);
             if (value >= 0 && value < counts.length) counts[value]++;
