@@ -112,7 +112,7 @@ def throttled_client(kafka_cluster):
     client_id = "kafkabench-throttled"
 
     def quota(*change: str) -> None:
-        done = subprocess.run([*java_command("kafka.admin.ConfigCommand"), "--bootstrap-server",
+        done = subprocess.run([*java_command("org.apache.kafka.tools.ConfigCommand"), "--bootstrap-server",
                                kafka_cluster.bootstrap_servers, "--alter", *change, "--entity-type", "clients",
                                "--entity-name", client_id], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
