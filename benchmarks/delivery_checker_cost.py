@@ -12,7 +12,8 @@ per partition as a consumer's fetches would deliver it, into a temporary directo
 
 A child process then does what the lab will do, and only that is measured: load the histories, feed the
 read-back chunk by chunk (one fetch of each partition in turn per chunk), take the verdict, then
-confirm the misses with a second read of their spans. It reports seconds per step and peak RSS (VmHWM,
+confirm the misses with a second read of their spans, then (`--transactions N`) the transactional checks as if
+the run had been sent in transactions of N (aborted reads, torn transactions, a read_uncommitted pass). It reports seconds per step and peak RSS (VmHWM,
 the interpreter and numpy included; MB = 10^6 bytes); the parent checks every count against the planted
 truth and fails if one differs. Targets: first read + verdict <= 30 s, peak RSS <= 200 MB.
 """
@@ -179,6 +180,15 @@ def child(args) -> None:
     checker.confirm(as_chunk(records, 0) for records in read_back(directory, args.partitions, args.chunk, spans))
     verdict = checker.result()
     figures |= {"confirm_s": time.perf_counter() - started, "peak_b": peak_bytes(), "verdict": verdict.to_dict()}
+    if args.transactions:  # the transactional checks on the same run, as if sent in transactions of that size
+        from kafkabench.labs.delivery.transactions import check as check_transactions
+
+        started = time.perf_counter()
+        ids = [f"producer-{p}" for p in range(args.producers)]
+        uncommitted = (as_chunk(records, 0) for records in read_back(directory, args.partitions, args.chunk))
+        checked = check_transactions(checker, args.transactions, ids, uncommitted)
+        figures |= {"transactions_s": time.perf_counter() - started, "transactions_peak_b": peak_bytes(),
+                    "committed_transactions": checked["committed_transactions"]}
     print(json.dumps(figures))
 
 
@@ -199,6 +209,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--chunk", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--transactions", type=int, default=100,
+                        help="also time the transactional checks, as if sent in transactions of this many; 0: not")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -232,6 +244,10 @@ def report(args, figures: dict) -> None:
     print(f"peak RSS            {figures['peak_b'] / mb:6.1f} MB (target <= {TARGET_MB} MB): interpreter and numpy "
           f"{figures['imports_b'] / mb:.1f}, histories {(figures['loaded_b'] - figures['imports_b']) / mb:.1f}, "
           f"checker state {figures['checker_b'] / mb:.1f}, chunks and temporaries {rest / mb:.1f}")
+    if "transactions_s" in figures:
+        print(f"transactional checks {figures['transactions_s']:5.2f} s  (aborted reads, torn transactions over "
+              f"{figures['committed_transactions']:,} transactions, and a read_uncommitted pass; peak RSS then "
+              f"{figures['transactions_peak_b'] / mb:.1f} MB)")
     print("counts: " + ", ".join(f"{name} {verdict[name]:,}" for name in truth if not isinstance(verdict[name], bool)))
     for line in verdict_lines(Verdict(**{field.name: verdict[field.name] for field in dataclasses.fields(Verdict)})):
         print(f"  {line}")
