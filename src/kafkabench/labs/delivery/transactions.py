@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kafkabench.core.delivery_history import ABORTED, ACKNOWLEDGED, History
-from kafkabench.labs.delivery.checker import Checker, ReadChunk
+from kafkabench.core.delivery_history import ABORTED, ACKNOWLEDGED
+from kafkabench.labs.delivery.checker import TALLY_SLICE, Checker, ReadChunk
 
 EXAMPLES = 3
 
@@ -31,33 +31,31 @@ def check(checker: Checker, size: int, transactional_ids: list[str], uncommitted
     counts = dict.fromkeys(("committed_transactions", "aborted_transactions", "aborted_reads", "torn_transactions",
                             "aborted_seen_uncommitted"), 0)
     examples: dict[str, list[str]] = {"aborted_reads": [], "torn_transactions": []}
+    step = max(size, TALLY_SLICE // size * size)  # whole transactions a slice at a time: a few MB of temporaries
     for index, (history, transactional_id) in enumerate(zip(histories, transactional_ids)):
-        seen = checker.seen(index)
-        transaction = np.arange(history.sent) // size
-        aborted = history.status == ABORTED
-        counts["aborted_transactions"] += len(np.unique(transaction[aborted]))
-        read_aborted = np.flatnonzero(aborted & seen)
-        counts["aborted_reads"] += len(read_aborted)
-        examples["aborted_reads"] += [f"{transactional_id} transaction {int(transaction[s])} sequence {int(s)}"
-                                      for s in read_aborted[:EXAMPLES]]
-        whole = _committed(history, transaction)
-        counts["committed_transactions"] += len(whole)
-        seen_in = np.bincount(transaction, weights=seen.astype(np.float64))
-        sizes = np.bincount(transaction)
-        torn = [t for t in whole.tolist() if 0 < seen_in[t] < sizes[t]]
-        counts["torn_transactions"] += len(torn)
-        examples["torn_transactions"] += [f"{transactional_id} transaction {t}: {int(seen_in[t])} of {int(sizes[t])} "
-                                          "messages read" for t in torn[:EXAMPLES]]
+        seen_all = checker.seen(index)
+        for start in range(0, history.sent, step):
+            end = min(start + step, history.sent)
+            seen, status = seen_all[start:end], history.status[start:end]
+            transaction = np.arange(start, end) // size
+            first = start // size
+            aborted = status == ABORTED
+            counts["aborted_transactions"] += len(np.unique(transaction[aborted]))
+            read_aborted = np.flatnonzero(aborted & seen) + start
+            counts["aborted_reads"] += len(read_aborted)
+            examples["aborted_reads"] += [f"{transactional_id} transaction {int(s) // size} sequence {int(s)}"
+                                          for s in read_aborted[:EXAMPLES]]
+            local = transaction - first
+            sizes = np.bincount(local)
+            whole = np.flatnonzero(np.bincount(local, weights=status == ACKNOWLEDGED) == sizes)  # committed
+            counts["committed_transactions"] += len(whole)
+            seen_in = np.bincount(local, weights=seen.astype(np.float64))
+            torn = whole[(seen_in[whole] > 0) & (seen_in[whole] < sizes[whole])]
+            counts["torn_transactions"] += len(torn)
+            examples["torn_transactions"] += [f"{transactional_id} transaction {first + int(t)}: {int(seen_in[t])} of "
+                                              f"{int(sizes[t])} messages read" for t in torn[:EXAMPLES]]
     counts["aborted_seen_uncommitted"] = _aborted_seen(checker, uncommitted)
     return {**counts, "examples": {name: found[:EXAMPLES] for name, found in examples.items() if found}}
-
-
-def _committed(history: History, transaction: np.ndarray) -> np.ndarray:
-    """The transactions whose every message is acknowledged: committed."""
-    if not len(transaction):
-        return transaction
-    acked = np.bincount(transaction, weights=history.status == ACKNOWLEDGED)
-    return np.flatnonzero(acked == np.bincount(transaction))
 
 
 def _aborted_seen(checker: Checker, chunks: Iterable[ReadChunk]) -> int:
