@@ -121,7 +121,10 @@ class DeliveryRun:
         params, client = self.params, self.client
         for transaction, first in enumerate(range(0, params.count, params.transaction_size)):
             end = min(first + params.transaction_size, params.count)
-            client.begin_transaction()
+            try:
+                client.begin_transaction()
+            except TransactionFailed as failed:  # the last one ended neither way: the producer can go no further
+                raise RunFailed("failure", f"no transaction can begin after message {first - 1}: {failed}") from None
             if synchronous or params.rate_per_s > 0:
                 for sequence in range(first, end):
                     self._await_turn(begun, sequence)
@@ -145,10 +148,14 @@ class DeliveryRun:
         except TransactionFailed as failed:
             self._take_answers()
             if failed.abortable:
-                client.abort_transaction(timeout)
-                self._take_answers()
-                self.history.record_aborted(np.arange(first, end))
-                return
+                try:
+                    client.abort_transaction(timeout)
+                except TransactionFailed as abort_failed:  # neither committed nor aborted: nobody can say
+                    failed = abort_failed
+                else:
+                    self._take_answers()
+                    self.history.record_aborted(np.arange(first, end))
+                    return
             self.history.record_unknowns(np.arange(first, end), failed.name)
             if failed.fatal:
                 raise RunFailed("failure", f"the transaction of messages {first}..{end - 1}: {failed}") from None

@@ -122,7 +122,11 @@ class Adapter:
             raise AdapterError(exc.args[0].str()) from exc
 
     def begin_transaction(self) -> None:
-        self._producer.begin_transaction()
+        try:
+            self._producer.begin_transaction()
+        except KafkaException as exc:
+            error = exc.args[0]
+            raise TransactionFailed(error.name(), error.str(), error.txn_requires_abort(), error.fatal()) from exc
 
     def commit_transaction(self, timeout_s: float) -> None:
         self._end_transaction(self._producer.commit_transaction, timeout_s)
