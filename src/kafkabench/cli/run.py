@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import shutil
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
@@ -17,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
-from kafkabench.cluster.target import open_target
+from kafkabench.cluster.target import open_target, variant_target
 from kafkabench.core.launcher import Launcher
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument
@@ -95,16 +93,11 @@ def run(
         abort(f"profile {profile} sets the brokers' version, settings or JVM options: kafkabench sets them only on "
               "brokers it starts; drop --bootstrap-servers to run the plan on embedded clusters of its own")
     with contextlib.ExitStack() as stack:
-        targets = {}
-        for variant in dict.fromkeys(variants.values()):
-            work = Path(tempfile.mkdtemp(prefix="kafkabench-variant-")) if own_clusters else None
-            if work is not None:
-                stack.callback(shutil.rmtree, work, ignore_errors=True)
-            target = stack.enter_context(open_target(
-                bootstrap_servers, cluster_dir=work, on_start=note, brokers=brokers, controllers=controllers,
-                security=loaded.plan.cluster.listeners(), network="isolated" if isolated else "loopback",
-                variant=variant if own_clusters else None))
-            targets[variant] = target
+        shape = {"brokers": brokers, "controllers": controllers, "security": loaded.plan.cluster.listeners(),
+                 "network": "isolated" if isolated else "loopback"}
+        targets = {variant: stack.enter_context(variant_target(variant, on_start=note, **shape) if own_clusters
+                                                else open_target(bootstrap_servers, on_start=note, **shape))
+                   for variant in dict.fromkeys(variants.values())}
         started_by = stack.enter_context(workers.open())
         by_profile = {profile: dataclasses.replace(targets[variant], launcher=started_by)
                       for profile, variant in variants.items()}

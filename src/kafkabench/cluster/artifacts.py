@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Callable
@@ -81,15 +82,17 @@ class Manifest:
         return self.jars + self.agents
 
 
-def kafka_versions() -> list[str]:
+@cache
+def kafka_versions() -> tuple[str, ...]:
     """The Kafka versions kafkabench pins, oldest first."""
     names = [entry.name for entry in resources.files("kafkabench.cluster").joinpath("manifests").iterdir()]
     versions = [name.removeprefix("kafka-").removesuffix(".json") for name in names if name.startswith("kafka-")]
-    return sorted(versions, key=lambda version: tuple(int(part) for part in version.split(".")))
+    return tuple(sorted(versions, key=lambda version: tuple(int(part) for part in version.split("."))))
 
 
+@cache
 def packaged_manifest(version: str | None = None) -> Manifest:
-    """The pinned manifest of `version` (default: DEFAULT_KAFKA_VERSION)."""
+    """The pinned manifest of `version` (default: DEFAULT_KAFKA_VERSION), read once."""
     version = version or DEFAULT_KAFKA_VERSION
     if version not in kafka_versions():
         raise ConfigError(f"Kafka {version}: kafkabench pins no such version; it has {', '.join(kafka_versions())}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +102,6 @@ def open_target(
     nodes, `security` its listeners, `network` loopback or isolated) is stopped on the way out, whatever happened.
     A `variant` (a Kafka version, broker settings, JVM options) always gets a cluster of its own in `cluster_dir`."""
     if bootstrap_servers:
-        if variant is not None and not variant.is_default:
-            raise ConfigError(f"{variant.describe()}: kafkabench sets a broker's version, settings and JVM options only "
-                              "on brokers it starts; drop --bootstrap-servers to run them on an embedded cluster")
         yield Target.external(bootstrap_servers, settings)
         return
     directory = cluster_dir or default_cluster_dir()
@@ -122,3 +120,13 @@ def open_target(
              else f"no cluster given and none running: starting an embedded one ({shape}) for this run")
     with cluster:
         yield Target.embedded(cluster, "embedded-temporary")
+
+
+@contextlib.contextmanager
+def variant_target(variant: BrokerVariant, on_start: Callable[[str], None] = lambda message: None,
+                   prefix: str = "kafkabench-brokers-", **shape) -> Iterator[Target]:
+    """Brokers of their own for `variant` (`shape`: open_target's brokers, controllers, security, network), in a
+    temporary directory removed once they stopped."""
+    with tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as work:
+        with open_target(None, cluster_dir=Path(work), on_start=on_start, variant=variant, **shape) as target:
+            yield target

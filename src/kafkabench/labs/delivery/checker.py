@@ -231,6 +231,16 @@ class Checker:
             seen[mine] = True
         return seen
 
+    def statuses(self, chunk: ReadChunk) -> np.ndarray:
+        """The history status of each record of a chunk whose id a history sent (strays left out)."""
+        slot, sequence, _, _, valid = self._ids(chunk)
+        slot, sequence = slot[valid], sequence[valid]
+        found = np.empty(len(slot), np.uint8)
+        for index, history in enumerate(self.histories):
+            mine = slot == index
+            found[mine] = history.status[sequence[mine]]
+        return found
+
     def result(self) -> Verdict:
         tallied = Counter()
         for history, read, copied in zip(self.histories, self._read, self._copied):

@@ -60,11 +60,4 @@ def check(checker: Checker, size: int, transactional_ids: list[str], uncommitted
 
 def _aborted_seen(checker: Checker, chunks: Iterable[ReadChunk]) -> int:
     """Records read (by a read_uncommitted reader) whose message the history says was aborted."""
-    slot_of = {history.producer: index for index, history in enumerate(checker.histories)}
-    seen = 0
-    for chunk in chunks:
-        producer, sequence = np.asarray(chunk.producer), np.asarray(chunk.sequence, np.int64)
-        for id_, index in slot_of.items():
-            mine = sequence[(producer == id_) & (sequence < checker.histories[index].sent)]
-            seen += int(np.count_nonzero(checker.histories[index].status[mine] == ABORTED))
-    return seen
+    return sum(int(np.count_nonzero(checker.statuses(chunk) == ABORTED)) for chunk in chunks)

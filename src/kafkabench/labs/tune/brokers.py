@@ -7,15 +7,12 @@ own runs warmed."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import shutil
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 
-from kafkabench.cluster.embedded import EmbeddedCluster
-from kafkabench.cluster.target import Target
+from kafkabench.cluster.target import Target, variant_target
 from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.core.events import Listener
 from kafkabench.errors import ConfigError
@@ -35,37 +32,24 @@ def refuse_on_a_foreign_cluster(target: Target, space: SearchSpace) -> None:
 class TrialClusters:
     def __init__(self, given: Target, brokers: int, listener: Listener, warm: Callable[[Target], object]) -> None:
         self.given, self.brokers, self.listener, self.warm = given, brokers, listener, warm
-        self._running: OrderedDict[BrokerVariant, tuple[EmbeddedCluster, Path, Target]] = OrderedDict()
+        self._running: OrderedDict[BrokerVariant, tuple[contextlib.ExitStack, Target]] = OrderedDict()
 
     def target(self, variant: BrokerVariant) -> Target:
         if variant.is_default:
             return self.given
         if variant in self._running:
             self._running.move_to_end(variant)
-            return self._running[variant][2]
+            return self._running[variant][1]
         while len(self._running) >= KEPT:
-            self._stop(next(iter(self._running)))
-        work = Path(tempfile.mkdtemp(prefix="kafkabench-tune-brokers-"))
-        self.listener.note(f"starting brokers for the trials with {variant.describe()}")
-        cluster = EmbeddedCluster(brokers=self.brokers, directory=work, broker_config_overrides=dict(variant.settings),
-                                  kafka_version=variant.kafka_version, jvm_options=variant.jvm_options)
-        try:
-            cluster.start()
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
-        target = dataclasses.replace(Target.embedded(cluster, "embedded-temporary"), launcher=self.given.launcher)
-        self._running[variant] = (cluster, work, target)
+            self._running.pop(next(iter(self._running)))[0].close()
+        with contextlib.ExitStack() as stack:
+            started = stack.enter_context(variant_target(variant, self.listener.note, "kafkabench-tune-brokers-",
+                                                         brokers=self.brokers))
+            target = dataclasses.replace(started, launcher=self.given.launcher)
+            self._running[variant] = (stack.pop_all(), target)
         self.warm(target)
         return target
 
     def close(self) -> None:
-        for variant in list(self._running):
-            self._stop(variant)
-
-    def _stop(self, variant: BrokerVariant) -> None:
-        cluster, work, _ = self._running.pop(variant)
-        try:
-            cluster.stop()
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        while self._running:
+            self._running.popitem(last=False)[1][0].close()

@@ -150,7 +150,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
             if (rate > 0) awaitTurn(begun + Math.round((sequence - timedAlone) * 1e9 / rate));
             send(sequence, synchronous);
             if (sequence % every == 0) progress(false);
-            if (transaction >= 0 && (sequence + 1) % transactionSize == 0 || transaction >= 0 && sequence + 1 == count) {
+            if (transaction >= 0 && ((sequence + 1) % transactionSize == 0 || sequence + 1 == count)) {
                 endTransaction(transaction * transactionSize, sequence + 1, !aborted(transaction, abortRatio));
             }
         }
