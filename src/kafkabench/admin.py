@@ -212,6 +212,17 @@ class KafkaAdmin:
             consumer.close()
         return {tp.partition: tp.offset for tp in found if tp.offset >= 0}
 
+    def coordinator(self, kind: str, key: str) -> int:
+        """The broker coordinating a transactional id (`kind` "transaction") or a consumer group ("group"): the leader
+        of the key's partition of __transaction_state or __consumer_offsets, which Kafka picks as
+        abs(key.hashCode()) % the topic's partitions."""
+        topic = {"transaction": "__transaction_state", "group": "__consumer_offsets"}[kind]
+        partitions = self.describe_topic(topic).partitions
+        leader = partitions[java_string_hash(key) % len(partitions)].leader
+        if leader is None or leader < 0:
+            raise KafkaAdminError(f"the {kind} coordinator of {key}: {topic} has no leader for it now")
+        return leader
+
     def wait_until_usable(self, name: str, timeout_s: float | None = None) -> TopicInfo:
         def usable() -> TopicInfo | None:
             try:
@@ -367,3 +378,14 @@ def _replica_sizes(responses: list[dict], topic: str):
                     continue
                 for part in topic_entry["partitions"]:
                     yield ReplicaSize(response["broker"], part["partition_index"], part["partition_size"], log_dir["log_dir"])
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode() (over UTF-16 code units, in 32-bit arithmetic), made non-negative as Kafka's
+    Utils.abs does (Integer.MIN_VALUE becomes 0)."""
+    value = 0
+    units = text.encode("utf-16-be")
+    for index in range(0, len(units), 2):
+        value = (31 * value + int.from_bytes(units[index:index + 2], "big")) & 0xFFFFFFFF
+    signed = value - (1 << 32) if value >= 1 << 31 else value
+    return 0 if signed == -(1 << 31) else abs(signed)

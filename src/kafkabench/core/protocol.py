@@ -159,8 +159,44 @@ class DeliveryParams(ScenarioParams):
         return self
 
 
+CONSUMER_MODES = ("auto-commit", "commit-after", "commit-before", "copy")
+
+
+class DeliveryConsumerParams(ScenarioParams):
+    """The delivery lab's consumers and copiers: one member of a consumer group reading the delivery ids of
+    `task.topic` (written by producer `producer`, `count` of them) until `finish`. Its processing: recording each
+    record in a mapped history of processed counts (core.delivery_processed), so a killed consumer keeps what it
+    did; a copier's: writing the record, unchanged, to the same partition of `output_topic` in a transaction that
+    also carries the consumer's offsets (the producer config holds its transactional.id)."""
+
+    mode: Literal["auto-commit", "commit-after", "commit-before", "copy"] = Field(
+        description="auto-commit: the client commits in the background (enable.auto.commit); commit-after: each "
+                    "batch processed, then its offsets committed (at-least-once); commit-before: each batch's offsets "
+                    "committed, then processed (at-most-once); copy: each batch written to output_topic in a "
+                    "transaction with its offsets (exactly-once)")
+    group: str = Field(min_length=1, description="the consumer group (group.id)")
+    producer: int = Field(0, ge=0, le=65_535, description="the producer whose ids the input carries")
+    count: int = Field(ge=1, le=2**32, description="the input's messages, sequences 0..count-1")
+    batch: int = Field(100, ge=1, description="records per poll: per commit, or per transaction of a copier")
+    process_ms: float = Field(0.0, ge=0, description="consumer modes: the time each record's processing takes "
+                                                     "(a sleep), so that a kill lands inside a batch")
+    history_dir: str | None = Field(None, min_length=1, description="consumer modes: where the processed history's "
+                                                                    "files go")
+    output_topic: str | None = Field(None, min_length=1, description="copy: the topic the copies go to")
+
+    @model_validator(mode="after")
+    def _stage(self) -> DeliveryConsumerParams:
+        copy = self.mode == "copy"
+        if copy != (self.output_topic is not None) or copy == (self.history_dir is not None):
+            raise ValueError("params.output_topic goes with mode copy, params.history_dir with the other modes")
+        if copy and self.process_ms:
+            raise ValueError("params.process_ms is for the consumer modes: a copier's processing is its copy")
+        return self
+
+
 SCENARIO_PARAMS: dict[str, type[ScenarioParams]] = {
     "ping_pong": PingPongParams, "produce": ProduceParams, "consume": ConsumeParams, "delivery": DeliveryParams,
+    "delivery_consumer": DeliveryConsumerParams,
 }
 
 

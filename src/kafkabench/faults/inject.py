@@ -51,8 +51,11 @@ def check(specs: list[FaultSpec], faults: Faults) -> None:
                                       f"{', '.join(map(str, known))}")
 
 
-def aim(spec: FaultSpec, faults: Faults, topic: str, bootstrap: str | Connection) -> Aim:
-    roles = _Roles(faults, topic, bootstrap)
+def aim(spec: FaultSpec, faults: Faults, topic: str, bootstrap: str | Connection,
+        coordinator: Callable[[], int] | None = None) -> Aim:
+    """`topic`: the partition whose leader and followers the roles name; `coordinator`: finds the coordinator's
+    broker (None: the run has no transactions or group to have one)."""
+    roles = _Roles(faults, topic, bootstrap, coordinator)
     victim = roles.node(spec.role, spec.action)
     if spec.action == "partition":
         peers = sorted({peer for group in spec.peer_groups for peer in roles.group(group, victim)})
@@ -106,13 +109,18 @@ def _name(faults: Faults, node: int) -> str:
 class _Roles:
     """The cluster's nodes by role at the moment a fault fires; the partition's replicas asked once."""
 
-    def __init__(self, faults: Faults, topic: str, bootstrap: str | Connection) -> None:
-        self.faults, self.topic, self.bootstrap = faults, topic, bootstrap
+    def __init__(self, faults: Faults, topic: str, bootstrap: str | Connection,
+                 coordinator: Callable[[], int] | None = None) -> None:
+        self.faults, self.topic, self.bootstrap, self.coordinator = faults, topic, bootstrap, coordinator
         self._replicas: tuple[list[int], list[int]] | None = None
 
     def node(self, role: str, action: str, exclude: int | None = None) -> int:
         if role.isdigit():
             return int(role)
+        if role == "coordinator":
+            if self.coordinator is None:
+                raise KafkabenchError(f"no coordinator to {action}: the run has neither transactions nor consumers")
+            return self.coordinator()
         if role == "controller":
             return next(c for c in self.faults.controllers() if c != exclude)
         leader = self.faults.leader_of(self.topic, 0)

@@ -1,8 +1,12 @@
 """The fault grammar: `ACTION-TARGET[:SECONDS][,OPTION[=VALUE]...]`, parsed and checked before any cluster starts.
 
 ACTION is a process fault (kill, pause, restart) or a network one (partition, delay, loss, bandwidth); TARGET names
-the node it hits when it fires: the leader of the lab's partition, a follower of it, the first KRaft controller, or
-a node id. SECONDS is how long it lasts before it heals (a clean restart takes none). Options:
+the node it hits when it fires: the leader of the lab's partition, a follower of it, the first KRaft controller, a
+node id, the coordinator (of the run's transactions, else of its consumer group), or a consumer: a member of the
+run's consumer group (or copier), killed or paused, the members in turn. SECONDS is how long it lasts before it heals
+(a clean restart takes none; a killed consumer's slot is then taken by a new process). Options:
+
+- leader, follower: of=input|output (a copier's output topic's partition instead of its input's);
 
 - partition: from=followers|controllers|brokers|clients|all (several joined by +; default all), oneway=in|out (in:
   only packets to the target are cut), reset (refuse with a TCP reset instead of dropping in silence);
@@ -19,7 +23,9 @@ from dataclasses import dataclass
 
 PROCESS = ("kill", "pause", "restart")
 NETWORK = ("partition", "delay", "loss", "bandwidth")
-ROLES = ("leader", "follower", "controller")
+ROLES = ("leader", "follower", "controller", "coordinator", "consumer")
+NODE_ROLES = ROLES[:4]  # roles that name a broker or controller
+MEMBER_ACTIONS = ("kill", "pause")
 PEER_GROUPS = ("followers", "controllers", "brokers", "clients", "all")
 DOWN_S = 3.0
 OPTIONS = {"partition": ("from", "oneway", "reset"), "delay": ("ms", "jitter", "to"), "loss": ("percent",),
@@ -28,7 +34,7 @@ REQUIRED = {"delay": "ms", "loss": "percent", "bandwidth": "mbit"}
 EXAMPLES = ("kill-leader:5", "pause-follower", "restart-leader", "kill-controller", "kill-2",
             "partition-leader:40,from=followers+controllers", "partition-3:10,from=clients,reset",
             "delay-follower:30,ms=50,jitter=10", "delay-leader:30,ms=20,to=clients", "loss-leader:20,percent=5",
-            "bandwidth-follower:30,mbit=10")
+            "bandwidth-follower:30,mbit=10", "kill-consumer:2", "kill-coordinator", "kill-leader,of=output")
 _FAULT = re.compile(r"^([a-z]+)-([a-z]+|[0-9]+)(?::([0-9]*\.?[0-9]+))?((?:,[a-z]+(?:=[^,]+)?)*)$")
 
 
@@ -52,7 +58,10 @@ class FaultSpec:
         if action not in PROCESS + NETWORK:
             raise FaultSyntaxError(f"{text!r}: no fault {action!r}; faults are {', '.join(PROCESS + NETWORK)}")
         if target not in ROLES and not target.isdigit():
-            raise FaultSyntaxError(f"{text!r}: the target is leader, follower, controller or a node id, not {target!r}")
+            raise FaultSyntaxError(f"{text!r}: the target is leader, follower, controller, coordinator, consumer or a "
+                                   f"node id, not {target!r}")
+        if target == "consumer" and action not in MEMBER_ACTIONS:
+            raise FaultSyntaxError(f"{text!r}: a consumer is killed or paused (kill-consumer, pause-consumer)")
         if action == "restart" and seconds:
             raise FaultSyntaxError(f"{text!r}: a clean restart takes no duration")
         if seconds and float(seconds) <= 0:
@@ -63,11 +72,12 @@ class FaultSpec:
         return spec
 
     def _check_options(self, text: str) -> None:
-        allowed = OPTIONS.get(self.action, ())
+        of = ("of",) if self.role in ("leader", "follower") else ()
+        allowed = OPTIONS.get(self.action, ()) + of
         for key, value in self.options:
             if key not in allowed:
                 takes = f"takes {', '.join(allowed)}" if allowed else "takes no options"
-                raise FaultSyntaxError(f"{text!r}: {self.action} {takes}, not {key!r}")
+                raise FaultSyntaxError(f"{text!r}: {self.kind if of else self.action} {takes}, not {key!r}")
             if key in ("ms", "jitter", "percent", "mbit") and not _number(value):
                 raise FaultSyntaxError(f"{text!r}: {key} must be a number, not {value!r}")
         if (required := REQUIRED.get(self.action)) and required not in self.option_keys:
@@ -78,9 +88,11 @@ class FaultSpec:
                 raise FaultSyntaxError(f"{text!r}: from={group}: cut from {', '.join(PEER_GROUPS)} (joined by +)")
         if (way := self.option("oneway")) is not None and way not in ("in", "out"):
             raise FaultSyntaxError(f"{text!r}: oneway={way}: in (packets to the target cut) or out (from it)")
+        if (of := self.option("of")) is not None and of not in ("input", "output"):
+            raise FaultSyntaxError(f"{text!r}: of={of}: input or output (a copier's topics)")
         if self.option("reset") not in (None, ""):
             raise FaultSyntaxError(f"{text!r}: reset takes no value")
-        if (to := self.option("to")) is not None and to not in (*ROLES, "clients") and not to.isdigit():
+        if (to := self.option("to")) is not None and to not in (*NODE_ROLES, "clients") and not to.isdigit():
             raise FaultSyntaxError(f"{text!r}: to={to}: leader, follower, controller, clients or a node id")
         self._check_ranges(text)
 

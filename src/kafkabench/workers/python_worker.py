@@ -10,13 +10,14 @@ from typing import Callable
 
 from kafkabench.core import protocol
 from kafkabench.core.clock import shifted
-from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryParams, Error, Finish, Outcome, PingPongParams,
+from kafkabench.core.protocol import (BadParams, ConsumeParams, DeliveryConsumerParams, DeliveryParams, Error, Finish, Outcome, PingPongParams,
                                       ProduceParams, Progress, Ready, Result, Round, ScenarioParams, Start, Task,
                                       read_params)
 from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.delivery import EXITING, DeliveryRun
+from kafkabench.workers.delivery_consumer import ConsumerRun
 from kafkabench.workers.http_baseline import HttpBaseline
 from kafkabench.workers.kafka_ping_pong import KafkaPingPong
 from kafkabench.workers.ping_pong import ExchangeFailed, PingPong, Transport
@@ -133,14 +134,37 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
     return _reporting(scenario, lambda: run.outcome(version), client.close if params.mode != "async-return" else _keep_open)
 
 
+def serve_delivery_consumer(task: Task, params: DeliveryConsumerParams) -> int:
+    """delivery_consumer: ready once subscribed, wait for start, consume (and copy) until finish, result."""
+    if task.client != "confluent":
+        send(Error(message=f"{task.client}: kafkabench's consumers and copiers run with confluent and java",
+                   kind="config"))
+        return 2
+    _, started, stop = _controlled(task, adapter=False)
+    run = ConsumerRun(task, params, send)
+    version = load_adapter("confluent").version()
+
+    def scenario() -> int:
+        run.open()
+        send(Ready(client_version=version))
+        while not started.wait(0.5) and not stop.is_set():
+            pass
+        run.run(stop)
+        send(Result(**run.outcome(version).model_dump()))
+        return 0
+
+    return _reporting(scenario, lambda: run.outcome(version), run.close)
+
+
 def _no_such_client(task: Task) -> int:
     send(Error(message=f"the {task.scenario} scenario has no client {task.client!r}", kind="config"))
     return 2
 
 
-def _controlled(task: Task) -> tuple[KafkaClient, threading.Event, threading.Event]:
-    """The task's client, and the `start` and `finish` signals read from stdin while the scenario runs."""
-    client = load_adapter(task.client)
+def _controlled(task: Task, adapter: bool = True) -> tuple[KafkaClient | None, threading.Event, threading.Event]:
+    """The task's client (unless the scenario makes its own), and the `start` and `finish` signals read from stdin
+    while the scenario runs."""
+    client = load_adapter(task.client) if adapter else None
     started, stop = threading.Event(), threading.Event()
     threading.Thread(target=_control, args=(started, stop), daemon=True).start()
     return client, started, stop
@@ -192,6 +216,8 @@ def main() -> int:
 def _dispatch(task: Task, params: ScenarioParams) -> int:
     if isinstance(params, DeliveryParams):
         return serve_delivery(task, params)
+    if isinstance(params, DeliveryConsumerParams):
+        return serve_delivery_consumer(task, params)
     if isinstance(params, (ProduceParams, ConsumeParams)):
         return serve_throughput(task, params)
     return serve(task, params)

@@ -25,11 +25,11 @@ def test_process_faults_keep_their_old_forms():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("kill-broker", "the target is leader, follower, controller or a node id, not 'broker'"),
+    ("kill-broker", "the target is leader, follower, controller, coordinator, consumer or a node id, not 'broker'"),
     ("shake-leader", "no fault 'shake'"),
     ("restart-leader:3", "a clean restart takes no duration"),
     ("kill-leader:0", "the duration must be > 0 s"),
-    ("kill-leader,ms=5", "kill takes no options, not 'ms'"),
+    ("kill-leader,ms=5", "kill-leader takes of, not 'ms'"),
     ("loss-leader:3", "loss needs percent=..., e.g. loss-leader:20,percent=5"),
     ("loss-leader,percent=120", "loss of 120 % is out of range"),
     ("loss-leader,percent=five", "percent must be a number, not 'five'"),
@@ -40,7 +40,7 @@ def test_process_faults_keep_their_old_forms():
     ("partition-leader,from=friends", "from=friends: cut from followers, controllers, brokers, clients, all"),
     ("partition-leader,oneway=up", "oneway=up: in (packets to the target cut) or out (from it)"),
     ("partition-leader,reset=yes", "reset takes no value"),
-    ("partition-leader,delay=5", "partition takes from, oneway, reset, not 'delay'"),
+    ("partition-leader,delay=5", "partition-leader takes from, oneway, reset, of, not 'delay'"),
     ("partition leader", "expected ACTION-TARGET[:SECONDS][,OPTION=VALUE...]"),
 ])
 def test_bad_faults_say_what_is_wrong_in_one_line(text, message):

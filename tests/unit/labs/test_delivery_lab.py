@@ -56,7 +56,7 @@ def test_transactions_make_the_producer_idempotent_with_acks_all_and_refuse_what
     ({"abort_ratio": 0.2}, "--abort-ratio aborts transactions: give --transactions too"),
     ({"transactions": 10, "abort_ratio": 1}, "abort_ratio\n.*less than 1"),
     ({"modes": ["async-sleep"]}, "async-sleep:MS"), ({"modes": ["async-sleep:0"]}, "must be one of"),
-    ({"faults": ["kill-broker"]}, "the target is leader, follower, controller or a node id"),
+    ({"faults": ["kill-broker"]}, "the target is leader, follower, controller, coordinator, consumer or a node id"),
     ({"faults": ["restart-leader:3"]}, "takes no duration"), ({"faults": ["loss-leader:3"]}, "loss needs percent="),
     ({"faults": ["delay-leader,ms=50,jitter=80"]}, "jitter from 0 to it"),
     ({"faults": ["partition-leader,from=friends"]}, "cut from followers, controllers"),

@@ -17,6 +17,7 @@ from kafkabench.labs.durability.cells import Cell as TopicAndProducer
 AXES = {"acks": ("producer", "acks", "--acks"), "idempotence": ("producer", "enable.idempotence", "--idempotence"),
         "min_isr": ("topic_config", "min.insync.replicas", "--min-isr")}
 DEFAULTS = {"acks": "all", "idempotence": "off", "min_isr": 1}
+CONSUMING_MODES = ("auto-commit", "commit-after", "commit-before", "copy")
 PAST = {"kill": "killed", "pause": "paused", "restart": "restarted", "partition": "cut off", "delay": "delayed",
         "loss": "losing packets", "bandwidth": "throttled"}
 
@@ -39,8 +40,15 @@ class DeliveryCell:
         return self.mode.split(":", 1)[0]
 
     @property
+    def consuming(self) -> bool:
+        """A consumer (or copier) cell: `mode` is the consumer's."""
+        return self.mode in CONSUMING_MODES
+
+    @property
     def label(self) -> str:
         s = self.settings
+        if self.consuming:
+            return f"{self.mode} rf{s.replication_factor} isr{s.min_isr} {s.client}"
         return (f"{self.mode} acks={s.acks} idem={'on' if s.idempotence else 'off'} rf{s.replication_factor} "
                 f"isr{s.min_isr} {s.client}")
 
@@ -48,6 +56,10 @@ class DeliveryCell:
         """The settings in words, as a verdict starts: "async-close, acks=1, RF 3, min.insync 1, leader killed 3x";
         the client is said beside it."""
         s = self.settings
+        if self.consuming:
+            words = ["copier" if self.mode == "copy" else f"{self.mode} consumer",
+                     f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
+            return ", ".join(words + fault_words(faults, bounces))
         words = [self.mode, f"acks={s.acks}", *(["idempotent"] if s.idempotence else []),
                  f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
         return ", ".join(words + fault_words(faults, bounces))
@@ -89,11 +101,34 @@ def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
             raise ConfigError(f"--clients {client}: the delivery lab runs Kafka clients: "
                               f"{', '.join(client_registry.KAFKA_CLIENTS)}")
     acks, idempotence, min_isr = (_axis(scenario, name) for name in AXES)
+    modes = scenario.modes
     if scenario.transactions is not None:
         acks, idempotence = _transactional(scenario, acks, idempotence)
+    if scenario.consuming:
+        modes, acks, idempotence = _consuming(scenario, acks, idempotence)
     return [DeliveryCell(TopicAndProducer("", scenario.partitions, rf, int(isr), a, idem == "on", client), mode)
             for client, mode, a, idem, rf, isr in itertools.product(
-                scenario.clients, scenario.modes, acks, idempotence, scenario.replication_factors, min_isr)]
+                scenario.clients, modes, acks, idempotence, scenario.replication_factors, min_isr)]
+
+
+CONSUMER_CLIENTS = ("confluent", "java")
+
+
+def _consuming(scenario: DeliveryScenario, acks: list, idempotence: list) -> tuple[list, list, list]:
+    """Consumer cells: one per consumer mode (or the copier's "copy"), their input written by an idempotent producer
+    with acks=all, so that what the consumers are judged by is not muddied by the producer."""
+    others = [client for client in scenario.clients if client not in CONSUMER_CLIENTS]
+    if others:
+        raise ConfigError(f"--consumer-modes and --copier: kafkabench's consumers and copiers run with "
+                          f"{' and '.join(CONSUMER_CLIENTS)}; not with {', '.join(others)}")
+    if scenario.consumers > scenario.partitions:
+        raise ConfigError(f"--consumers {scenario.consumers} with {scenario.partitions} partitions: a group gives each "
+                          f"partition to one member, so {scenario.consumers - scenario.partitions} would sit idle; "
+                          "give at most as many consumers as partitions")
+    if (_given(scenario, "acks") and set(acks) != {"all"}) or (_given(scenario, "idempotence") and set(idempotence) != {"on"}):
+        raise ConfigError("--consumer-modes and --copier: the input producer is idempotent with acks=all; drop acks "
+                          "and enable.idempotence from the producer settings")
+    return list(scenario.consumer_modes or ["copy"]), ["all"], ["on"]
 
 
 TRANSACTIONAL_CLIENTS = ("confluent", "java")
@@ -106,8 +141,7 @@ def _transactional(scenario: DeliveryScenario, acks: list, idempotence: list) ->
     if others:
         raise ConfigError(f"--transactions: kafkabench drives transactions with {' and '.join(TRANSACTIONAL_CLIENTS)}; "
                           f"not with {', '.join(others)}")
-    given = {name: getattr(scenario, name) is not None or any(AXES[name][1] in found for found in (
-        getattr(scenario, AXES[name][0]), scenario.overrides)) for name in ("acks", "idempotence")}
+    given = {name: _given(scenario, name) for name in ("acks", "idempotence")}
     if given["acks"] and set(acks) != {"all"}:
         raise ConfigError(f"--transactions needs acks=all (Kafka refuses a transactional producer without it), "
                           f"not {', '.join(a for a in acks if a != 'all')}")
@@ -117,6 +151,12 @@ def _transactional(scenario: DeliveryScenario, acks: list, idempotence: list) ->
         raise ConfigError("--transactions: kafkabench gives each producer a transactional.id of its own, new for each "
                           "cell, so no other run's can fence it; drop transactional.id from the settings")
     return ["all"], ["on"]
+
+
+def _given(scenario: DeliveryScenario, name: str) -> bool:
+    """Whether the axis `name` was given, by its flag or by a setting."""
+    return getattr(scenario, name) is not None or any(AXES[name][1] in found for found in (
+        getattr(scenario, AXES[name][0]), scenario.overrides))
 
 
 def _axis(scenario: DeliveryScenario, name: str) -> list:

@@ -231,6 +231,10 @@ class Checker:
             seen[mine] = True
         return seen
 
+    def copied(self, index: int) -> np.ndarray:
+        """Whether each sequence of history `index` was read more than once."""
+        return self._copied[index].slice(0, self.histories[index].sent).copy()
+
     def statuses(self, chunk: ReadChunk) -> np.ndarray:
         """The history status of each record of a chunk whose id a history sent (strays left out)."""
         slot, sequence, _, _, valid = self._ids(chunk)

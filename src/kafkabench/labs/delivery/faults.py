@@ -19,12 +19,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 from kafkabench.cluster.faults import Faults
 from kafkabench.connection import Connection
 from kafkabench.core.results import Run
-from kafkabench.errors import KafkabenchError
+from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.faults import inject
 from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery.scenario import DeliveryScenario
@@ -52,8 +52,10 @@ class FaultEvent:
 class FaultRun:
     def __init__(self, specs: list[FaultSpec], faults: Faults, bootstrap: str | Connection, topic: str, *, bounces: int,
                  every_s: float, at_s: float = 0.0, after: int | None = None, after_heal_s: float | None = None,
-                 heal_timeout_s: float = 120.0, acknowledged: Callable[[], int] = lambda: 0) -> None:
+                 heal_timeout_s: float = 120.0, acknowledged: Callable[[], int] = lambda: 0,
+                 stage: Stage | None = None) -> None:
         self.specs, self.faults, self.bootstrap, self.topic = specs, faults, bootstrap, topic
+        self.stage = stage or Stage()
         self.bounces, self.every_s, self.at_s, self.after = bounces, every_s, at_s, after
         self.after_heal_s, self.heal_timeout_s, self.acknowledged = after_heal_s, heal_timeout_s, acknowledged
         self.events: list[FaultEvent] = []
@@ -64,17 +66,29 @@ class FaultRun:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start = 0.0
+        self._member_turn = 0  # consumer faults hit the group's members in turn
 
     @classmethod
-    def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str) -> FaultRun:
+    def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str,
+           stage: Stage | None = None) -> FaultRun:
         """The scenario's faults (none: a run that fires nothing) on `topic`; a node they name that the cluster does
-        not have, or a network fault on a cluster not on a network of its own, fails here, before any send."""
+        not have, a network fault on a cluster not on a network of its own, or a target the run does not have (a
+        consumer, a coordinator, an output topic) fails here, before any send."""
         specs = [FaultSpec.parse(text) for text in scenario.faults]
         inject.check(specs, faults)
+        stage = stage or Stage()
+        for spec in specs:
+            if spec.role == "consumer" and stage.members is None:
+                raise ConfigError(f"{spec.kind}: this run has no consumers; give --consumer-modes or --copier")
+            if spec.role == "coordinator" and stage.coordinator is None:
+                raise ConfigError(f"{spec.kind}: this run has no coordinator; give --transactions, --consumer-modes "
+                                  "or --copier")
+            if spec.option("of") == "output" and stage.output_topic is None:
+                raise ConfigError(f"{spec.kind},of=output: only a copier has an output topic; give --copier")
         return cls(specs, faults, bootstrap, topic,
                    bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,
                    after=scenario.fault_after, after_heal_s=scenario.bounce_after_heal,
-                   heal_timeout_s=scenario.heal_timeout)
+                   heal_timeout_s=scenario.heal_timeout, stage=stage)
 
     @property
     def planned(self) -> int:
@@ -194,10 +208,14 @@ class FaultRun:
 
     def _fire(self, spec: FaultSpec, event: FaultEvent) -> None:
         try:
-            aim = inject.aim(spec, self.faults, self.topic, self.bootstrap)
-            event.broker = aim.victim
-            event.fired_s = round(self._elapsed(), 3)
-            injected = inject.inject(spec, self.faults, aim)
+            if spec.role == "consumer":
+                injected = self._hit_member(spec, event)
+            else:
+                topic = self.stage.output_topic if spec.option("of") == "output" else self.topic
+                aim = inject.aim(spec, self.faults, topic, self.bootstrap, self.stage.coordinator)
+                event.broker = aim.victim
+                event.fired_s = round(self._elapsed(), 3)
+                injected = inject.inject(spec, self.faults, aim)
             event.what = injected.what
             if spec.down_s is not None:
                 self._stop.wait(spec.down_s)
@@ -207,6 +225,35 @@ class FaultRun:
             event.error = _failed(event, str(exc))
         except Exception as exc:  # noqa: BLE001 - the thread must go on: what broke is in the result
             event.error = _failed(event, f"{type(exc).__name__}: {exc}")
+
+
+    def _hit_member(self, spec: FaultSpec, event: FaultEvent) -> inject.Injected:
+        """A consumer of the group killed (its slot then taken by a new process) or paused (then resumed)."""
+        members = self.stage.members
+        slot = members.aim(self._member_turn)
+        self._member_turn += 1
+        event.fired_s = round(self._elapsed(), 3)
+        if spec.action == "kill":
+            return inject.Injected(members.kill(slot), lambda: members.replace(slot))
+        return inject.Injected(members.pause(slot), lambda: members.resume(slot))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What a run has beyond its topic for the faults to hit: the consumer group's members (kill-consumer), the
+    coordinator's broker (kill-coordinator, found when it fires), a copier's output topic (kill-leader,of=output)."""
+
+    members: Members | None = None
+    coordinator: Callable[[], int] | None = None
+    output_topic: str | None = None
+
+
+class Members(Protocol):
+    def aim(self, turn: int) -> int: ...
+    def kill(self, slot: int) -> str: ...
+    def replace(self, slot: int) -> None: ...
+    def pause(self, slot: int) -> str: ...
+    def resume(self, slot: int) -> None: ...
 
 
 def _named(event: FaultEvent) -> str:

@@ -21,7 +21,8 @@ LAB = ("delivery",)
 class DeliveryLab(Lab):
     name = "delivery"
     scenario = DeliveryScenario
-    summary = "Which producer modes and broker faults lose, duplicate or reorder messages: every message checked."
+    summary = ("Which producer modes, consumer commits and broker faults lose, duplicate or reorder messages, and whether "
+               "a transactional copier copies each exactly once: every message checked.")
     brokers = 3
     controllers = 1  # broker faults leave the KRaft quorum alone, as in production
 
@@ -52,6 +53,12 @@ class DeliveryLab(Lab):
                    "The seed's figure: the producer's whole stopwatch (single sends, bulk, closing or sleeping) / "
                    "messages; with several producers (--producers), the slowest one's stopwatch / the cell's "
                    "messages. A cost per message, not a latency.", LAB),
+        Definition("delivery_consumer_promise", "promise", "",
+                   "What the consumer mode promises for each input message (the input: what a fresh read_committed "
+                   "consumer reads of the input topic after the run): commit-before at most once (none processed "
+                   "twice), commit-after at least once (none processed zero times), auto-commit neither, the copier "
+                   "exactly once (every input message in the output once, none lost, duplicated or reordered). kept: "
+                   "whether the run held it.", LAB),
     )
 
     def check(self, scenario: DeliveryScenario) -> None:

@@ -9,7 +9,7 @@ import dataclasses
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.delivery.checker import Verdict
 from kafkabench.labs.delivery.verdicts import verdict_lines
-from kafkabench.labs.delivery.cells import PAST
+from kafkabench.labs.delivery.cells import CONSUMING_MODES, PAST
 from kafkabench.report.table import Table, columns, fixed, split_settings
 
 VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
@@ -93,8 +93,59 @@ def stopwatch_table(document: ResultDocument) -> Table:
     return table
 
 
+CONSUMER_NAMES = ["promise", "input", "processed 0x", "1x", "more", "copied", "lost", "duplicated", "reordered",
+                  "kept"]
+
+
+def consumer_table(document: ResultDocument) -> Table:
+    """Consumer and copier cells: how many times each input message was processed, or copied, beside the promise."""
+    runs = consumer_runs(document)
+    table, varying = _settings_table("delivery: what the consumers did with every input message, read back "
+                                     "read_committed after the cluster healed", runs, CONSUMER_NAMES,
+                                     {"promise": "delivery_consumer_promise"}, ("processings",))
+    for run in runs:
+        c, copier = run.counters, run.params.get("mode") == "copy"
+        settings = [cell_settings(run).get(name, "-") for name in varying]
+        if "input" not in c:
+            table.add(*settings, run.params.get("promise", "-"), *["-"] * (len(CONSUMER_NAMES) - 1), kind="error")
+            continue
+        shown = (["-", "-", "-", f"{c['copied']:,}", f"{c['lost']:,}", f"{c['duplicated']:,}", f"{c['reordered']:,}"]
+                 if copier else [f"{c['processed_zero']:,}", f"{c['processed_once']:,}", f"{c['more_than_once']:,}",
+                                 "-", "-", "-", "-"])
+        failing = bool(run.params.get("failures")) or bool(run.error)
+        table.add(*settings, run.params["promise"].split(":")[0], f"{c['input']:,}", *shown,
+                  "no" if failing else "yes", kind="error" if failing else "")
+    return table
+
+
+def consumer_runs(document: ResultDocument) -> list[Run]:
+    return [run for run in document.runs if "promise" in run.params or run.params.get("mode") in CONSUMING_MODES]
+
+
 def tables(document: ResultDocument) -> list[Table]:
+    if consumer_runs(document):
+        return [consumer_table(document)]
     return [verdict_table(document), stopwatch_table(document)]
+
+
+def consumer_lines(run: Run, label: str) -> list[str]:
+    """A consumer or copier cell's counts in words, beside what Kafka promises for it."""
+    c = run.counters
+    if "input" not in c:
+        return []
+    if run.params.get("mode") == "copy":
+        said = (f"{label}: {c['copied']:,} of {c['input']:,} input messages in the output, {c['lost']:,} missing, "
+                f"{c['duplicated']:,} extra copies, {c['reordered']:,} out of order")
+    else:
+        said = (f"{label}: of {c['input']:,} input messages, {c['processed_zero']:,} processed zero times, "
+                f"{c['processed_once']:,} once, {c['more_than_once']:,} more than once ({c['processings']:,} "
+                "processings)")
+    kept = "kept" if not run.params.get("failures") else f"broken: {', '.join(run.params['failures'])}"
+    found = [f"{said}; promised: {run.params['promise']}: {kept}"]
+    found += [f"{label}: {name.replace('_', ' ')}, e.g. {'; '.join(examples)}"
+              for name, examples in run.params.get("examples", {}).items()]
+    found += [f"{label}: {event}" for event in run.params.get("consumer_events", []) if "by itself" in event]
+    return found
 
 
 def lines(document: ResultDocument) -> list[str]:
@@ -111,6 +162,7 @@ def lines(document: ResultDocument) -> list[str]:
             coverage = run.params.get("fault_coverage")
             found += [f"{said[0]}; {coverage}" if coverage else said[0], *said[1:]]
             found += transaction_lines(run, label)
+        found += consumer_lines(run, label)
         found += [f"{label}: {text}" for text in fault_texts(run)]
         if run.error:
             found.append(f"{label}: {run.error}")
@@ -146,6 +198,12 @@ def fault_texts(run: Run) -> list[str]:
 
 
 def headline(document: ResultDocument) -> str:
+    if consumers := [run for run in consumer_runs(document) if "input" in run.counters]:
+        broken = [run for run in consumers if run.params.get("failures")]
+        if not broken:
+            return f"every consumer cell kept its promise ({len(consumers)} cell(s))"
+        return (f"{len(broken)} of {len(consumers)} consumer cell(s) broke their promise; first: "
+                f"{broken[0].params.get('settings')} ({broken[0].client}): {', '.join(broken[0].params['failures'])}")
     judged = [(run, verdict) for run in document.runs if (verdict := verdict_of(run)) is not None]
     if not judged:
         return ""

@@ -24,7 +24,8 @@ from kafkabench.core.shares import even_shares
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
-from kafkabench.labs.delivery.faults import FaultRun
+from kafkabench.labs.delivery.consumers import coordinator, measure_consumer_cell
+from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
@@ -47,7 +48,7 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("delivery", target, scenario.model_dump(mode="json", exclude_none=True))
     check_fits(cells, count_brokers(document, target, scenario.timeout))
-    if scenario.transactions:
+    if scenario.transactions or scenario.copier:
         document.cluster["transaction_version"] = transaction_version(target, scenario.timeout)
     document.params["cells"] = [cell.label for cell in cells]
     run_id = uuid.uuid4().hex[:8]
@@ -58,7 +59,8 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
             run = Run(client=cell.client, scenario="delivery", params=cell_params(cell, scenario))
             document.runs.append(run)
             try:
-                measure_cell(run, cell, scenario, target, topic, out_dir, index)
+                (measure_consumer_cell if cell.consuming else measure_cell)(run, cell, scenario, target, topic, out_dir,
+                                                                            index)
             except ClusterUnhealed:
                 raise
             except ConfigError as refused:  # the client's own check of the cell's settings
@@ -152,7 +154,8 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                           rate_per_s=float(rate), history_dir=target.launcher.share(history_dir),
                           transaction_size=scenario.transactions or 0, abort_ratio=scenario.abort_ratio)))
                  for number, (count, history_dir) in enumerate(zip(counts, history_dirs))]
-        faults = FaultRun.of(scenario, target.faults, target.connection, topic)
+        faults = FaultRun.of(scenario, target.faults, target.connection, topic, Stage(
+            coordinator=coordinator(target, "transaction", transactional_ids[0]) if transactional_ids else None))
         try:
             seen = drive_producers(tasks, cell, scenario, target, faults)
             for history_dir in history_dirs:  # from the workers' nodes, when they ran on others

@@ -8,8 +8,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
 
 from kafkabench.faults.spec import parse_fault
-from kafkabench.labs.scenario import (Acks, Cli, Knob, Overrides, ProducerSettings, Rate, RecordSize, Scenario,
-                                      TopicSettings)
+from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,
+                                      RecordSize, Scenario, TopicSettings)
 
 MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep:MS")
 _MODE = re.compile(r"^(sync|async-close|async-exit|async-return|async-sleep:[1-9][0-9]*)$")
@@ -24,6 +24,7 @@ def _mode(text: str) -> str:
 Mode = Annotated[str, AfterValidator(_mode)]
 Fault = Annotated[str, AfterValidator(parse_fault)]
 Switch = Literal["on", "off"]
+ConsumerMode = Literal["auto-commit", "commit-after", "commit-before"]
 
 
 class DeliveryScenario(Scenario):
@@ -76,6 +77,21 @@ class DeliveryScenario(Scenario):
                           "(--abort-ratio); the checker adds aborted reads and torn transactions. Default: none.")
     abort_ratio: float = Field(0.0, ge=0, lt=1, description="With --transactions: the share of transactions aborted on "
                                                              "purpose, spread evenly (0.2: every fifth).")
+    consumer_modes: list[ConsumerMode] | None = Field(
+        None, min_length=1, description="Comma-separated: auto-commit, commit-after (at-least-once), commit-before "
+                                        "(at-most-once). Each cell then judges a consumer group reading the topic as "
+                                        "it is written: how many times each message was processed (0, 1, more); "
+                                        "--fault kill-consumer hits a member.")
+    copier: bool = Field(False, description="Judge an exactly-once copier instead: a group of --consumers copiers "
+                                            "reading the topic as it is written and copying each batch to an output "
+                                            "topic in a transaction with its offsets; the output must hold every "
+                                            "message once. --fault kill-consumer hits a copier, kill-coordinator the "
+                                            "transaction coordinator's broker, kill-leader,of=output the output's.")
+    consumers: int = Field(1, ge=1, le=16, description="Members of the consumer group (consumers or copiers).")
+    batch: PositiveInt = Field(100, description="Records per poll of a consumer or copier: per commit, or per "
+                                                "transaction.")
+    process_ms: float = Field(0.0, ge=0, description="--consumer-modes: milliseconds each message's processing "
+                                                     "takes, so that a kill lands inside a batch.")
     return_wait: PositiveFloat = Field(10.0, description="async-return: seconds the process may take to end by itself "
                                                          "before it is killed.")
     compare_apache: bool = Field(False, description="Also run Apache's VerifiableProducer under each cell's settings "
@@ -84,6 +100,7 @@ class DeliveryScenario(Scenario):
                                                    "final flush may wait.")
     heal_timeout: PositiveFloat = Field(120, description="Seconds the cluster may take to be whole again after a run.")
     producer: ProducerSettings = {}
+    consumer: ConsumerSettings = {}
     topic_config: TopicSettings = {}
     overrides: Overrides = {}
 
@@ -95,4 +112,21 @@ class DeliveryScenario(Scenario):
             raise ValueError("give --bounce-every or --bounce-after-heal, not both")
         if self.abort_ratio and self.transactions is None:
             raise ValueError("--abort-ratio aborts transactions: give --transactions too")
+        if self.consumer_modes and self.copier:
+            raise ValueError("give --consumer-modes or --copier, not both: each is a run of its own")
+        if self.consuming:
+            default = type(self).model_fields["modes"].default
+            mixed = [flag for flag, given in (("--modes", self.modes != default), ("--acks", self.acks),
+                                              ("--idempotence", self.idempotence), ("--transactions", self.transactions),
+                                              ("--compare-apache", self.compare_apache)) if given]
+            if mixed:
+                raise ValueError(f"{', '.join(mixed)}: with --consumer-modes or --copier, the topic is written by an "
+                                 "idempotent producer with acks=all (async-close) and the consumers are judged")
+        if self.process_ms and not self.consumer_modes:
+            raise ValueError("--process-ms is the consumers' processing time: give --consumer-modes")
         return self
+
+    @property
+    def consuming(self) -> bool:
+        """The cells judge consumers (or copiers) rather than the producer."""
+        return bool(self.consumer_modes) or self.copier

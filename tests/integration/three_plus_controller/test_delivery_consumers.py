@@ -1,0 +1,62 @@
+"""Consumers and copiers in the delivery lab on 3 brokers beside a dedicated controller, with real faults: a
+transactional copier killed twice (kill -9) and its transaction coordinator's broker killed still copies every input
+message exactly once; a commit-before consumer killed mid-batch loses exactly the messages it had committed and not
+yet processed, as its own commit log and history say."""
+
+import numpy as np
+import pytest
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.delivery_history import History
+from kafkabench.core.delivery_processed import Processed
+from kafkabench.core.events import SILENT
+from kafkabench.labs.delivery.report import lines
+from kafkabench.labs.delivery.run import run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+
+@pytest.fixture
+def target(cluster):
+    return Target.embedded(cluster)
+
+
+def test_a_copier_killed_twice_and_its_coordinators_broker_killed_copies_every_message_once(target, tmp_path):
+    # the input is written at 500/s while the copiers copy it: 12 s, in which the kills land by the schedule of what
+    # healed (a broker's restart takes ~10 s here), each scheduled after the one before healed
+    document = run_delivery(DeliveryScenario(
+        copier=True, clients=["confluent"], consumers=2, count=6_000, rate=500, batch=50, replication_factors=[3],
+        faults=["kill-consumer:1", "kill-coordinator:1"], bounces=3, fault_after=500, bounce_after_heal=0.2,
+        faults_must_fire=True), target, tmp_path, SILENT)
+    for run in document.runs:
+        assert run.error is None, (run.client, run.error, run.params.get("faults"))
+        fired = [event["what"] for event in run.params["faults"]]
+        assert fired[0].startswith("consumer 1.1 killed") and fired[2].startswith("consumer 2.1 killed"), fired
+        assert fired[1].startswith("broker ") and "killed" in fired[1], fired
+        c = run.counters
+        assert (c["input"], c["copied"], c["lost"], c["duplicated"], c["reordered"], c["copied_from_nowhere"]) == (
+            6_000, 6_000, 0, 0, 0, 0), run.client
+        assert run.params["failures"] == [] and c["processes"] == 4  # two slots, each killed once and replaced
+    said = "\n".join(lines(document))
+    assert "6,000 of 6,000 input messages in the output, 0 missing, 0 extra copies" in said
+    assert "promised: exactly once: every input message in the output once: kept" in said
+
+
+def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_not_processed(target, tmp_path):
+    # 2 ms of processing per message, 50 per batch: the consumer spends its time inside batches, where the kill lands
+    document = run_delivery(DeliveryScenario(
+        consumer_modes=["commit-before"], clients=["confluent"], count=3_000, rate=500, batch=50, process_ms=2,
+        replication_factors=[3], faults=["kill-consumer:1"], fault_after=1_000, faults_must_fire=True),
+        target, tmp_path, SILENT)
+    run = document.runs[0]
+    assert run.error is None, run.error
+    cell = next(tmp_path.glob("histories/*"))
+    killed, written = Processed.open(cell / "consumer-1.1"), History.open_mapped(cell / "producer")
+    last = killed.commits[-1]  # where the successor started: the killed one's last confirmed commit
+    # committed and not processed by the killed consumer: below its last commit, counted zero times by it
+    expected = sum(int(np.count_nonzero((written.partition == p) & (written.offset < next_offset) & (killed.counts == 0)))
+                   for p, next_offset in last.items())
+    assert 0 < expected <= 50, expected
+    assert (run.counters["processed_zero"], run.counters["more_than_once"]) == (expected, 0)
+    assert run.params["failures"] == []  # at most once is what it promises: the loss is the mode's, not a fault's

@@ -1,0 +1,47 @@
+"""A consumer's processed counts and commit log: mapped as they are written, read back whole, summed across processes."""
+
+import numpy as np
+import pytest
+
+from kafkabench.core.delivery_history import HistoryFileError
+from kafkabench.core.delivery_processed import COMMITS, COUNTS, Processed, totals
+
+
+def test_counts_and_commits_are_in_the_files_as_they_are_written(tmp_path):
+    written = Processed.create(tmp_path / "c", producer=3, count=5)
+    written.record(1)
+    written.record(1)
+    written.record(4)
+    (tmp_path / "c" / COMMITS).write_text(Processed.commit_line({2: 7, 0: 12}))
+    # read without the writer closing anything: what a killed process leaves
+    read = Processed.open(tmp_path / "c")
+    assert read.producer == 3
+    assert read.counts.tolist() == [0, 2, 0, 0, 1]
+    assert read.commits == [{0: 12, 2: 7}]
+    assert Processed.commit_line({2: 7, 0: 12}) == "0 12 2 7\n"
+
+
+def test_a_count_saturates_instead_of_wrapping(tmp_path):
+    processed = Processed.create(tmp_path, producer=0, count=1)
+    for _ in range(300):
+        processed.record(0)
+    assert int(processed.counts[0]) == 255
+
+
+def test_totals_add_every_process_without_overflow(tmp_path):
+    first, second = (Processed(0, np.array(counts, np.uint8)) for counts in ([255, 1, 0], [255, 0, 0]))
+    assert totals([first, second]).tolist() == [510, 1, 0]
+
+
+@pytest.mark.parametrize("damage", ["meta", "commits", "counts"])
+def test_a_damaged_history_is_refused_in_one_line(tmp_path, damage):
+    Processed.create(tmp_path, producer=0, count=4)
+    if damage == "meta":
+        (tmp_path / "processed.meta").write_text("1 0 5\n")
+    elif damage == "commits":
+        (tmp_path / COMMITS).write_text("0 12 3\n")
+    else:
+        np.save(tmp_path / COUNTS, np.zeros(4, np.int64))
+    with pytest.raises(HistoryFileError) as refused:
+        Processed.open(tmp_path)
+    assert "not a readable consumer history" in str(refused.value) and "\n" not in str(refused.value)

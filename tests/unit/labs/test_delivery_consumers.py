@@ -1,0 +1,145 @@
+"""The delivery lab's consumers and copiers without a broker: their scenario's refusals, the faults that hit a group's
+members and the coordinator, and the exact checks of what they did against the input."""
+
+import numpy as np
+import pytest
+
+from kafkabench.admin import java_string_hash
+from kafkabench.core.delivery_processed import Processed
+from kafkabench.errors import ConfigError
+from kafkabench.faults.spec import FaultSpec, FaultSyntaxError
+from kafkabench.labs.delivery import consumer_checks as checks
+from kafkabench.labs.delivery.cells import expand
+from kafkabench.labs.delivery.checker import ReadChunk
+from kafkabench.labs.delivery.faults import FaultRun, Stage
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+from tests.unit.labs.test_delivery_lab import FakeFaults, wait_for
+
+
+def chunk(sequences, partitions, offsets, producer=0, foreign=0) -> ReadChunk:
+    return ReadChunk(np.full(len(sequences), producer, np.uint16), np.array(sequences, np.int64),
+                     np.array(partitions, np.int32), np.array(offsets, np.int64), foreign)
+
+
+INPUT = [chunk([0, 2, 4], [0, 0, 0], [0, 1, 2]), chunk([1, 3], [1, 1], [0, 1], foreign=1)]  # 5 of 6 ids; 5 absent
+
+
+def test_the_input_is_what_was_read_back_with_where_each_message_sits():
+    given = checks.Input.read(0, 6, INPUT + [chunk([7], [1], [2]), chunk([0], [1], [3])])
+    assert given.present.tolist() == [True] * 5 + [False]
+    assert given.partition.tolist() == [0, 1, 0, 1, 0, -1] and given.offset.tolist() == [0, 0, 1, 1, 2, -1]
+    assert (given.copies, given.strays) == (1, 2)  # id 0 again; one foreign value and a sequence past the count
+
+
+def test_processed_counts_sum_every_process_and_name_examples():
+    given = checks.Input.read(0, 6, INPUT)
+    first, second = Processed(0, np.array([1, 1, 0, 1, 0, 0], np.uint8)), Processed(0, np.array([0, 1, 0, 0, 0, 1], np.uint8))
+    counts, examples = checks.processed([first, second], given)
+    assert counts == {"input": 5, "processed_zero": 2, "processed_once": 2, "more_than_once": 1, "processings": 5,
+                      "input_copies": 0, "input_strays": 1, "processed_not_in_input": 1}
+    assert examples == {"processed_zero": ["sequence 2 (input partition 0, offset 1)",
+                                           "sequence 4 (input partition 0, offset 2)"],
+                        "more_than_once": ["sequence 1 (input partition 1, offset 0)"]}
+    assert checks.failures("commit-before", counts) == ["more_than_once"]
+    assert checks.failures("commit-after", counts) == ["processed_zero"]
+    assert checks.failures("auto-commit", counts) == []  # it promises neither
+
+
+def test_a_copier_output_is_judged_exactly_once_against_the_input():
+    given = checks.Input.read(0, 6, INPUT)
+    checker = checks.copier_checker(0, given)
+    # 0 and 2 copied, 2 twice, 4 missing, 1 and 3 copied in reverse order, 5 (not in the input) copied
+    checker.feed(chunk([0, 2, 2], [0, 0, 0], [0, 1, 2]))
+    checker.feed(chunk([3, 1, 5], [1, 1, 1], [0, 1, 2]))
+    checker.confirm(())
+    counts = checks.copied(checker.result())
+    assert {name: counts[name] for name in ("input", "copied", "lost", "duplicated", "reordered",
+                                            "copied_from_nowhere")} == {
+        "input": 5, "copied": 4, "lost": 1, "duplicated": 1, "reordered": 1, "copied_from_nowhere": 1}
+    assert checks.failures("copy", counts) == ["lost", "duplicated", "reordered", "copied_from_nowhere"]
+    assert checker.missing().sequence.tolist() == [4] and np.flatnonzero(checker.copied(0)).tolist() == [2]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"consumer_modes": ["commit-before"], "copier": True}, "not both"),
+    ({"copier": True, "modes": ["sync"]}, "--modes: with --consumer-modes or --copier"),
+    ({"consumer_modes": ["commit-after"], "acks": ["1"]}, "--acks: with --consumer-modes"),
+    ({"process_ms": 2}, "--process-ms is the consumers' processing time"),
+    ({"consumer_modes": ["exactly-once"]}, "consumer_modes"),
+])
+def test_bad_consumer_scenarios_say_what_is_wrong(fields, message):
+    with pytest.raises(ValueError, match=message):
+        DeliveryScenario(**fields)
+
+
+def test_consumer_cells_are_one_per_mode_and_refuse_idle_members_and_clients_without_them():
+    cells = expand(DeliveryScenario(consumer_modes=["commit-before", "auto-commit"], clients=["confluent", "java"]))
+    assert [cell.label for cell in cells] == ["commit-before rf3 isr1 confluent", "auto-commit rf3 isr1 confluent",
+                                              "commit-before rf3 isr1 java", "auto-commit rf3 isr1 java"]
+    assert all(cell.consuming and cell.settings.idempotence and cell.settings.acks == "all" for cell in cells)
+    assert cells[0].describe(["kill-consumer"], 2) == "commit-before consumer, RF 3, min.insync 1, consumer killed 2x"
+    assert expand(DeliveryScenario(copier=True))[0].describe([], 1) == "copier, RF 3, min.insync 1"
+    with pytest.raises(ConfigError, match="--consumers 5 with 4 partitions: .* 1 would sit idle"):
+        expand(DeliveryScenario(copier=True, consumers=5))
+    with pytest.raises(ConfigError, match="consumers and copiers run with confluent and java; not with aiokafka"):
+        expand(DeliveryScenario(copier=True, clients=["aiokafka"]))
+
+
+def test_consumer_faults_parse_and_refuse_what_a_consumer_cannot_take():
+    assert FaultSpec.parse("kill-consumer:2") == FaultSpec("kill-consumer", 2.0)
+    assert FaultSpec.parse("kill-leader,of=output").option("of") == "output"
+    for text, message in (("restart-consumer", "a consumer is killed or paused"),
+                          ("partition-consumer:3", "a consumer is killed or paused"),
+                          ("kill-leader,of=middle", "of=middle: input or output"),
+                          ("kill-controller,of=output", "kill takes no options")):
+        with pytest.raises(FaultSyntaxError, match=message):
+            FaultSpec.parse(text)
+
+
+def test_a_run_without_consumers_coordinator_or_output_refuses_faults_aimed_at_them():
+    for fault, message in (("kill-consumer", "this run has no consumers"), ("kill-coordinator", "no coordinator"),
+                           ("kill-leader,of=output", "only a copier has an output topic")):
+        with pytest.raises(ConfigError, match=message):
+            FaultRun.of(DeliveryScenario(faults=[fault]), FakeFaults(), "", "t")
+
+
+class FakeMembers:
+    def __init__(self):
+        self.calls = []
+
+    def aim(self, turn):
+        return turn % 2 + 1
+
+    def kill(self, slot):
+        self.calls.append(("kill", slot))
+        return f"consumer {slot}.1 killed (kill -9)"
+
+    def replace(self, slot):
+        self.calls.append(("replace", slot))
+
+    def pause(self, slot):
+        self.calls.append(("pause", slot))
+        return f"consumer {slot}.1 paused (SIGSTOP)"
+
+    def resume(self, slot):
+        self.calls.append(("resume", slot))
+
+
+def test_consumer_faults_hit_the_members_in_turn_and_the_coordinator_is_found_when_it_fires():
+    members, faults = FakeMembers(), FakeFaults()
+    run = FaultRun([FaultSpec("kill-consumer", 0.02), FaultSpec("kill-coordinator", 0.02),
+                    FaultSpec("pause-consumer", 0.02)], faults, "", "t", bounces=3, every_s=0.05,
+                   stage=Stage(members=members, coordinator=lambda: 2))
+    run.start()
+    wait_for(lambda: len(run.events) == 3 and run.events[-1].healed_s is not None, "the third fault to heal")
+    events = run.stop()
+    assert members.calls == [("kill", 1), ("replace", 1), ("pause", 2), ("resume", 2)]
+    assert [(e.fault, e.broker, e.what) for e in events] == [
+        ("kill-consumer", None, "consumer 1.1 killed (kill -9)"), ("kill-coordinator", 2, "broker 2 killed (kill -9)"),
+        ("pause-consumer", None, "consumer 2.1 paused (SIGSTOP)")]
+
+
+def test_java_string_hash_is_javas_so_the_coordinator_found_is_kafkas():
+    # values of String.hashCode() in Java, made non-negative as Kafka's Utils.abs does
+    assert [java_string_hash(text) for text in ("", "a", "hello", "polygenelubricants")] == [0, 97, 99162322, 0]
+    assert java_string_hash("kafkabench") == 1940759242 and java_string_hash("é") == 233
