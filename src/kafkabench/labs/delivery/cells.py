@@ -26,6 +26,7 @@ PAST = {"kill": "killed", "pause": "paused", "restart": "restarted", "partition"
 class DeliveryCell:
     settings: TopicAndProducer  # partitions, RF, min.insync, acks, idempotence, client
     mode: str
+    transaction_version: int | None = None  # the cluster's transaction.version during the cell; None: as it is
 
     @property
     def client(self) -> str:
@@ -47,21 +48,23 @@ class DeliveryCell:
     @property
     def label(self) -> str:
         s = self.settings
+        version = "" if self.transaction_version is None else f" tv{self.transaction_version}"
         if self.consuming:
-            return f"{self.mode} rf{s.replication_factor} isr{s.min_isr} {s.client}"
+            return f"{self.mode} rf{s.replication_factor} isr{s.min_isr}{version} {s.client}"
         return (f"{self.mode} acks={s.acks} idem={'on' if s.idempotence else 'off'} rf{s.replication_factor} "
-                f"isr{s.min_isr} {s.client}")
+                f"isr{s.min_isr}{version} {s.client}")
 
     def describe(self, faults: list[str], bounces: int) -> str:
         """The settings in words, as a verdict starts: "async-close, acks=1, RF 3, min.insync 1, leader killed 3x";
         the client is said beside it."""
         s = self.settings
+        version = [] if self.transaction_version is None else [f"transaction.version {self.transaction_version}"]
         if self.consuming:
             words = ["copier" if self.mode == "copy" else f"{self.mode} consumer",
-                     f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
+                     f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}", *version]
             return ", ".join(words + fault_words(faults, bounces))
         words = [self.mode, f"acks={s.acks}", *(["idempotent"] if s.idempotence else []),
-                 f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}"]
+                 f"RF {s.replication_factor}", f"min.insync {s.effective_min_isr}", *version]
         return ", ".join(words + fault_words(faults, bounces))
 
     def describe_transactions(self, size: int | None, abort_ratio: float) -> str:
@@ -91,6 +94,7 @@ def cell_params(cell: DeliveryCell, scenario: DeliveryScenario) -> dict:
             **({"transactions": {"size": scenario.transactions, "abort_ratio": scenario.abort_ratio}}
                if scenario.transactions else {}),
             "partitions": s.partitions, "replication_factor": s.replication_factor, "min_insync_replicas": s.min_isr,
+            **({"transaction_version": cell.transaction_version} if cell.transaction_version is not None else {}),
             "effective_min_isr": s.effective_min_isr, "acks": s.acks, "idempotence": "on" if s.idempotence else "off",
             "count": scenario.count, "size_bytes": scenario.size, "rate": scenario.rate}
 
@@ -106,9 +110,10 @@ def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
         acks, idempotence = _transactional(scenario, acks, idempotence)
     if scenario.consuming:
         modes, acks, idempotence = _consuming(scenario, acks, idempotence)
-    return [DeliveryCell(TopicAndProducer("", scenario.partitions, rf, int(isr), a, idem == "on", client), mode)
-            for client, mode, a, idem, rf, isr in itertools.product(
-                scenario.clients, modes, acks, idempotence, scenario.replication_factors, min_isr)]
+    return [DeliveryCell(TopicAndProducer("", scenario.partitions, rf, int(isr), a, idem == "on", client), mode, version)
+            for client, mode, a, idem, rf, isr, version in itertools.product(
+                scenario.clients, modes, acks, idempotence, scenario.replication_factors, min_isr,
+                scenario.transaction_versions or [None])]
 
 
 CONSUMER_CLIENTS = ("confluent", "java")

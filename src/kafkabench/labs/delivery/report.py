@@ -32,7 +32,8 @@ def cell_settings(run: Run) -> dict[str, str]:
     faults = ", ".join(f"{kind.split('-', 1)[1]} {PAST[kind.split('-', 1)[0]]} {kinds.count(kind)}x"
                        for kind in dict.fromkeys(kinds))
     return {"mode": p["mode"], "acks": str(p.get("acks")), "idem": p.get("idempotence", "-"),
-            "RF": str(p.get("replication_factor")), "ISR": str(p.get("effective_min_isr")), "faults": faults or "none",
+            "RF": str(p.get("replication_factor")), "ISR": str(p.get("effective_min_isr")),
+            **({"TV": str(p["transaction_version"])} if "transaction_version" in p else {}), "faults": faults or "none",
             "client": run.client}
 
 
@@ -56,8 +57,9 @@ def verdict_table(document: ResultDocument) -> Table:
     title = (f"delivery: what became of every message, {document.params.get('count', '?'):,} per cell, read back "
              f"read_committed after the cluster healed; lost = acknowledged and not read back (confirmed by a second "
              f"read)") if isinstance(document.params.get("count"), int) else "delivery: what became of every message"
-    table, varying = _settings_table(title, document.runs, VERDICT_NAMES, VERDICT_TIPS, VERDICT_WIDE)
-    for run in document.runs:
+    runs = producer_runs(document)
+    table, varying = _settings_table(title, runs, VERDICT_NAMES, VERDICT_TIPS, VERDICT_WIDE)
+    for run in runs:
         verdict = verdict_of(run)
         settings = [cell_settings(run).get(name, "-") for name in varying]
         if verdict is None:
@@ -76,7 +78,7 @@ def stopwatch_table(document: ResultDocument) -> Table:
     """The seed's table turned sideways: one row per cell instead of one stopwatch print per run."""
     singles = max((sum(1 for name in run.timings if name.startswith("single_")) for run in document.runs), default=0)
     names = [*(f"send {i}" for i in range(singles)), "bulk", "closing / sleeping", "ms/event", "process end"]
-    timed = [run for run in document.runs if "ms_per_event" in run.timings]
+    timed = [run for run in producer_runs(document) if "ms_per_event" in run.timings]
     alone = f"ms of each of the first {singles} sends alone, of the bulk of the rest" if singles else "ms of the bulk"
     table, varying = _settings_table(f"the seed's stopwatch: {alone}, of the closing or sleeping; ms/event = all of it "
                                      "/ count", timed,
@@ -122,10 +124,14 @@ def consumer_runs(document: ResultDocument) -> list[Run]:
     return [run for run in document.runs if "promise" in run.params or run.params.get("mode") in CONSUMING_MODES]
 
 
+def producer_runs(document: ResultDocument) -> list[Run]:
+    consumers = consumer_runs(document)
+    return [run for run in document.runs if run not in consumers]
+
+
 def tables(document: ResultDocument) -> list[Table]:
-    if consumer_runs(document):
-        return [consumer_table(document)]
-    return [verdict_table(document), stopwatch_table(document)]
+    return ([verdict_table(document), stopwatch_table(document)] if producer_runs(document) else []) + \
+        ([consumer_table(document)] if consumer_runs(document) else [])
 
 
 def consumer_lines(run: Run, label: str) -> list[str]:
@@ -153,7 +159,9 @@ def lines(document: ResultDocument) -> list[str]:
     if (version := document.cluster.get("transaction_version")) is not None:
         found.append(f"the cluster's transaction.version: {version}" + (
             " (KIP-890's transactions V2: a new producer epoch for every transaction)" if version == 2 else
-            " (a producer keeps its epoch across transactions: before KIP-890)" if version in (0, 1) else ""))
+            " (a producer keeps its epoch across transactions: before KIP-890)" if version in (0, 1) else "")
+            + ("; each cell ran under the level in its TV column, set by kafkabench and put back after"
+               if any("transaction_version" in run.params for run in document.runs) else ""))
     for run in document.runs:
         label = f"{run.params.get('settings', '')} ({run.client})"
         verdict = verdict_of(run)

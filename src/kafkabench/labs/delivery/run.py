@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.features import level_during
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
@@ -42,6 +43,9 @@ def check_request(scenario: DeliveryScenario) -> None:
 
 def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     cells = expand(scenario)
+    if scenario.transaction_versions and not target.started_here:
+        raise ConfigError(f"--transaction-versions changes a cluster-wide feature, and {target.bootstrap_servers} was not "
+                          "started by kafkabench: drop it, or drop --bootstrap-servers to let kafkabench start a cluster")
     if scenario.faults and not target.started_here:
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
@@ -59,8 +63,9 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
             run = Run(client=cell.client, scenario="delivery", params=cell_params(cell, scenario))
             document.runs.append(run)
             try:
-                (measure_consumer_cell if cell.consuming else measure_cell)(run, cell, scenario, target, topic, out_dir,
-                                                                            index)
+                with level_during(target.connection, "transaction.version", cell.transaction_version, scenario.timeout):
+                    (measure_consumer_cell if cell.consuming else measure_cell)(run, cell, scenario, target, topic,
+                                                                                out_dir, index)
             except ClusterUnhealed:
                 raise
             except ConfigError as refused:  # the client's own check of the cell's settings

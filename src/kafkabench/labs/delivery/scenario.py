@@ -77,6 +77,12 @@ class DeliveryScenario(Scenario):
                           "(--abort-ratio); the checker adds aborted reads and torn transactions. Default: none.")
     abort_ratio: float = Field(0.0, ge=0, lt=1, description="With --transactions: the share of transactions aborted on "
                                                              "purpose, spread evenly (0.2: every fifth).")
+    transaction_versions: list[Annotated[int, Field(ge=0, le=2)]] | None = Field(
+        None, min_length=1, description="Comma-separated transaction.version feature levels to run each transactional "
+                                        "cell under (--transactions, --copier): 2 is KIP-890's transactions V2 (a new "
+                                        "producer epoch for every transaction), 1 and 0 keep the epoch across "
+                                        "transactions. kafkabench sets the level on the cluster it started before each "
+                                        "cell and puts it back after. Default: the cluster's as it is.")
     consumer_modes: list[ConsumerMode] | None = Field(
         None, min_length=1, description="Comma-separated: auto-commit, commit-after (at-least-once), commit-before "
                                         "(at-most-once). Each cell then judges a consumer group reading the topic as "
@@ -122,6 +128,8 @@ class DeliveryScenario(Scenario):
             if mixed:
                 raise ValueError(f"{', '.join(mixed)}: with --consumer-modes or --copier, the topic is written by an "
                                  "idempotent producer with acks=all (async-close) and the consumers are judged")
+        if self.transaction_versions and not (self.transactions or self.copier):
+            raise ValueError("--transaction-versions sets the transaction protocol: give --transactions or --copier")
         if self.process_ms and not self.consumer_modes:
             raise ValueError("--process-ms is the consumers' processing time: give --consumer-modes")
         return self

@@ -12,7 +12,6 @@ fetch rate is the one compared.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.artifacts import JarCache
-from kafkabench.cluster.java import find_java
+from kafkabench.cluster.java import tool_command as java_command
 from kafkabench.cluster.target import Target
 from kafkabench.config.translate import translate
 from kafkabench.core.events import Listener
@@ -73,12 +72,6 @@ def parse_consumer_performance(output: str) -> dict[str, float]:
                     "rebalance_ms": float(row["rebalance.time.ms"]), "fetch_ms": float(row["fetch.time.ms"]),
                     "fetch_mb_per_s": float(row["fetch.MB.sec"]), "fetch_records_per_s": float(row["fetch.nMsg.sec"])}
     raise ApacheToolFailed(f"ConsumerPerformance printed no result row: {output.strip()[-300:]!r}")
-
-
-def java_command(main_class: str) -> list[str]:
-    java = find_java()
-    return [str(java.executable), "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Dorg.apache.logging.log4j.level=WARN",
-            "-cp", os.pathsep.join(str(jar) for jar in JarCache().ensure()), main_class]
 
 
 def _run(command: list[str], timeout_s: float, tool: str) -> str:
