@@ -6,12 +6,13 @@ One member of a consumer group reads the delivery ids of the input topic until `
 - auto-commit: each record processed; the client commits in the background (enable.auto.commit).
 - commit-after (at-least-once): a batch processed, then its offsets committed.
 - commit-before (at-most-once): a batch's offsets committed, then its records processed.
-- copy (exactly-once): a batch written unchanged to the same partition of the output topic, in a transaction that
-  carries the batch's offsets (send_offsets_to_transaction with the consumer's group metadata, KIP-447), then
-  committed. An abortable error aborts it and rewinds the consumer to its committed offsets; a fenced or fatal
-  producer ends the worker (the orchestrator starts another).
+- copy (exactly-once): a batch's ids written unchanged to the same partition of the output topic, in a transaction
+  that carries the batch's offsets (send_offsets_to_transaction with the consumer's group metadata, KIP-447), then
+  committed (a commit that timed out is tried again). An abortable error aborts it and rewinds the consumer to its
+  committed offsets; a fenced or fatal producer ends the worker (the orchestrator starts another).
 
-Processing is `process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and
+A value that is not an id of the input producer is a stray: counted, neither processed nor copied. Processing is
+`process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and
 each confirmed commit is a line in it: a consumer killed with SIGKILL keeps what it did and what it committed.
 """
 
@@ -44,6 +45,8 @@ class ConsumerRun:
         self.config: dict[str, dict] = {}
         self._committed_records = 0  # records whose offsets a confirmed commit covers
         self._next_progress = 0.0
+        self._first_ns: int | None = None  # the first poll that returned records
+        self._last_commit_ns: int | None = None
 
     @property
     def copying(self) -> bool:
@@ -77,6 +80,8 @@ class ConsumerRun:
         while not stop.is_set():
             records = self._poll()
             if records:
+                if self._first_ns is None:
+                    self._first_ns = time.monotonic_ns()
                 {"auto-commit": self._process, "commit-after": self._process_then_commit,
                  "commit-before": self._commit_then_process, "copy": self._copy}[self.params.mode](records)
             self._progress()
@@ -120,30 +125,45 @@ class ConsumerRun:
             return False
         with (Path(self.params.history_dir) / COMMITS).open("a") as log:
             log.write(Processed.commit_line(offsets))
-        self.counters["commits"] += 1
-        self._committed_records += len(records)
+        self._committed(records)
         return True
 
     def _copy(self, records: list) -> None:
+        """The batch's ids (strays are counted, not copied) and its offsets in one transaction."""
         producer, output = self.producer, self.params.output_topic
+        copies = [record for record in records if self._sequence(record) is not None]
         try:
             producer.begin_transaction()
-            for record in records:
+            for record in copies:
                 producer.produce(output, record.value(), partition=record.partition())
             producer.send_offsets_to_transaction(
                 [TopicPartition(self.task.topic, p, o) for p, o in _next_offsets(records).items()],
                 self.consumer.consumer_group_metadata(), self.task.timeout_s)
-            producer.commit_transaction(self.task.timeout_s)
+            self._commit_transaction()
         except KafkaException as exc:
             error: KafkaError = exc.args[0]
-            if error.fatal() or error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
-                                                  KafkaError.INVALID_PRODUCER_EPOCH):
+            if error.fatal() or not error.txn_requires_abort():
                 raise RunFailed("failure", f"the copier's producer can go no further: {error.str()}") from exc
             self._abort(error)
             return
-        self.counters["processed"] += len(records)
+        self.counters["processed"] += len(copies)
+        self._committed(records)
+
+    def _commit_transaction(self) -> None:
+        """A commit that timed out may be tried again (librdkafka: retriable), within the task's timeout."""
+        deadline = time.monotonic() + self.task.timeout_s
+        while True:
+            try:
+                self.producer.commit_transaction(max(0.1, deadline - time.monotonic()))
+                return
+            except KafkaException as exc:
+                if not exc.args[0].retriable() or time.monotonic() >= deadline:
+                    raise
+
+    def _committed(self, records: list) -> None:
         self.counters["commits"] += 1
         self._committed_records += len(records)
+        self._last_commit_ns = time.monotonic_ns()
 
     def _abort(self, error: KafkaError) -> None:
         """An abortable error: the transaction aborted, the consumer back at its committed offsets."""
@@ -177,7 +197,11 @@ class ConsumerRun:
             self.report(Progress(done=self.counters["processed"], acked=self._committed_records))
 
     def outcome(self, version: str) -> Outcome:
-        return Outcome(client_version=version, counters=dict(self.counters), effective_config=self.config)
+        """Its counts, and its stopwatch: the first poll that returned records to the last commit."""
+        timed = self._first_ns is not None and self._last_commit_ns is not None
+        return Outcome(client_version=version, counters=dict(self.counters), effective_config=self.config,
+                       **({"start_ns": self._first_ns, "end_ns": self._last_commit_ns,
+                           "duration_s": (self._last_commit_ns - self._first_ns) / 1e9} if timed else {}))
 
     def close(self) -> None:
         """The consumer closed (auto-commit: its last commit), the producer flushed."""

@@ -7,7 +7,8 @@ from pydantic import ValidationError
 
 import kafkabench.workers.java as java_sources
 from kafkabench.core import protocol
-from kafkabench.core.protocol import (SCENARIO_PARAMS, BadParams, ConsumeParams, DecodeSpec, DeliveryParams, Error,
+from kafkabench.core.protocol import (SCENARIO_PARAMS, BadParams, ConsumeParams, DecodeSpec, DeliveryConsumerParams,
+                                      DeliveryParams, Error,
                                       Finish, Outcome,
                                       PingPongParams, ProduceParams, Progress, Ready, Result, Round, Start, Task,
                                       Window, read_params, task_params)
@@ -43,7 +44,8 @@ def test_unknown_type_is_rejected():
 
 # --- scenario params -------------------------------------------------------------------------------------
 
-JAVA_SCENARIOS = {"produce": "Produce.java", "consume": "Consume.java", "delivery": "Delivery.java"}
+JAVA_SCENARIOS = {"produce": "Produce.java", "consume": "Consume.java", "delivery": "Delivery.java",
+                  "delivery_consumer": "DeliveryConsumer.java"}
 FULL = {
     "ping_pong": PingPongParams(),
     "produce": ProduceParams(count=1000, duration_s=30, rate_per_s=5000, interval_s=0.5, stamp=True,
@@ -52,9 +54,12 @@ FULL = {
                              idle_timeout_s=10, decode=DecodeSpec(format="avro", dataset="purchases")),
     "delivery": DeliveryParams(mode="async-sleep", count=10, producer=2, history_dir="/tmp/h", size=20, singles=3,
                                sleep_ms=100, rate_per_s=50.0),
+    "delivery_consumer": DeliveryConsumerParams(mode="commit-before", group="g", producer=3, count=10, batch=5,
+                                                process_ms=1.5, history_dir="/tmp/h"),
 }
 MINIMAL = {"ping_pong": PingPongParams(), "produce": ProduceParams(count=1), "consume": ConsumeParams(),
-           "delivery": DeliveryParams(mode="sync", count=1, history_dir="/tmp/h")}
+           "delivery": DeliveryParams(mode="sync", count=1, history_dir="/tmp/h"),
+           "delivery_consumer": DeliveryConsumerParams(mode="copy", group="g", count=1, output_topic="out")}
 
 
 def java_reads(scenario: str) -> set[str]:
@@ -96,7 +101,8 @@ def test_an_unset_optional_is_left_out_and_a_default_is_sent(scenario):
     assert None not in wire.values()
     defaults = {"produce": {"rate_per_s": -1, "interval_s": 1.0, "stamp": False},
                 "consume": {"from": "earliest", "interval_s": 1.0, "check": False},
-                "delivery": {"producer": 0, "size": 14, "singles": 8, "sleep_ms": 0, "rate_per_s": -1}}[scenario]
+                "delivery": {"producer": 0, "size": 14, "singles": 8, "sleep_ms": 0, "rate_per_s": -1},
+                "delivery_consumer": {"producer": 0, "batch": 100, "process_ms": 0.0}}[scenario]
     assert {key: wire[key] for key in defaults} == defaults
 
 
@@ -108,7 +114,7 @@ def test_wire_values_have_the_json_types_params_java_checks():
     assert all(isinstance(wire[k], str) for k in ("group", "from"))
 
 
-@pytest.mark.parametrize("model", [ProduceParams, ConsumeParams, DecodeSpec])
+@pytest.mark.parametrize("model", [ProduceParams, ConsumeParams, DecodeSpec, DeliveryConsumerParams])
 def test_every_field_says_what_it_is(model):
     assert all(field.description for field in model.model_fields.values())
 
@@ -152,6 +158,10 @@ BAD = [
     ("consume", {"bad\nkey": 1}, 'consume: params."bad\\nkey" is not a parameter of consume'),
     ("consume", {"count": "ten", "bogus": 1}, 'consume: params.count must be an integer, got "ten" (and 1 more)'),
     ("ping_pong", {"count": 5}, "ping_pong: params.count is not a parameter of ping_pong"),
+    ("delivery_consumer", {"mode": "copy", "group": "g", "count": 5, "history_dir": "/tmp/h"},
+     "delivery_consumer: params.output_topic goes with mode copy, params.history_dir with the other modes"),
+    ("delivery_consumer", {"mode": "copy", "group": "g", "count": 5, "output_topic": "o", "process_ms": 1.0},
+     "delivery_consumer: params.process_ms is for the consumer modes: a copier's processing is its copy"),
 ]
 
 

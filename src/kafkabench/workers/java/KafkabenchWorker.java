@@ -123,11 +123,12 @@ public final class KafkabenchWorker {
                 case "produce": return new Produce(task);
                 case "consume": return new Consume(task);
                 case "delivery": return new Delivery(task);
+                case "delivery_consumer": return new DeliveryConsumer(task);
                 default: break;
             }
         }
-        throw new WorkerFailure("config", String.format("the java worker runs protocol 1 ping_pong, produce, consume "
-                + "and delivery tasks, got %s (protocol %d, scenario %s)", task.path("type").asText(),
+        throw new WorkerFailure("config", String.format("the java worker runs protocol 1 ping_pong, produce, consume, "
+                + "delivery and delivery_consumer tasks, got %s (protocol %d, scenario %s)", task.path("type").asText(),
                 task.path("protocol").asInt(1), scenario));
     }
 

@@ -94,6 +94,27 @@ final class Params {
         return value.asText();
     }
 
+    /** A non-empty string, or null when absent or null. */
+    String optionalText(String name) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return null;
+        if (!value.isTextual() || value.asText().isEmpty()) throw invalid(name, "a non-empty string");
+        return value.asText();
+    }
+
+    /** Refuses a parameter not among `names`, as the Python model (extra="forbid") does. */
+    void only(String... names) throws WorkerFailure {
+        for (Iterator<String> it = params.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (!List.of(names).contains(name)) throw refused("params." + name + " is not a parameter of " + scenario);
+        }
+    }
+
+    /** A combination of parameters the scenario refuses, in words naming them. */
+    WorkerFailure refused(String reason) {
+        return new WorkerFailure("config", scenario + ": " + reason);
+    }
+
     WorkerFailure invalid(String name, String expected) {
         return new WorkerFailure("config", String.format("%s: params.%s must be %s, got %s", scenario, name, expected,
                 params.path(name)));
