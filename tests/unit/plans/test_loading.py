@@ -23,7 +23,7 @@ def error_of(tmp_path, text) -> str:
 
 
 def test_builtin_plans_load_and_expand():
-    assert {"quick", "seed-000", "seed-001", "seed-002", "seed-003", "seed-004", "faults"} <= set(builtin_names())
+    assert {"quick", "seed-000", "seed-001", "seed-002", "seed-003", "seed-004", "faults", "exactly-once"} <= set(builtin_names())
     assert {"yolo", "throughput-rf3", "durable"} <= set(builtin_names("profiles"))
     for name in builtin_names():
         cells = expand(load_plan(name))

@@ -24,7 +24,8 @@ from kafkabench.config.translate import translate
 from kafkabench.core.delivery_processed import Processed
 from kafkabench.core.protocol import DeliveryConsumerParams, DeliveryParams, Task, task_params
 from kafkabench.core.results import Run
-from kafkabench.errors import KafkabenchError
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery import consumer_checks as checks
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_settings
 from kafkabench.labs.delivery.faults import FaultRun, Stage
@@ -49,6 +50,9 @@ class GroupStalled(KafkabenchError):
 
 def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, target: Target, topic: str,
                           out_dir: Path, index: int) -> None:
+    if target.launcher.name != "local" and any(FaultSpec.parse(text).role == "consumer" for text in scenario.faults):
+        raise ConfigError(f"--fault kill-consumer and pause-consumer signal local processes; with --launcher "
+                          f"{target.launcher.name} the consumers run elsewhere: drop those faults or the launcher")
     settings = cell_settings(cell, scenario)
     producer = translate(cell.client, "producer", settings.values("producer"))
     consumer = translate(cell.client, "consumer", {**CONSUMER_DEFAULTS, **settings.values("consumer")})
@@ -80,6 +84,7 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
             coordinator(target, "group", group)
         faults = FaultRun.of(scenario, target.faults, target.connection, topic,
                              Stage(members=members, coordinator=coordinating, output_topic=output))
+        begun = time.monotonic()
         try:
             members.start()
             seen = drive_producers([_input_task(cell, scenario, target, topic, producer.config, cell_dir)], cell,
@@ -91,7 +96,7 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
         finally:
             faults.record(run)
             members.stop()
-            run.params["consumer_events"] = members.events
+            run.params["consumer_events"] = members.said(since=faults.started_at or begun)
             run.workers += [member.to_dict() for member in members.members]
             run.counters.update(_member_counters(members, copying))
         run.params["healed"] = heal(target, topic, scenario.heal_timeout)

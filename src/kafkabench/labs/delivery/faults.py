@@ -91,6 +91,11 @@ class FaultRun:
                    heal_timeout_s=scenario.heal_timeout, stage=stage)
 
     @property
+    def started_at(self) -> float | None:
+        """When the run's clock started (monotonic), as the events' seconds count; None before `start`."""
+        return self._start if self._thread is not None else None
+
+    @property
     def planned(self) -> int:
         return self.bounces if self.specs else 0
 

@@ -61,16 +61,14 @@ class ConsumerGroup:
         self.history_root, self.label = history_root, label
         self.members: list[Member] = []
         self.current: dict[int, Member] = {}  # slot -> its live process
-        self.events: list[str] = []
+        self.events: list[tuple[float, str]] = []  # (monotonic time, what happened)
         self._lock = threading.Lock()
         self._replaced = 0
-        self._start = 0.0
 
     # ---- the group's life ---------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Every slot's first process started and ready, then all told to go together."""
-        self._start = time.monotonic()
         members = [self._launch(slot) for slot in range(1, self.size + 1)]
         for member in members:
             self._ready(member)
@@ -91,7 +89,7 @@ class ConsumerGroup:
                     if self._replaced > REPLACEMENTS:
                         raise KafkabenchError(f"{self.label}: members ended by themselves {self._replaced} times; "
                                               f"the last: {member.ended}")
-                    self.events.append(f"{self._t()} s: member {slot}.{member.incarnation} ended by itself "
+                    self._event(f"member {slot}.{member.incarnation} ended by itself "
                                        f"({member.ended}); replaced")
                     self._replace(slot)
 
@@ -129,27 +127,27 @@ class ConsumerGroup:
             member = self._live(slot)
             member.ended = "killed"
             self._signal(member, signal.SIGKILL)
-        self.events.append(f"{self._t()} s: member {slot}.{member.incarnation} killed (kill -9)")
+        self._event(f"member {slot}.{member.incarnation} killed (kill -9)")
         return f"consumer {slot}.{member.incarnation} killed (kill -9)"
 
     def replace(self, slot: int) -> None:
         """A killed member's slot taken by a new process."""
         with self._lock:
             self._replace(slot)
-        self.events.append(f"{self._t()} s: member {slot}.{self.current[slot].incarnation} started in its place")
+        self._event(f"member {slot}.{self.current[slot].incarnation} started in its place")
 
     def pause(self, slot: int) -> str:
         member = self._live(slot)
         self._signal(member, signal.SIGSTOP)
         member.paused = True
-        self.events.append(f"{self._t()} s: member {slot}.{member.incarnation} paused (SIGSTOP)")
+        self._event(f"member {slot}.{member.incarnation} paused (SIGSTOP)")
         return f"consumer {slot}.{member.incarnation} paused (SIGSTOP)"
 
     def resume(self, slot: int) -> None:
         member = self.current[slot]
         self._signal(member, signal.SIGCONT)
         member.paused = False
-        self.events.append(f"{self._t()} s: member {slot}.{member.incarnation} resumed")
+        self._event(f"member {slot}.{member.incarnation} resumed")
 
     # ---- inside -------------------------------------------------------------------------------------------
 
@@ -210,5 +208,9 @@ class ConsumerGroup:
                     member.result = Result(**failed.partial.model_dump())
                 member.ended = failed.reason
 
-    def _t(self) -> str:
-        return f"{time.monotonic() - self._start:.1f}"
+    def _event(self, text: str) -> None:
+        self.events.append((time.monotonic(), text))
+
+    def said(self, since: float) -> list[str]:
+        """The events in words, in seconds from `since` (a monotonic time: the run's start, as its faults count)."""
+        return [f"{at - since:.1f} s: {text}" for at, text in self.events]
