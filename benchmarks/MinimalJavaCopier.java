@@ -49,6 +49,10 @@ public final class MinimalJavaCopier {
         producerProps.put("enable.idempotence", "true");
         producerProps.put("key.serializer", ByteArraySerializer.class.getName());
         producerProps.put("value.serializer", ByteArraySerializer.class.getName());
+        for (int i = 7; i < args.length; i++) { // producer settings KEY=VALUE after the fixed arguments
+            String[] pair = args[i].split("=", 2);
+            producerProps.put(pair[0], pair[1]);
+        }
         long copied = 0, transactions = 0, first = 0, last = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps);
              KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps)) {

@@ -2,14 +2,15 @@
 a minimal transactional copier loop, per client.
 
     .venv/bin/python benchmarks/copier_overhead.py [--clients confluent,java] [--count 200000] [--size 64]
-        [--batch 500] [--repeats 3] [--bootstrap-servers HOST:PORT]
+        [--batch 500] [--repeats 3] [-X KEY=VALUE ...] [--bootstrap-servers HOST:PORT]
 
 One embedded broker (or --bootstrap-servers). An input topic of 4 partitions is filled once with --count delivery
 ids; then, for each client, kafkabench's copier (one worker, the one the delivery lab's --copier runs, started by the
 same launcher, in a group of its own) and the client's minimal loop (benchmarks/minimal_confluent_copier.py,
 MinimalJavaCopier.java: no kafkabench code) take turns copying the whole input to a fresh output topic, in
 transactions of up to --batch records with the offsets in them: one discarded pass of each, then --repeats in ABBA
-order. records/s = count / (the first poll that returned records -> the last commit returned), as each measures
+order. -X: a producer setting both sides take (the client's own name: retry.backoff.ms is librdkafka's and Java's).
+records/s = count / (the first poll that returned records -> the last commit returned), as each measures
 itself. Prints each repeat, the medians and the ratio kafkabench / minimal (median of the per-repeat ratios);
 target >= 0.90.
 """
@@ -54,7 +55,7 @@ def fill(bootstrap: str, topic: str, count: int, size: int) -> None:
     assert producer.flush(120) == 0
 
 
-def kafkabench_rate(target: Target, client: str, source: str, count: int, batch: int) -> float:
+def kafkabench_rate(target: Target, client: str, source: str, count: int, batch: int, settings: dict) -> float:
     run = uuid.uuid4().hex[:8]
     output = f"copier-output-{run}"
     with KafkaAdmin(target.connection) as admin:
@@ -62,7 +63,7 @@ def kafkabench_rate(target: Target, client: str, source: str, count: int, batch:
     worker = target.launcher.start(f"copier {client}", client)
     try:
         worker.send(Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers,
-                         topic=source, producer_config={"transactional.id": f"copier-{run}"}, timeout_s=60,
+                         topic=source, producer_config={**settings, "transactional.id": f"copier-{run}"}, timeout_s=60,
                          params=task_params(DeliveryConsumerParams(mode="copy", group=f"copier-{run}", count=count,
                                                                    batch=batch, output_topic=output))))
         worker.receive(Ready, timeout_s=120)
@@ -92,14 +93,16 @@ def minimal_command(client: str, work: Path) -> list[str]:
     return java_loop_command("MinimalJavaCopier", work)
 
 
-def minimal_rate(bootstrap: str, client: str, source: str, count: int, batch: int, work: Path) -> float:
+def minimal_rate(bootstrap: str, client: str, source: str, count: int, batch: int, settings: dict,
+                 work: Path) -> float:
     run = uuid.uuid4().hex[:8]
     output = f"minimal-copier-output-{run}"
     with KafkaAdmin(bootstrap) as admin:
         admin.create_topic(output, PARTITIONS, 1)
         try:
             done = subprocess.run([*minimal_command(client, work), bootstrap, source, output, f"minimal-{run}",
-                                   f"minimal-{run}", str(batch), str(count)],
+                                   f"minimal-{run}", str(batch), str(count),
+                                   *(f"{key}={value}" for key, value in settings.items())],
                                   capture_output=True, text=True, check=True, timeout=COPY_S)
         finally:
             admin.delete_topic(output)
@@ -116,8 +119,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--bootstrap-servers")
     args = parser.parse_args()
+    args.settings = dict(item.split("=", 1) for item in args.settings)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-copier-overhead-")))
         target = open_target(stack, args.bootstrap_servers, work)
@@ -134,8 +139,9 @@ def main() -> None:
 
 
 def compare(client: str, target: Target, source: str, args, work: Path) -> None:
-    sides = {"kafkabench": lambda: kafkabench_rate(target, client, source, args.count, args.batch),
-             "minimal": lambda: minimal_rate(target.bootstrap_servers, client, source, args.count, args.batch, work)}
+    sides = {"kafkabench": lambda: kafkabench_rate(target, client, source, args.count, args.batch, args.settings),
+             "minimal": lambda: minimal_rate(target.bootstrap_servers, client, source, args.count, args.batch,
+                                             args.settings, work)}
     for run in sides.values():  # discarded: broker JIT, page cache
         run()
     rates: dict[str, list[float]] = {name: [] for name in sides}
@@ -146,7 +152,8 @@ def compare(client: str, target: Target, source: str, args, work: Path) -> None:
         print(f"{client} repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
               flush=True)
     ratio = statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
-    print(f"{client} copier, {args.count:,} x {args.size} B in transactions of <= {args.batch}: kafkabench "
+    given = "".join(f", {key}={value}" for key, value in args.settings.items())
+    print(f"{client} copier, {args.count:,} x {args.size} B in transactions of <= {args.batch}{given}: kafkabench "
           f"{statistics.median(rates['kafkabench']):,.0f} records/s, minimal {statistics.median(rates['minimal']):,.0f} "
           f"records/s, ratio {ratio:.2f} (target >= {TARGET:.2f}: {'met' if ratio >= TARGET else 'MISSED'})")
 

@@ -1,12 +1,12 @@
 """A minimal hand-written confluent-kafka transactional copier: the yardstick for kafkabench's copier (the delivery
 worker's copy mode), as Apache Kafka's TransactionalMessageCopier copies.
 
-    python minimal_confluent_copier.py BOOTSTRAP INPUT OUTPUT GROUP TRANSACTIONAL_ID BATCH COUNT
+    python minimal_confluent_copier.py BOOTSTRAP INPUT OUTPUT GROUP TRANSACTIONAL_ID BATCH COUNT [KEY=VALUE ...]
 
 No kafkabench code. One consumer in GROUP (read_committed, no auto-commit, from the earliest offset) and one
 transactional producer: each poll of up to BATCH records is written unchanged to the same partition of OUTPUT in a
 transaction that carries the batch's next offsets (send_offsets_to_transaction with the consumer's group metadata),
-then committed; until COUNT records are committed. Prints one JSON line: records, transactions, seconds (the first
+then committed; until COUNT records are committed. KEY=VALUE: producer settings (librdkafka's names). Prints one JSON line: records, transactions, seconds (the first
 poll that returned records -> the last commit returned).
 """
 
@@ -22,7 +22,8 @@ def main() -> None:
     batch, count = int(batch), int(count)
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "isolation.level": "read_committed"})
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
+    settings = dict(pair.split("=", 1) for pair in sys.argv[8:])
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id, **settings})
     producer.init_transactions(60)
     consumer.subscribe([source])
     copied = transactions = 0

@@ -143,3 +143,14 @@ def test_java_string_hash_is_javas_so_the_coordinator_found_is_kafkas():
     # values of String.hashCode() in Java, made non-negative as Kafka's Utils.abs does
     assert [java_string_hash(text) for text in ("", "a", "hello", "polygenelubricants")] == [0, 97, 99162322, 0]
     assert java_string_hash("kafkabench") == 1940759242 and java_string_hash("é") == 233
+
+
+def test_confluents_copier_is_told_what_its_transaction_backoff_costs_unless_it_was_set():
+    from kafkabench.labs.delivery.run import _backoff_note
+
+    copier = DeliveryScenario(copier=True, clients=["confluent", "java"])
+    assert "retry.backoff.ms (100 ms)" in _backoff_note(expand(copier), copier)
+    tuned = DeliveryScenario(copier=True, overrides={"retry.backoff.ms": "5"})
+    assert _backoff_note(expand(tuned), tuned) is None
+    java = DeliveryScenario(copier=True, clients=["java"])
+    assert _backoff_note(expand(java), java) is None

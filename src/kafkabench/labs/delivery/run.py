@@ -55,6 +55,9 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     if scenario.transactions or scenario.copier:
         document.cluster["transaction_version"] = transaction_version(target, scenario.timeout)
     document.params["cells"] = [cell.label for cell in cells]
+    if note := _backoff_note(cells, scenario):
+        document.notes.append(note)
+        listener.note(note)
     run_id = uuid.uuid4().hex[:8]
     try:
         for index, cell in enumerate(cells):
@@ -115,6 +118,19 @@ def transaction_version(target: Target, timeout_s: float) -> int | str:
     except KafkabenchError as exc:
         return f"unknown ({exc})"
     return 0 if level is None else level
+
+
+def _backoff_note(cells: list[DeliveryCell], scenario: DeliveryScenario) -> str | None:
+    """librdkafka retries a transactional request the coordinator answered CONCURRENT_TRANSACTIONS (the previous
+    transaction's markers still being written) after retry.backoff.ms, 100 ms by default; the Java client after 20
+    ms (KAFKA-5477). A copier that commits back to back waits on it: said where it applies."""
+    copies = any(cell.mode == "copy" and cell.client == "confluent" for cell in cells)
+    given = any("retry.backoff.ms" in found for found in (scenario.producer, scenario.overrides))
+    if not copies or given:
+        return None
+    return ("confluent's copier: librdkafka waits retry.backoff.ms (100 ms) before asking again when the coordinator "
+            "answers CONCURRENT_TRANSACTIONS, which back-to-back transactions meet often (the Java client waits 20 ms); "
+            "-X retry.backoff.ms=5 measures it without that wait")
 
 
 def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
