@@ -83,6 +83,8 @@ def test_consumer_cells_are_one_per_mode_and_refuse_idle_members_and_clients_wit
         expand(DeliveryScenario(copier=True, consumers=5))
     with pytest.raises(ConfigError, match="consumers and copiers run with confluent and java; not with aiokafka"):
         expand(DeliveryScenario(copier=True, clients=["aiokafka"]))
+    with pytest.raises(ConfigError, match="a transactional.id of its own, new for each cell"):
+        expand(DeliveryScenario(copier=True, overrides={"transactional.id": "mine"}))
 
 
 def test_consumer_faults_parse_and_refuse_what_a_consumer_cannot_take():

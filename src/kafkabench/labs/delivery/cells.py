@@ -133,6 +133,9 @@ def _consuming(scenario: DeliveryScenario, acks: list, idempotence: list) -> tup
     if (_given(scenario, "acks") and set(acks) != {"all"}) or (_given(scenario, "idempotence") and set(idempotence) != {"on"}):
         raise ConfigError("--consumer-modes and --copier: the input producer is idempotent with acks=all; drop acks "
                           "and enable.idempotence from the producer settings")
+    if scenario.copier and any("transactional.id" in found for found in (scenario.producer, scenario.overrides)):
+        raise ConfigError("--copier: kafkabench gives each copier a transactional.id of its own, new for each cell, so "
+                          "no other run's can fence it; drop transactional.id from the settings")
     return list(scenario.consumer_modes or ["copy"]), ["all"], ["on"]
 
 
