@@ -208,7 +208,10 @@ class ConsumerRun:
         if self.consumer is not None:
             self.consumer.close()
         if self.producer is not None:
-            self.producer.flush(self.task.timeout_s)
+            try:
+                self.producer.flush(self.task.timeout_s)
+            except KafkaException:  # a fenced producer refuses even this: what it had to say is said
+                pass
 
 
 def _next_offsets(records: list) -> dict[int, int]:

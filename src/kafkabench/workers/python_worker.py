@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import sys
 import threading
 from pathlib import Path
@@ -17,7 +18,6 @@ from kafkabench.workers.adapters import ADAPTERS, load_adapter
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.consume import ConsumeRun
 from kafkabench.workers.delivery import EXITING, DeliveryRun
-from kafkabench.workers.delivery_consumer import ConsumerRun
 from kafkabench.workers.http_baseline import HttpBaseline
 from kafkabench.workers.kafka_ping_pong import KafkaPingPong
 from kafkabench.workers.ping_pong import ExchangeFailed, PingPong, Transport
@@ -134,15 +134,18 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
     return _reporting(scenario, lambda: run.outcome(version), client.close if params.mode != "async-return" else _keep_open)
 
 
+CONSUMER_RUNS = {"confluent": "delivery_consumer", "kafka-python": "delivery_consumer_kafka_python",
+                 "aiokafka": "delivery_consumer_aiokafka"}  # client -> the module of its ConsumerRun
+
+
 def serve_delivery_consumer(task: Task, params: DeliveryConsumerParams) -> int:
     """delivery_consumer: ready once subscribed, wait for start, consume (and copy) until finish, result."""
-    if task.client != "confluent":
-        send(Error(message=f"{task.client}: kafkabench's consumers and copiers run with confluent and java",
-                   kind="config"))
-        return 2
+    if task.client not in CONSUMER_RUNS:
+        return _no_such_client(task)
     _, started, stop = _controlled(task, adapter=False)
-    run = ConsumerRun(task, params, send)
-    version = load_adapter("confluent").version()
+    module = importlib.import_module(f"kafkabench.workers.{CONSUMER_RUNS[task.client]}")
+    run = module.ConsumerRun(task, params, send)
+    version = load_adapter(task.client).version()
 
     def scenario() -> int:
         run.open()

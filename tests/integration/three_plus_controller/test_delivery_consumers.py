@@ -43,6 +43,18 @@ def test_a_copier_killed_twice_and_its_coordinators_broker_killed_copies_every_m
     assert "promised: exactly once: every input message in the output once: kept" in said
 
 
+def test_the_pure_python_clients_copy_exactly_once_through_a_copier_kill(target, tmp_path):
+    document = run_delivery(DeliveryScenario(
+        copier=True, clients=["kafka-python", "aiokafka"], consumers=2, count=3_000, rate=600, batch=50,
+        replication_factors=[3], faults=["kill-consumer:1"], fault_after=1_000, faults_must_fire=True),
+        target, tmp_path, SILENT)
+    for run in document.runs:
+        assert run.error is None, (run.client, run.error)
+        c = run.counters
+        assert (c["input"], c["copied"], c["lost"], c["duplicated"]) == (3_000, 3_000, 0, 0) and c["processes"] >= 3, run.client
+        assert run.config["producer"]["enable_idempotence"] is True  # the client's own names all the way
+
+
 def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_not_processed(target, tmp_path):
     # 4 ms of processing per message and the input written at 500/s: the consumer falls behind at once and spends its
     # time inside full batches of 50, where the kill lands (4 s in: after the group formed and committed)

@@ -72,7 +72,7 @@ def test_bad_consumer_scenarios_say_what_is_wrong(fields, message):
         DeliveryScenario(**fields)
 
 
-def test_consumer_cells_are_one_per_mode_and_refuse_idle_members_and_clients_without_them():
+def test_consumer_cells_are_one_per_mode_and_refuse_idle_members_and_a_transactional_id_of_their_own():
     cells = expand(DeliveryScenario(consumer_modes=["commit-before", "auto-commit"], clients=["confluent", "java"]))
     assert [cell.label for cell in cells] == ["commit-before rf3 isr1 confluent", "auto-commit rf3 isr1 confluent",
                                               "commit-before rf3 isr1 java", "auto-commit rf3 isr1 java"]
@@ -81,8 +81,6 @@ def test_consumer_cells_are_one_per_mode_and_refuse_idle_members_and_clients_wit
     assert expand(DeliveryScenario(copier=True))[0].describe([], 1) == "copier, RF 3, min.insync 1"
     with pytest.raises(ConfigError, match="--consumers 5 with 4 partitions: .* 1 would sit idle"):
         expand(DeliveryScenario(copier=True, consumers=5))
-    with pytest.raises(ConfigError, match="consumers and copiers run with confluent and java; not with aiokafka"):
-        expand(DeliveryScenario(copier=True, clients=["aiokafka"]))
     with pytest.raises(ConfigError, match="a transactional.id of its own, new for each cell"):
         expand(DeliveryScenario(copier=True, overrides={"transactional.id": "mine"}))
 

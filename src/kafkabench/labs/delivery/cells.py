@@ -116,16 +116,9 @@ def expand(scenario: DeliveryScenario) -> list[DeliveryCell]:
                 scenario.transaction_versions or [None])]
 
 
-CONSUMER_CLIENTS = ("confluent", "java")
-
-
 def _consuming(scenario: DeliveryScenario, acks: list, idempotence: list) -> tuple[list, list, list]:
     """Consumer cells: one per consumer mode (or the copier's "copy"), their input written by an idempotent producer
     with acks=all, so that what the consumers are judged by is not muddied by the producer."""
-    others = [client for client in scenario.clients if client not in CONSUMER_CLIENTS]
-    if others:
-        raise ConfigError(f"--consumer-modes and --copier: kafkabench's consumers and copiers run with "
-                          f"{' and '.join(CONSUMER_CLIENTS)}; not with {', '.join(others)}")
     if scenario.consumers > scenario.partitions:
         raise ConfigError(f"--consumers {scenario.consumers} with {scenario.partitions} partitions: a group gives each "
                           f"partition to one member, so {scenario.consumers - scenario.partitions} would sit idle; "

@@ -67,7 +67,8 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
     def task_for(slot: int, history_dir: Path | None) -> Task:
         return Task(scenario="delivery_consumer", client=cell.client, bootstrap_servers=target.bootstrap_servers,
                     topic=topic, consumer_config=consumer.config, timeout_s=scenario.timeout,
-                    producer_config={**producer.config, "transactional.id": f"{topic}-copier-{slot}"} if copying else {},
+                    producer_config=translate(cell.client, "producer", {**settings.values("producer"), "transactional.id":
+                                                                        f"{topic}-copier-{slot}"}).config if copying else {},
                     params=task_params(DeliveryConsumerParams(
                         mode=cell.mode, group=group, producer=PRODUCER_ID, count=scenario.count, batch=scenario.batch,
                         process_ms=scenario.process_ms, output_topic=output,
