@@ -57,7 +57,7 @@ from aiokafka.errors import (KafkaError, OutOfOrderSequenceNumber, ProducerFence
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_processed import COMMITS, Processed
 from kafkabench.core.protocol import DeliveryConsumerParams, Outcome, Progress, Task
-from kafkabench.workers.adapters.aiokafka import _with_defaults, with_ssl_context
+from kafkabench.workers.adapters.aiokafka import with_defaults, with_ssl_context
 from kafkabench.workers.delivery_consumer import POLL_S, PROGRESS_S
 from kafkabench.workers.throughput_run import RunFailed
 
@@ -124,7 +124,7 @@ class ConsumerRun:
                     **({"isolation_level": "read_committed"} if self.copying else {})}
         try:
             keywords = with_ssl_context(settings)
-            self.config["consumer"] = _with_defaults(AIOKafkaConsumer, {**settings, "bootstrap_servers":
+            self.config["consumer"] = with_defaults(AIOKafkaConsumer, {**settings, "bootstrap_servers":
                                                                         task.bootstrap_servers}, keywords)
             self.consumer = AIOKafkaConsumer(bootstrap_servers=task.bootstrap_servers, **keywords)
             await asyncio.wait_for(self.consumer.start(), timeout)
@@ -133,7 +133,7 @@ class ConsumerRun:
                 if not producer.get("transactional_id"):
                     raise RunFailed("config", "aiokafka: a copier's producer_config needs a transactional_id")
                 keywords = with_ssl_context(producer)
-                self.config["producer"] = _with_defaults(AIOKafkaProducer, {**producer, "bootstrap_servers":
+                self.config["producer"] = with_defaults(AIOKafkaProducer, {**producer, "bootstrap_servers":
                                                                             task.bootstrap_servers}, keywords)
                 self.producer = AIOKafkaProducer(bootstrap_servers=task.bootstrap_servers, **keywords)
                 await asyncio.wait_for(self.producer.start(), timeout)  # its init_transactions: the producer id

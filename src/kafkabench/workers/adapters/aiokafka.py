@@ -50,7 +50,7 @@ class Adapter:
     def open_producer(self, bootstrap_servers: str, config: dict[str, Any], wire_stats: bool = False,
                       acks: AckLog | None = None, answers: list | None = None) -> None:
         keywords = _keywords(config)
-        self._config["producer"] = _with_defaults(AIOKafkaProducer, config, keywords)
+        self._config["producer"] = with_defaults(AIOKafkaProducer, config, keywords)
         self._acks = acks
         self._answers = answers
         if acks is not None:
@@ -64,7 +64,7 @@ class Adapter:
 
     def open_consumer(self, bootstrap_servers: str, config: dict[str, Any]) -> None:
         keywords = _keywords(config)
-        self._config["consumer"] = _with_defaults(AIOKafkaConsumer, config, keywords)
+        self._config["consumer"] = with_defaults(AIOKafkaConsumer, config, keywords)
 
         async def start() -> None:
             self._consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, **keywords)
@@ -275,7 +275,7 @@ def _keywords(config: dict[str, Any]) -> dict[str, Any]:
         raise AdapterError(f"cannot build aiokafka's SSL context: {exc}") from exc
 
 
-def _with_defaults(cls: type, given: dict[str, Any], keywords: dict[str, Any]) -> dict[str, Any]:
+def with_defaults(cls: type, given: dict[str, Any], keywords: dict[str, Any]) -> dict[str, Any]:
     """aiokafka keeps no config dict: its keyword defaults plus what was given are what it uses; the SSL
     context shown by what it checks, the settings it was built from kept; secrets redacted."""
     defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
