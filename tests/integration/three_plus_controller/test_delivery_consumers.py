@@ -1,6 +1,6 @@
 """Consumers and copiers in the delivery lab on 3 brokers beside a dedicated controller, with real faults: a
 transactional copier killed twice (kill -9) and its transaction coordinator's broker killed still copies every input
-message exactly once; a commit-before consumer killed mid-batch loses exactly the messages it had committed and not
+message exactly once (confluent, java; kafka-python through a kill; aiokafka at most one batch again); a commit-before consumer killed mid-batch loses exactly the messages it had committed and not
 yet processed, as its own commit log and history say."""
 
 import numpy as np
@@ -43,16 +43,22 @@ def test_a_copier_killed_twice_and_its_coordinators_broker_killed_copies_every_m
     assert "promised: exactly once: every input message in the output once: kept" in said
 
 
-def test_the_pure_python_clients_copy_exactly_once_through_a_copier_kill(target, tmp_path):
+def test_the_pure_python_clients_copy_through_a_copier_kill_as_their_fencing_allows(target, tmp_path):
+    # kafka-python sends the group's metadata with the offsets (KIP-447): exactly once. aiokafka sends the group id alone and reads the offsets without asking for stable ones: a copier taking over the
+    # killed one's partitions may start from before its last transaction, whose commit was still being written, and
+    # copy that batch again (50 copies in one CI run). Never a loss, and never more than the one batch.
     document = run_delivery(DeliveryScenario(
-        copier=True, clients=["kafka-python", "aiokafka"], consumers=2, count=3_000, rate=600, batch=50,
-        replication_factors=[3], faults=["kill-consumer:1"], fault_after=1_000, faults_must_fire=True),
+        copier=True, clients=["kafka-python", "aiokafka"], consumers=2, count=1_500, rate=500, batch=50,
+        replication_factors=[3], faults=["kill-consumer:1"], fault_after=500, faults_must_fire=True),
         target, tmp_path, SILENT)
     for run in document.runs:
         assert run.error is None, (run.client, run.error)
         c = run.counters
-        assert (c["input"], c["copied"], c["lost"], c["duplicated"]) == (3_000, 3_000, 0, 0) and c["processes"] >= 3, run.client
-        assert run.config["producer"]["enable_idempotence"] is True  # the client's own names all the way
+        assert (c["input"], c["copied"], c["lost"], c["reordered"]) == (1_500, 1_500, 0, 0), run.client
+        assert c["processes"] >= 3 and run.config["producer"]["enable_idempotence"] is True  # the client's own names
+    kafka_python, aiokafka = (run.counters for run in document.runs)
+    assert kafka_python["duplicated"] == 0
+    assert aiokafka["duplicated"] <= 50
 
 
 def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_not_processed(target, tmp_path):

@@ -95,7 +95,7 @@ def test_the_effective_config_shows_the_context_and_hides_the_secrets(pki):
     from aiokafka import AIOKafkaProducer
 
     config = mtls(pki)
-    effective = adapter._with_defaults(AIOKafkaProducer, config, adapter.with_ssl_context(config))
+    effective = adapter.with_defaults(AIOKafkaProducer, config, adapter.with_ssl_context(config))
     assert effective["ssl_context"] == "SSLContext(check_hostname=True, verify_mode=CERT_REQUIRED)"
     assert effective["ssl_password"] == "<redacted>" and effective["ssl_cafile"] == str(pki.ca)
     assert KEY_PASSWORD not in repr(effective)
