@@ -10,6 +10,7 @@ once, at most `REPLACEMENTS` times per cell. Every process's end is recorded in 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -75,9 +76,6 @@ class ConsumerGroup:
         for member in members:
             self._go(member)
 
-    def processed(self) -> int:
-        return sum(member.processed for member in self.members)
-
     def check(self) -> None:
         """Between looks at the group's offsets: a member that ended by itself is recorded and replaced."""
         for slot, member in list(self.current.items()):
@@ -89,12 +87,12 @@ class ConsumerGroup:
                     if self._replaced > REPLACEMENTS:
                         raise KafkabenchError(f"{self.label}: members ended by themselves {self._replaced} times; "
                                               f"the last: {member.ended}")
-                    self._event(f"member {slot}.{member.incarnation} ended by itself "
-                                       f"({member.ended}); replaced")
+                    self._event(f"member {slot}.{member.incarnation} ended by itself ({member.ended}); replaced")
                     self._replace(slot)
 
     def finish(self) -> None:
-        """Every live member told to finish (its last commit or transaction done), its result awaited, then stopped."""
+        """Every live member told to finish (its last commit or transaction done) and its result awaited, within
+        FINISH_S; one without a result by then has that as its error."""
         live = [member for member in self.current.values() if member.ended is None]
         for member in live:
             try:
@@ -113,7 +111,8 @@ class ConsumerGroup:
         for member in self.members:
             if member.worker is not None:
                 if member.paused:
-                    self._signal(member, signal.SIGCONT)
+                    with contextlib.suppress(KafkabenchError):  # gone already: nothing to resume
+                        self._signal(member, signal.SIGCONT)
                 member.worker.stop(10)
 
     # ---- the faults' way in -------------------------------------------------------------------------------
