@@ -77,6 +77,38 @@ class ReplicaSize:
     log_dir: str
 
 
+class GroupLag:
+    """How far a consumer group's committed offsets are behind the end of a topic, per partition, asked as often as
+    needed through one consumer that never joins the group (a new client per look would cost a connection each).
+    A partition the group has no offset for counts from 0. Each look is bounded by `timeout_s`; one that fails
+    raises KafkaAdminError (a coordinator moving, a leader down) and the next may succeed."""
+
+    def __init__(self, cluster: str | Connection, group: str, topic: str, partitions: int, timeout_s: float = 5) -> None:
+        connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
+        self.timeout_s = timeout_s
+        self._partitions = [TopicPartition(topic, p) for p in range(partitions)]
+        self._consumer = Consumer(quiet_client_config(connection, **{"group.id": group}))
+
+    def behind(self) -> dict[int, int]:
+        try:
+            committed = {tp.partition: max(0, tp.offset)
+                         for tp in self._consumer.committed(self._partitions, timeout=self.timeout_s)}
+            ends = {tp.partition: self._consumer.get_watermark_offsets(tp, timeout=self.timeout_s)[1]
+                    for tp in self._partitions}
+        except KafkaException as exc:
+            raise KafkaAdminError(f"the group's offsets: {exc.args[0].str()}") from exc
+        return {p: max(0, end - committed.get(p, 0)) for p, end in ends.items()}
+
+    def close(self) -> None:
+        self._consumer.close()
+
+    def __enter__(self) -> GroupLag:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
 class KafkaAdmin:
     """A thin, typed face over the admin APIs; every call is bounded by `timeout_s`."""
 

@@ -293,6 +293,9 @@ class Progress(BaseModel):
     done: int  # measured messages so far (delivery: sent)
     window: Window | None = None
     acked: int | None = None  # delivery: acknowledged so far
+    assigned: list[int] | None = None  # delivery_consumer: the partitions the member holds now
+    calling: str | None = None  # delivery_consumer: the client call in progress for over a second ...
+    calling_s: float | None = None  # ... and for how long: where a stalled process is
 
 
 class Outcome(BaseModel):

@@ -1,5 +1,6 @@
-"""The delivery lab's consumers and copiers (params: core.protocol.DeliveryConsumerParams), with confluent-kafka; the
-Java worker's DeliveryConsumer.java is its twin.
+"""The delivery lab's consumers and copiers (params: core.protocol.DeliveryConsumerParams): what every Python client
+shares, once; each client (delivery_consumer_confluent, _kafka_python, _aiokafka) supplies its poll, commit and
+transaction calls. The Java worker's DeliveryConsumer.java is the twin.
 
 One member of a consumer group reads the delivery ids of the input topic until `finish`:
 
@@ -7,101 +8,148 @@ One member of a consumer group reads the delivery ids of the input topic until `
 - commit-after (at-least-once): a batch processed, then its offsets committed.
 - commit-before (at-most-once): a batch's offsets committed, then its records processed.
 - copy (exactly-once): a batch's ids written unchanged to the same partition of the output topic, in a transaction
-  that carries the batch's offsets (send_offsets_to_transaction with the consumer's group metadata, KIP-447), then
-  committed (a commit that timed out is tried again). An abortable error aborts it and rewinds the consumer to its
+  that carries the batch's offsets, then committed. An abortable error aborts it and rewinds the consumer to its
   committed offsets; a fenced or fatal producer ends the worker (the orchestrator starts another).
 
 A value that is not an id of the input producer is a stray: counted, neither processed nor copied. Processing is
-`process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and
-each confirmed commit is a line in it: a consumer killed with SIGKILL keeps what it did and what it committed.
+`process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and each confirmed
+commit is a line in it: a consumer killed with SIGKILL keeps what it did and what it committed.
+
+Every call into the client runs under the watchdog (`call`): a thread that reports progress every PROGRESS_S (with
+the partitions held and, past a second, the call in progress: where a stalled process is), and ends the process with
+an `error` naming the call when one has not returned within the task's timeout plus WATCH_MARGIN_S. A call stuck
+inside a client cannot be interrupted from Python; the process ends instead, and the orchestrator replaces it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import confluent_kafka
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from typing import ClassVar
 
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_processed import COMMITS, Processed
-from kafkabench.core.protocol import DeliveryConsumerParams, Outcome, Progress, Task
-from kafkabench.workers.adapters.base import printable
+from kafkabench.core.protocol import DeliveryConsumerParams, Error, Outcome, Progress, Task
 from kafkabench.workers.throughput_run import RunFailed
 
 PROGRESS_S = 0.2
 POLL_S = 0.2
+WATCH_MARGIN_S = 5.0  # beyond the task's timeout, which the client's own bounded calls are given first
+SHOWN_AFTER_S = 1.0  # a call in progress this long is named in the progress reports
+EXIT_CODE = 3
 
 
 class ConsumerRun:
-    def __init__(self, task: Task, params: DeliveryConsumerParams, report: Callable[[Progress], None]) -> None:
+    """The client-independent part of a member: the mode's steps, the stray rule, processing, the commit log, counters,
+    progress and the watchdog. A client's subclass opens its clients and makes the calls marked as its own."""
+
+    client: ClassVar[str]
+
+    def __init__(self, task: Task, params: DeliveryConsumerParams, report: Callable[[object], None]) -> None:
         self.task, self.params, self.report = task, params, report
-        self.consumer: Consumer | None = None
-        self.producer: Producer | None = None
         self.processed: Processed | None = None
         self.counters = dict.fromkeys(("processed", "commits", "aborted", "strays", "rebalances", "commit_failures"), 0)
         self.config: dict[str, dict] = {}
+        self.consumer = self.producer = None  # the client's own
+        self.assigned: set[int] = set()
         self._committed_records = 0  # records whose offsets a confirmed commit covers
-        self._next_progress = 0.0
         self._first_ns: int | None = None  # the first poll that returned records
         self._last_commit_ns: int | None = None
+        self._call: tuple[str, float] | None = None  # the client call in progress, and when it began (monotonic)
+        self._watching = threading.Event()
+        self.bound_s = task.timeout_s + WATCH_MARGIN_S
 
     @property
     def copying(self) -> bool:
         return self.params.mode == "copy"
 
+    # ---- a client's own calls ----------------------------------------------------------------------------------
+
+    def _open_clients(self) -> None:
+        """Create the consumer (and for a copier the transactional producer, transactions initialised); fill
+        `config`; a refusal is RunFailed("config")."""
+        raise NotImplementedError
+
+    def _subscribe(self) -> None:
+        """Subscribe to the input topic; assignments go to `on_assigned`, revocations to `on_revoked`."""
+        raise NotImplementedError
+
+    def _poll(self) -> list:
+        """Up to `batch` records within POLL_S; a fatal consumer error is RunFailed."""
+        raise NotImplementedError
+
+    def _values(self, records: list) -> list:
+        raise NotImplementedError
+
+    def _next_offsets(self, records: list) -> dict[int, int]:
+        """Per partition, the offset after the batch's last record: where the next read starts."""
+        raise NotImplementedError
+
+    def _commit_offsets(self, offsets: dict[int, int]) -> bool:
+        """Commit synchronously: True once confirmed, False when refused (counted); RunFailed when fatal."""
+        raise NotImplementedError
+
+    def _transact(self, records: list, copies: list[int]) -> bool:
+        """One transaction: the records at the `copies` indexes written to the output, the batch's offsets with the
+        group's metadata, committed (True); an abortable error aborted and the consumer rewound (False); a fenced or
+        fatal producer is RunFailed."""
+        raise NotImplementedError
+
+    def _close_clients(self) -> None:
+        """The consumer closed (auto-commit: its last commit), the producer flushed and closed."""
+        raise NotImplementedError
+
+    # ---- the run -----------------------------------------------------------------------------------------------
+
     def open(self) -> None:
-        params, task = self.params, self.task
-        settings = {**task.consumer_config, "bootstrap.servers": task.bootstrap_servers, "group.id": params.group,
-                    "auto.offset.reset": "earliest", "enable.auto.commit": params.mode == "auto-commit",
-                    "enable.partition.eof": False,
-                    **({"isolation.level": "read_committed"} if self.copying else {})}
-        self.config["consumer"] = printable(settings)
-        try:
-            self.consumer = Consumer(settings)
-            if self.copying:
-                producer = {**task.producer_config, "bootstrap.servers": task.bootstrap_servers}
-                self.config["producer"] = printable(producer)
-                self.producer = Producer(producer)
-                self.producer.init_transactions(task.timeout_s)
-        except KafkaException as exc:
-            raise RunFailed("config", exc.args[0].str()) from exc
+        threading.Thread(target=self._watch, name="watchdog", daemon=True).start()
+        with self.call("opening the clients"):
+            self._open_clients()
         if not self.copying:
-            self.processed = Processed.create(params.history_dir, params.producer, params.count)
-        self.consumer.subscribe([task.topic], on_assign=self._assigned)
+            self.processed = Processed.create(self.params.history_dir, self.params.producer, self.params.count)
+        with self.call("subscribe"):
+            self._subscribe()
 
-    def _assigned(self, _consumer, _partitions) -> None:
-        self.counters["rebalances"] += 1
-
-    def run(self, stop) -> None:
+    def run(self, stop: threading.Event) -> None:
         """Until `stop` is set: poll a batch, and process, commit or copy it as the mode says."""
+        self._watching.set()
+        step = {"auto-commit": self._process, "commit-after": self._process_then_commit,
+                "commit-before": self._commit_then_process, "copy": self._copy}[self.params.mode]
         while not stop.is_set():
-            records = self._poll()
+            with self.call("poll"):
+                records = self._poll()
             if records:
                 if self._first_ns is None:
                     self._first_ns = time.monotonic_ns()
-                {"auto-commit": self._process, "commit-after": self._process_then_commit,
-                 "commit-before": self._commit_then_process, "copy": self._copy}[self.params.mode](records)
-            self._progress()
-        self._progress(force=True)
+                step(records)
+        self._watching.clear()
+        self._report()
 
-    def _poll(self) -> list:
-        messages = self.consumer.consume(self.params.batch, POLL_S)
-        for message in messages:
-            if (error := message.error()) is not None and error.fatal():
-                raise RunFailed("failure", f"the consumer failed: {error.str()}")
-        return [message for message in messages if message.error() is None]
+    def close(self) -> None:
+        with self.call("close"):
+            self._close_clients()
+
+    def outcome(self, version: str) -> Outcome:
+        """Its counts, and its stopwatch: the first poll that returned records to the last commit."""
+        timed = self._first_ns is not None and self._last_commit_ns is not None
+        return Outcome(client_version=version, counters=dict(self.counters), effective_config=self.config,
+                       **({"start_ns": self._first_ns, "end_ns": self._last_commit_ns,
+                           "duration_s": (self._last_commit_ns - self._first_ns) / 1e9} if timed else {}))
+
+    # ---- the modes' steps --------------------------------------------------------------------------------------
 
     def _process(self, records: list) -> None:
-        pause, processed = self.params.process_ms / 1000, self.processed
-        for record in records:
+        pause, processed, counters = self.params.process_ms / 1000, self.processed, self.counters
+        for value in self._values(records):
             if pause:
                 time.sleep(pause)
-            if (sequence := self._sequence(record)) is not None:
+            if (sequence := self._sequence(value)) is not None:
                 processed.record(sequence)
-                self.counters["processed"] += 1
+                counters["processed"] += 1
 
     def _process_then_commit(self, records: list) -> None:
         self._process(records)
@@ -114,13 +162,10 @@ class ConsumerRun:
     def _commit(self, records: list) -> bool:
         """Commit the batch's offsets; a commit refused (a rebalance moved the partitions) is counted, and its
         records are another member's now: commit-before leaves them unprocessed, commit-after has processed them."""
-        offsets = _next_offsets(records)
-        try:
-            self.consumer.commit(offsets=[TopicPartition(self.task.topic, p, o) for p, o in offsets.items()],
-                                 asynchronous=False)
-        except KafkaException as exc:
-            if exc.args[0].fatal():
-                raise RunFailed("failure", f"a commit failed: {exc.args[0].str()}") from exc
+        offsets = self._next_offsets(records)
+        with self.call("commit"):
+            confirmed = self._commit_offsets(offsets)
+        if not confirmed:
             self.counters["commit_failures"] += 1
             return False
         with (Path(self.params.history_dir) / COMMITS).open("a") as log:
@@ -130,57 +175,20 @@ class ConsumerRun:
 
     def _copy(self, records: list) -> None:
         """The batch's ids (strays are counted, not copied) and its offsets in one transaction."""
-        producer, output = self.producer, self.params.output_topic
-        copies = [record for record in records if self._sequence(record) is not None]
-        try:
-            producer.begin_transaction()
-            for record in copies:
-                producer.produce(output, record.value(), partition=record.partition())
-            producer.send_offsets_to_transaction(
-                [TopicPartition(self.task.topic, p, o) for p, o in _next_offsets(records).items()],
-                self.consumer.consumer_group_metadata(), self.task.timeout_s)
-            self._commit_transaction()
-        except KafkaException as exc:
-            error: KafkaError = exc.args[0]
-            if error.fatal() or not error.txn_requires_abort():
-                raise RunFailed("failure", f"the copier's producer can go no further: {error.str()}") from exc
-            self._abort(error)
-            return
-        self.counters["processed"] += len(copies)
-        self._committed(records)
-
-    def _commit_transaction(self) -> None:
-        """A commit that timed out may be tried again (librdkafka: retriable), within the task's timeout."""
-        deadline = time.monotonic() + self.task.timeout_s
-        while True:
-            try:
-                self.producer.commit_transaction(max(0.1, deadline - time.monotonic()))
-                return
-            except KafkaException as exc:
-                if not exc.args[0].retriable() or time.monotonic() >= deadline:
-                    raise
+        copies = [index for index, value in enumerate(self._values(records)) if self._sequence(value) is not None]
+        if self._transact(records, copies):
+            self.counters["processed"] += len(copies)
+            self._committed(records)
+        else:
+            self.counters["aborted"] += 1
 
     def _committed(self, records: list) -> None:
         self.counters["commits"] += 1
         self._committed_records += len(records)
         self._last_commit_ns = time.monotonic_ns()
 
-    def _abort(self, error: KafkaError) -> None:
-        """An abortable error: the transaction aborted, the consumer back at its committed offsets."""
-        try:
-            self.producer.abort_transaction(self.task.timeout_s)
-        except KafkaException as exc:
-            raise RunFailed("failure", f"after {error.str()}, the abort failed too: {exc.args[0].str()}") from exc
-        self.counters["aborted"] += 1
-        assignment = self.consumer.assignment()
-        if assignment:
-            for committed in self.consumer.committed(assignment, self.task.timeout_s):
-                offset = committed.offset if committed.offset >= 0 else confluent_kafka.OFFSET_BEGINNING
-                self.consumer.seek(TopicPartition(committed.topic, committed.partition, offset))
-
-    def _sequence(self, record) -> int | None:
-        """The record's sequence, or None (counted as a stray) when it is not an id of the input producer."""
-        value = record.value()
+    def _sequence(self, value: bytes | None) -> int | None:
+        """The value's sequence, or None (counted as a stray) when it is not an id of the input producer."""
         if value is None or len(value) < ids.ID_BYTES or value[:4] != ids.MAGIC:
             self.counters["strays"] += 1
             return None
@@ -190,30 +198,48 @@ class ConsumerRun:
             return None
         return sequence
 
-    def _progress(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now >= self._next_progress:
-            self._next_progress = now + PROGRESS_S
-            self.report(Progress(done=self.counters["processed"], acked=self._committed_records))
+    # ---- rebalances, as each client's listener reports them ----------------------------------------------------
 
-    def outcome(self, version: str) -> Outcome:
-        """Its counts, and its stopwatch: the first poll that returned records to the last commit."""
-        timed = self._first_ns is not None and self._last_commit_ns is not None
-        return Outcome(client_version=version, counters=dict(self.counters), effective_config=self.config,
-                       **({"start_ns": self._first_ns, "end_ns": self._last_commit_ns,
-                           "duration_s": (self._last_commit_ns - self._first_ns) / 1e9} if timed else {}))
+    def on_assigned(self, partitions: list[int]) -> None:
+        """Counted once per assignment (an empty one too, as eager assignors hand them out)."""
+        self.counters["rebalances"] += 1
+        self.assigned.update(partitions)
 
-    def close(self) -> None:
-        """The consumer closed (auto-commit: its last commit), the producer flushed."""
-        if self.consumer is not None:
-            self.consumer.close()
-        if self.producer is not None:
-            try:
-                self.producer.flush(self.task.timeout_s)
-            except KafkaException:  # a fenced producer refuses even this: what it had to say is said
-                pass
+    def on_revoked(self, partitions: list[int]) -> None:
+        self.assigned.difference_update(partitions)
 
+    # ---- the watchdog ------------------------------------------------------------------------------------------
 
-def _next_offsets(records: list) -> dict[int, int]:
-    """Per partition, the offset after the batch's last record: where the next read starts."""
-    return {record.partition(): record.offset() + 1 for record in records}
+    @contextlib.contextmanager
+    def call(self, what: str) -> Iterator[None]:
+        """A client call under the watchdog's bound."""
+        self._call = (what, time.monotonic())
+        try:
+            yield
+        finally:
+            self._call = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(PROGRESS_S)
+            call = self._call
+            if call is not None and time.monotonic() - call[1] > self.bound_s:
+                self._give_up(call[0])
+            if self._watching.is_set():
+                self._report()
+
+    def _report(self) -> None:
+        call = self._call
+        held = time.monotonic() - call[1] if call else 0.0
+        self.report(Progress(done=self.counters["processed"], acked=self._committed_records,
+                             assigned=sorted(self.assigned),
+                             **({"calling": call[0], "calling_s": round(held, 3)} if held >= SHOWN_AFTER_S else {})))
+
+    def _give_up(self, what: str) -> None:
+        """A call that has not returned within the bound: said, with what was done so far, and the process ended
+        (the call cannot be interrupted, and a close might wait on the same stuck client)."""
+        self.report(Error(message=f"{self.client}'s {what} did not return within {self.bound_s:g} s (the task's "
+                                  f"timeout_s + {WATCH_MARGIN_S:g} s)", kind="timeout",
+                          partial=self.outcome("")))
+        os._exit(EXIT_CODE)
+

@@ -36,9 +36,14 @@ def make_transport(task: Task, payload: bytes) -> Transport:
     raise ExchangeFailed("config", f"unknown client {task.client!r}")
 
 
+_SENDING = threading.Lock()  # a consumer's watchdog reports from a thread of its own
+
+
 def send(message) -> None:
-    sys.stdout.write(protocol.encode(message))
-    sys.stdout.flush()
+    line = protocol.encode(message)
+    with _SENDING:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def serve(task: Task, params: PingPongParams) -> int:
@@ -134,8 +139,8 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
     return _reporting(scenario, lambda: run.outcome(version), client.close if params.mode != "async-return" else _keep_open)
 
 
-CONSUMER_RUNS = {"confluent": "delivery_consumer", "kafka-python": "delivery_consumer_kafka_python",
-                 "aiokafka": "delivery_consumer_aiokafka"}  # client -> the module of its ConsumerRun
+CONSUMER_RUNS = {"confluent": "ConfluentConsumerRun", "kafka-python": "KafkaPythonConsumerRun",
+                 "aiokafka": "AiokafkaConsumerRun"}  # client -> its ConsumerRun, in workers.delivery_consumer_<client>
 
 
 def serve_delivery_consumer(task: Task, params: DeliveryConsumerParams) -> int:
@@ -143,8 +148,8 @@ def serve_delivery_consumer(task: Task, params: DeliveryConsumerParams) -> int:
     if task.client not in CONSUMER_RUNS:
         return _no_such_client(task)
     _, started, stop = _controlled(task, adapter=False)
-    module = importlib.import_module(f"kafkabench.workers.{CONSUMER_RUNS[task.client]}")
-    run = module.ConsumerRun(task, params, send)
+    module = importlib.import_module(f"kafkabench.workers.delivery_consumer_{task.client.replace('-', '_')}")
+    run = getattr(module, CONSUMER_RUNS[task.client])(task, params, send)
     version = load_adapter(task.client).version()
 
     def scenario() -> int:

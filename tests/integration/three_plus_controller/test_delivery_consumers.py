@@ -79,3 +79,35 @@ def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_
     assert 0 < expected <= 50, expected
     assert (run.counters["processed_zero"], run.counters["more_than_once"]) == (expected, 0)
     assert run.params["failures"] == []  # at most once is what it promises: the loss is the mode's, not a fault's
+
+
+def _replaced_at(run, member: str) -> float:
+    """When the group replaced `member` for its stall, on the faults' clock, from the cell's events."""
+    said = next(line for line in run.params["consumer_events"] if f"member {member} made no progress" in line)
+    return float(said.split(" s:")[0])
+
+
+@pytest.mark.parametrize("mode", ["copy", "commit-after"])
+def test_a_member_stopped_past_the_stall_bound_is_replaced_and_the_cell_gets_both_verdicts(target, tmp_path, mode):
+    # member 1.1 is stopped (SIGSTOP) 14 s, the stall bound 6 s (the consumers' session timeout): it is replaced
+    # after ~6 s without progress, the resume finds it gone, and the cell runs to its end and is judged
+    copying = mode == "copy"
+    document = run_delivery(DeliveryScenario(
+        clients=["confluent"], consumers=2, count=5_000, rate=500, batch=50, replication_factors=[3],
+        **({"copier": True} if copying else {"consumer_modes": [mode], "process_ms": 0.5}),
+        faults=["pause-consumer:14"], fault_after=1_000, faults_must_fire=True, stall_bound=6), target, tmp_path, SILENT)
+    run = document.runs[0]
+    assert run.error is None and "unfinished" not in run.params, run.error
+    assert run.params["failures"] == []  # exactly once, or at least once: kept
+    role = "copier" if copying else "consumer"
+    stalled = next(row for row in run.params["liveness"] if row["process"] == f"{role} 1.1")
+    fired_s = run.params["faults"][0]["fired_s"]
+    assert stalled["ended"] == "replaced" and stalled["stalls"] == 1, stalled
+    assert abs(stalled["longest_stall_s"] - (_replaced_at(run, "1.1") - fired_s)) <= 1.0, (stalled, fired_s)
+    assert 6.0 <= stalled["longest_stall_s"] <= 8.0 and abs(stalled["began_s"] - fired_s) <= 1.0, stalled
+    assert any("member 1.1 not resumed: replaced meanwhile" in line for line in run.params["consumer_events"])
+    others = [row for row in run.params["liveness"] if row["process"] != f"{role} 1.1"]
+    assert {row["process"] for row in others} == {"producer", f"{role} 1.2", f"{role} 2.1"}
+    assert run.counters["processes"] == 3
+    said = "\n".join(lines(document))
+    assert f"{role} 1.1: stalled {stalled['longest_stall_s']:.1f} s" in said, said

@@ -59,6 +59,14 @@ class DeliveryLab(Lab):
                    "twice), commit-after at least once (none processed zero times), auto-commit neither, the copier "
                    "exactly once (every input message in the output once, none lost, duplicated or reordered). kept: "
                    "whether the run held it.", LAB),
+        Definition("delivery_stall", "worst stall", "s",
+                   "Liveness: the longest time any process of the cell (a producer, a consumer, a copier) went without "
+                   "progress (nothing acknowledged, processed or committed) while work waited for it (messages sent "
+                   "and unanswered; records behind the group's committed offset on a partition it held, or it held "
+                   "partitions and said nothing for 2 s), and how that stall ended: recovered, released (its "
+                   "partitions went to another member), replaced (stopped after --stall-bound, a new process in its "
+                   "slot), killed, exited, finished, or stuck (still so when the run ended). 0: no stall of 1 s or "
+                   "more.", LAB),
     )
 
     def check(self, scenario: DeliveryScenario) -> None:

@@ -1,5 +1,5 @@
 """One delivery producer as the orchestrator sees it: the worker started and given its task, the faults fired while
-it sends, its progress kept as the run's timeline, and how its process ended after the result: at once, by
+it sends, its progress kept (for the run's liveness and timeline, labs.delivery.liveness), and how its process ended after the result: at once, by
 itself (and when), or still running after its bound and killed."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from kafkabench.cluster.target import Target
+from kafkabench.core.liveness import Track
 from kafkabench.core.protocol import Progress, Ready, Result, Start, Task
 from kafkabench.core.results import Run
 from kafkabench.core.shares import even_shares
@@ -31,7 +32,10 @@ class ProducerRun:
     error: str | None = None
     sent: int = 0
     acked: int = 0
-    timeline: list[dict] = field(default_factory=list)
+    points: list[tuple[float, int, int]] = field(default_factory=list)  # (monotonic, sent, acked) as reported
+    track: Track = field(default_factory=Track)  # progress: acknowledged; work waiting: sent and not yet answered
+    started_at: float | None = None  # monotonic: told to start
+    ended_at: float | None = None  # its result, or its failure
     exit_code: int | None = None
     exit_s: float | None = None  # result -> the process gone
     killed: bool = False
@@ -63,6 +67,8 @@ def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliverySce
         start = time.monotonic()
         faults.start()
         for worker, one in zip(workers, seen):
+            one.started_at = start
+            one.track.note(start, count=0, waiting=False)
             _failing_into(one, worker.send, Start())
         exit_wait = scenario.return_wait if cell.worker_mode == "async-return" else EXIT_WAIT_S
         followers = [threading.Thread(target=_failing_into, args=(one, _follow, worker, one, scenario, start, exit_wait),
@@ -77,6 +83,7 @@ def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliverySce
     finally:
         for worker, one in zip(workers, seen):
             worker.stop(0 if one.exit_code is None else 10)
+            one.ended_at = one.ended_at or time.monotonic()
     return seen
 
 
@@ -95,7 +102,7 @@ def _failed(seen: ProducerRun, failed: WorkerFailed) -> None:
 
 def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, start: float, exit_wait_s: float) -> None:
     """The worker's progress into `seen` until its result, then how its process ended."""
-    last_message, last_acked, last_t = start, 0, 0.0
+    last_message = start
     while True:
         message = worker.next_message(0.1)
         now = time.monotonic()
@@ -105,14 +112,12 @@ def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, start: float,
             continue
         last_message = now
         if isinstance(message, Result):
-            seen.result = message
+            seen.result, seen.ended_at = message, now
             break
         if isinstance(message, Progress) and message.acked is not None:
-            t = now - start
             seen.sent, seen.acked = message.done, message.acked
-            seen.timeline.append({"t_s": round(t, 3), "sent": message.done, "records": message.acked - last_acked,
-                                  "records_per_s": (message.acked - last_acked) / (t - last_t) if t > last_t else 0.0})
-            last_acked, last_t = message.acked, t
+            seen.points.append((now, message.done, message.acked))
+            seen.track.note(now, count=message.acked, waiting=message.done > message.acked)
     _watch_exit(worker, seen, exit_wait_s)
 
 
@@ -125,8 +130,8 @@ def _watch_exit(worker, seen: ProducerRun, wait_s: float) -> None:
 
 
 def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None:
-    """The cell's run from what was seen of its producers: one as before; several as one run, their timelines
-    side by side (each entry names its `producer`), each process's end and error named by its producer. Several
+    """The cell's run from what was seen of its producers: one as before; several as one run, each process's end
+    and error named by its producer. Several
     started together, so the cell's stopwatch is the slowest one's: its parts are the cell's, and ms/event is its
     whole over the cell's count; each producer's own stopwatch stays in its `workers` entry."""
     several = len(seen) > 1
@@ -143,8 +148,6 @@ def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None
         if several:
             run.timings["ms_per_event"] = stopwatch_ms[slowest] / run.params["count"]
             run.params["stopwatch"] = f"producer {slowest + 1}'s, the slowest of {len(seen)}"
-    run.timeline = sorted((({**entry, "producer": number} if several else entry)
-                           for number, one in enumerate(seen, 1) for entry in one.timeline), key=lambda e: e["t_s"])
     ended = [(number, one) for number, one in enumerate(seen, 1) if one.exit_s is not None]
     if ended:
         run.timings["exit_s"] = max(one.exit_s for _, one in ended)

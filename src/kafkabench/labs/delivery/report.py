@@ -13,12 +13,15 @@ from kafkabench.labs.delivery.cells import CONSUMING_MODES, PAST
 from kafkabench.report.table import Table, columns, fixed, split_settings
 
 VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
-                 "unknown found", "unknown absent", "offset mismatch", "delivered %"]
+                 "unknown found", "unknown absent", "offset mismatch", "delivered %", "worst stall"]
 VERDICT_WIDE = ("sent", "failed", "unknown", "failed, present", "unknown found", "unknown absent", "offset mismatch")
 VERDICT_TIPS = {"lost": "delivery_lost", "duplicated": "delivery_duplicated", "reordered": "delivery_reordered",
                 "failed, present": "delivery_despite_error", "unknown found": "delivery_unknown",
                 "unknown absent": "delivery_unknown", "offset mismatch": "delivery_offset_mismatch",
-                "delivered %": "delivery_delivered"}
+                "delivered %": "delivery_delivered", "worst stall": "delivery_stall"}
+ENDED = {"recovered": "recovered by itself", "released": "its partitions went to another member",
+         "replaced": "replaced after the stall bound", "killed": "killed by a fault", "exited": "its process ended",
+         "finished": "then finished", "stuck": "still stuck when the run ended"}
 ENDING = {"sync": "closing", "async-close": "closing", "async-sleep": "sleeping"}
 
 
@@ -63,13 +66,14 @@ def verdict_table(document: ResultDocument) -> Table:
         verdict = verdict_of(run)
         settings = [cell_settings(run).get(name, "-") for name in varying]
         if verdict is None:
-            table.add(*settings, *["-"] * len(VERDICT_NAMES), kind="dominated" if run.params.get("refused") else "error")
+            table.add(*settings, *["-"] * (len(VERDICT_NAMES) - 1), worst_stall(run),
+                      kind="dominated" if run.params.get("refused") else "error")
             continue
         counts = [verdict.sent, verdict.acknowledged, verdict.failed, verdict.unknown, verdict.lost, verdict.duplicated,
                   verdict.reordered, verdict.delivered_despite_error, verdict.unknown_found, verdict.unknown_not_found,
                   verdict.offset_mismatch]
         failing = bool(run.params.get("failures", verdict.failures)) or bool(run.error)
-        table.add(*settings, *(f"{count:,}" for count in counts), _pct(verdict.delivered_pct),
+        table.add(*settings, *(f"{count:,}" for count in counts), _pct(verdict.delivered_pct), worst_stall(run),
                   kind="error" if failing else "reference" if run.client == "apache" else "")
     return table
 
@@ -96,7 +100,7 @@ def stopwatch_table(document: ResultDocument) -> Table:
 
 
 CONSUMER_NAMES = ["promise", "input", "processed 0x", "1x", "more", "copied", "lost", "duplicated", "reordered",
-                  "kept"]
+                  "kept", "worst stall"]
 
 
 def consumer_table(document: ResultDocument) -> Table:
@@ -104,19 +108,21 @@ def consumer_table(document: ResultDocument) -> Table:
     runs = consumer_runs(document)
     table, varying = _settings_table("delivery: what the consumers did with every input message, read back "
                                      "read_committed after the cluster healed", runs, CONSUMER_NAMES,
-                                     {"promise": "delivery_consumer_promise"}, ("processings",))
+                                     {"promise": "delivery_consumer_promise", "worst stall": "delivery_stall"},
+                                     ("processings",))
     for run in runs:
         c, copier = run.counters, run.params.get("mode") == "copy"
         settings = [cell_settings(run).get(name, "-") for name in varying]
         if "input" not in c:
-            table.add(*settings, run.params.get("promise", "-"), *["-"] * (len(CONSUMER_NAMES) - 1), kind="error")
+            table.add(*settings, run.params.get("promise", "-"), *["-"] * (len(CONSUMER_NAMES) - 2), worst_stall(run),
+                      kind="error")
             continue
         shown = (["-", "-", "-", f"{c['copied']:,}", f"{c['lost']:,}", f"{c['duplicated']:,}", f"{c['reordered']:,}"]
                  if copier else [f"{c['processed_zero']:,}", f"{c['processed_once']:,}", f"{c['more_than_once']:,}",
                                  "-", "-", "-", "-"])
         failing = bool(run.params.get("failures")) or bool(run.error)
         table.add(*settings, run.params["promise"].split(":")[0], f"{c['input']:,}", *shown,
-                  "no" if failing else "yes", kind="error" if failing else "")
+                  "no" if failing else "yes", worst_stall(run), kind="error" if failing else "")
     return table
 
 
@@ -150,8 +156,37 @@ def consumer_lines(run: Run, label: str) -> list[str]:
     found = [f"{said}; promised: {run.params['promise']}: {kept}"]
     found += [f"{label}: {name.replace('_', ' ')}, e.g. {'; '.join(examples)}"
               for name, examples in run.params.get("examples", {}).items()]
-    found += [f"{label}: {event}" for event in run.params.get("consumer_events", []) if "by itself" in event]
+    found += [f"{label}: {event}" for event in run.params.get("consumer_events", [])
+              if any(word in event for word in ("by itself", "made no progress", "not resumed"))]
+    if run.params.get("unfinished"):
+        found.append(f"{label}: {run.params['unfinished']}: what it did not commit is counted above as not processed")
     return found
+
+
+def worst_stall(run: Run) -> str:
+    """The cell's longest stall in a table cell: "6.4 s replaced", "0" when no process stalled, "-" unmeasured."""
+    rows = run.params.get("liveness")
+    if rows is None:
+        return "-"
+    stalled = [row for row in rows if row.get("stalls")]
+    if not stalled:
+        return "0"
+    row = max(stalled, key=lambda row: row["longest_stall_s"])
+    return f"{row['longest_stall_s']:.1f} s {row['ended']}"
+
+
+def liveness_lines(run: Run, label: str) -> list[str]:
+    """Each process that stalled: how long, from when against the faults, and how it ended; or that none did."""
+    rows = run.params.get("liveness")
+    if not rows:
+        return []
+    stalled = [row for row in rows if row.get("stalls")]
+    if not stalled:
+        return [f"{label}: liveness: no process stalled ({len(rows)} watched; a stall: 1 s or more without progress "
+                "while work waited)"]
+    return [f"{label}: {row['process']}: stalled {row['longest_stall_s']:.1f} s from {row['began_s']:.1f} s "
+            f"({row['against']}), {ENDED.get(row['ended'], row['ended'])}"
+            + (f"; {row['stalls']} stalls in all" if row["stalls"] > 1 else "") for row in stalled]
 
 
 def lines(document: ResultDocument) -> list[str]:
@@ -172,6 +207,7 @@ def lines(document: ResultDocument) -> list[str]:
             found += transaction_lines(run, label)
         found += consumer_lines(run, label)
         found += [f"{label}: {text}" for text in fault_texts(run)]
+        found += liveness_lines(run, label)
         if run.error:
             found.append(f"{label}: {run.error}")
     return found

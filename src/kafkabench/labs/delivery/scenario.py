@@ -94,6 +94,11 @@ class DeliveryScenario(Scenario):
                                             "message once. --fault kill-consumer hits a copier, kill-coordinator the "
                                             "transaction coordinator's broker, kill-leader,of=output the output's.")
     consumers: int = Field(1, ge=1, le=16, description="Members of the consumer group (consumers or copiers).")
+    stall_bound: PositiveFloat | None = Field(
+        None, description="--consumer-modes, --copier: seconds a member may make no progress (nothing processed or "
+                          "committed) while records wait on its partitions before it is stopped (SIGKILL) and a new "
+                          "process takes its slot; the stall is the client's result, in the cell's liveness verdict. "
+                          "At least the consumers' session.timeout.ms. Default: 5 x session.timeout.ms (30 s).")
     batch: PositiveInt = Field(100, description="Records per poll of a consumer or copier: per commit, or per "
                                                 "transaction.")
     process_ms: float = Field(0.0, ge=0, description="--consumer-modes: milliseconds each message's processing "
@@ -130,6 +135,8 @@ class DeliveryScenario(Scenario):
                                  "idempotent producer with acks=all (async-close) and the consumers are judged")
         if self.transaction_versions and not (self.transactions or self.copier):
             raise ValueError("--transaction-versions sets the transaction protocol: give --transactions or --copier")
+        if self.stall_bound is not None and not self.consuming:
+            raise ValueError("--stall-bound replaces a stalled consumer or copier: give --consumer-modes or --copier")
         if self.process_ms and not self.consumer_modes:
             raise ValueError("--process-ms is the consumers' processing time: give --consumer-modes")
         return self

@@ -11,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -406,6 +408,10 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         progress.put("done", processedRecords);
         progress.put("acked", committedRecords);
         progress.put("window", null);
+        List<Integer> assigned = new ArrayList<>();
+        for (TopicPartition partition : consumer.assignment()) assigned.add(partition.partition());
+        Collections.sort(assigned);
+        progress.put("assigned", assigned);
         KafkabenchWorker.send(progress);
     }
 
