@@ -86,6 +86,8 @@ class Lab:
     def annotate(self, document: ResultDocument, entry: dict) -> None:
         """Add what this lab's charts need to the report's entry of a result (a plain dict)."""
 
+    draws_timeline = False  # its charts draw the runs' timelines themselves: the report's own is left out
+
     def charts(self, entry: dict) -> list[dict]:
         """Charts of one result beyond the ones every result gets (percentile spectrum, timeline)."""
         return []

@@ -56,8 +56,9 @@ def render_html(data: dict) -> str:
 def result_charts(result: dict) -> list[dict]:
     """Every result's percentile spectrum and timeline, with its lab's own charts between them (and where the produce
     time went, for any lab that said)."""
-    drawn = [charts.spectrum_chart(result), *registry.for_report(result["lab"]).charts(result),
-             charts.produce_phases_chart(result), charts.timeline_chart(result)]
+    lab = registry.for_report(result["lab"])
+    drawn = [charts.spectrum_chart(result), *lab.charts(result), charts.produce_phases_chart(result),
+             None if lab.draws_timeline else charts.timeline_chart(result)]
     return [chart for chart in drawn if chart is not None]
 
 

@@ -25,6 +25,7 @@ class DeliveryLab(Lab):
                "a transactional copier copies each exactly once: every message checked.")
     brokers = 3
     controllers = 1  # broker faults leave the KRaft quorum alone, as in production
+    draws_timeline = True  # progress per window with the stalls marked (labs.delivery.charts)
 
     def network(self, scenario: DeliveryScenario) -> str:
         return "isolated" if any(FaultSpec.parse(text).is_network for text in scenario.faults) else "loopback"
@@ -83,6 +84,11 @@ class DeliveryLab(Lab):
 
     def lines(self, document):
         return report.lines(document)
+
+    def charts(self, entry):
+        from kafkabench.labs.delivery.charts import progress_chart
+
+        return [progress_chart(entry)]
 
     def run_label(self, run: Run) -> str:
         return f"{run.params.get('settings', run.scenario)} ({run.client})"

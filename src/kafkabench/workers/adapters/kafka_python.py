@@ -9,6 +9,7 @@ from typing import Any
 import kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
+from kafka.structs import MemberState
 
 from kafkabench.core.clock import monotonic_ns
 from kafkabench.workers.acks import AckLog
@@ -22,7 +23,6 @@ class Adapter:
     def __init__(self) -> None:
         self._producer: KafkaProducer | None = None
         self._consumer: KafkaConsumer | None = None
-        self._early: list = []
         self._held = False
         self._acks: AckLog | None = None
         self._callbacks = None
@@ -131,19 +131,48 @@ class Adapter:
             self._consumer.assign([TopicPartition(topic, p) for p in partitions])
         else:
             self._consumer.subscribe([topic])
-        deadline = time.monotonic() + timeout_s
-        while not self._consumer.assignment():
-            if time.monotonic() > deadline:
-                raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
-            self._join(100)
+            self._join_group(topic, timeout_s)
+        assignment = self._consumer.assignment()
         if at_end:
-            self._consumer.seek_to_end(*self._consumer.assignment())
-        for tp in self._consumer.assignment():
-            self._consumer.position(tp)  # resolves the offset now, before any producer starts
+            self._consumer.seek_to_end(*assignment)
+        deadline = time.monotonic() + timeout_s
+        for tp in assignment:  # resolves the offset now, before any producer starts
+            try:
+                position = self._consumer.position(tp, timeout_ms=_ms_left(deadline))
+            except KafkaError as exc:
+                raise AdapterError(f"cannot resolve the position of {topic} [{tp.partition}]: {exc}") from exc
+            if position is None:
+                raise AdapterError(f"the position of {topic} [{tp.partition}] not resolved within {timeout_s:g} s")
 
-    def _join(self, timeout_ms: int) -> None:
-        # poll() drives the group protocol; records it returns before start are kept for poll_batch
-        self._early += _flat(self._consumer.poll(timeout_ms=timeout_ms))
+    def _join_group(self, topic: str, timeout_s: float) -> None:
+        """Join the group and wait for partitions, every JoinGroup -> SyncGroup round awaited to its end.
+
+        Not through poll(timeout_ms=100): kafka-python 3.0 gives up waiting when the poll's timer expires and
+        leaves the round running on its I/O thread, to be picked up by the next poll. A round that ends between two
+        polls is either thrown away (a new JoinGroup: another rebalance) or, when it was the leader's rejoin for
+        new metadata (the usual second round: the first one assigned before the topic's metadata arrived), lost
+        for good: the leader's assignment already marked the metadata as handled, so no poll rejoins, the
+        assignment stays empty, no heartbeat goes out and the member is dropped after the session timeout."""
+        coordinator = self._consumer._coordinator
+        deadline = time.monotonic() + timeout_s
+        generation = coordinator._generation.generation_id
+        lost: list[str] = []  # why the coordinator was dropped (NotCoordinatorError while it loads the group's partition)
+        coordinator.coordinator_dead = _noting(coordinator.coordinator_dead, lost)
+        try:
+            while not self._consumer.assignment():
+                if time.monotonic() >= deadline:
+                    raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s: "
+                                       f"{_group_phase(coordinator, generation, lost)}")
+                if coordinator.group_id is not None and coordinator.need_rejoin():
+                    generation = coordinator._generation.generation_id
+                    try:  # returns once joined and synced, or at the deadline
+                        coordinator.ensure_active_group(timeout_ms=_ms_left(deadline))
+                    except KafkaError as exc:
+                        raise AdapterError(f"cannot join the group on {topic}: {type(exc).__name__}: {exc}") from exc
+                else:  # joined with no partitions: the topic's metadata, fetched by the I/O thread, asks for a rejoin
+                    time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))
+        finally:
+            del coordinator.coordinator_dead  # the class's own again
 
     def hold(self, held: bool) -> None:
         self._held = held
@@ -161,10 +190,7 @@ class Adapter:
         return Record.of(records[0]) if records else None
 
     def poll_batch(self, timeout_s: float, max_records: int) -> Batch:
-        if self._early:
-            records, self._early = self._early[:max_records], self._early[max_records:]
-        else:
-            records = _flat(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records))
+        records = _flat(self._consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records))
         if self._held:  # a rebalance may have handed over partitions that are not paused yet
             self._consumer.pause(*self._consumer.assignment())
         return Batch(records)
@@ -185,6 +211,38 @@ class Adapter:
             self._consumer.close()
         if self._producer is not None:
             self._producer.close(timeout=5)
+
+
+def _ms_left(deadline: float) -> int:
+    return max(int((deadline - time.monotonic()) * 1000), 0)
+
+
+def _noting(coordinator_dead, lost: list[str]):
+    def noted(error) -> None:
+        lost.append(type(error).__name__ if isinstance(error, BaseException) else str(error))
+        coordinator_dead(error)
+    return noted
+
+
+def _group_phase(coordinator, generation_before: int, lost: list[str]) -> str:
+    """Where a join stands: which of the group's requests went unanswered (kafka-python's coordinator state)."""
+    if coordinator.group_id is None:
+        return "no group.id: waiting for the topic's metadata"
+    generation = coordinator._generation
+    if coordinator.coordinator_unknown():
+        phase = "coordinator unknown (FindCoordinator unanswered or answered COORDINATOR_NOT_AVAILABLE)"
+    elif coordinator.state == MemberState.REBALANCING:
+        if generation.generation_id != generation_before and generation.generation_id >= 0:
+            phase = f"syncing (JoinGroup answered: generation {generation.generation_id}; SyncGroup unanswered)"
+        else:
+            phase = "joining (coordinator known; JoinGroup unanswered)"
+    elif coordinator.state == MemberState.UNJOINED:
+        phase = "joining (coordinator known; no JoinGroup sent yet)"
+    else:
+        phase = f"joined (generation {generation.generation_id}) with no partition of the topic assigned"
+    if lost:  # the first group on a fresh cluster: the broker creates and loads __consumer_offsets meanwhile
+        phase += f"; the coordinator was dropped {len(lost)} time(s), last for {lost[-1]}"
+    return phase
 
 
 def _flat(batches: dict) -> list:

@@ -1,0 +1,66 @@
+"""The delivery lab's chart: progress over time, one cell at a time (a menu picks it), with the faults and the stalls
+marked. Each point is one window of fixed length (labs.delivery.liveness): what the producers had acknowledged, the
+consumers processed and the group committed in it, per second. A burst stays a window's worth, never a burst divided
+by the few milliseconds between two reports, so a stall (windows at zero) and the recovery after it are both visible.
+The delivery lab measures no latency per window, so there is no percentile to draw beside the rates."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from kafkabench.report.charts import axis_style, base_layout, fault_bands, make_chart
+
+KINDS = {"acknowledged": "solid", "processed": "dash", "committed": "dot"}
+SHADES = {"acknowledged": "#1d4ed8", "processed": "#059669", "committed": "#d97706"}
+STALL_SHADE = "#dc2626"
+
+
+def progress_chart(result: dict) -> dict | None:
+    cells = [run for run in result["runs"] if run.get("timeline") and "window_s" in run["timeline"][0]]
+    if not cells:
+        return None
+    shown = next((index for index, run in enumerate(cells) if _stalls(run)), 0)
+    traces, owner, shapes = [], [], []
+    for index, run in enumerate(cells):
+        timeline = run["timeline"]
+        x = [entry["t_s"] - entry["window_s"] / 2 for entry in timeline]  # each window at its middle
+        for kind, dash in KINDS.items():
+            if kind not in timeline[0]:
+                continue
+            traces.append(go.Scatter(
+                x=x, y=[entry[f"{kind}_per_s"] for entry in timeline], name=f"{kind}/s", visible=index == shown,
+                mode="lines", line={"color": SHADES[kind], "dash": dash, "width": 2, "shape": "hvh"},
+                meta={"run": run["index"], "kind": kind},
+                customdata=[entry[kind] for entry in timeline],
+                hovertemplate=f"%{{x:.1f}} s: %{{y:,.0f}} {kind}/s (%{{customdata:,}} in the window)<extra></extra>"))
+            owner.append(index)
+        end = timeline[-1]["t_s"]
+        shapes.append([*fault_bands(run, "#6b7280", end), *_stall_bands(run)])
+    menu = [{"label": run["label"], "method": "update",
+             "args": [{"visible": [one == index for one in owner]}, {"shapes": shapes[index]}]}
+            for index, run in enumerate(cells)]
+    layout = base_layout("Progress over time", xaxis=axis_style("seconds since the run's start"),
+                         yaxis=axis_style("records/s in the window", rangemode="tozero"), shapes=shapes[shown],
+                         updatemenus=[{"buttons": menu, "active": shown, "x": 0, "y": 1.18, "xanchor": "left"}]
+                         if len(cells) > 1 else [])
+    width = cells[0]["timeline"][0]["window_s"]
+    caption = (f"Per window of {width:g} s: messages acknowledged to the producers (solid), processed by the consumers "
+               "(dashed) and committed by the group (dotted), per second. Grey: a fault, from when it fired to when it "
+               "healed. Red: a process's stall (nothing acknowledged, processed or committed while work waited), "
+               "from when it began to how it ended.")
+    if len(cells) > 1:
+        caption += " The menu picks the cell; the first cell with a stall is shown first."
+    return make_chart("delivery-progress", result["id"], "Progress over time", caption, go.Figure(traces, layout),
+                      wide=True)
+
+
+def _stalls(run: dict) -> list[dict]:
+    return [row for row in (run.get("params", {}).get("liveness") or []) if row.get("stalls")]
+
+
+def _stall_bands(run: dict) -> list[dict]:
+    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": row["began_s"], "x1": row["ended_s"], "y0": 0,
+             "y1": 1, "fillcolor": STALL_SHADE, "opacity": 0.10, "line": {"width": 1, "color": STALL_SHADE},
+             "layer": "below", "label": {"text": f"{row['process']} {row['longest_stall_s']:.1f} s {row['ended']}",
+                                         "textposition": "bottom left", "font": {"size": 10}}}
+            for row in _stalls(run)]
