@@ -3,8 +3,8 @@
 A process's progress is a count that only grows (messages acknowledged, processed, committed); `Track` records it
 with whether work was waiting for the process (messages sent and not yet answered; records behind the group's
 committed offset on a partition it holds), as seen at the moment of each look. A stall is a stretch of time in which
-work was waiting and the count did not grow: it begins at the later of the last growth and the moment work began to
-wait, and ends at the look that saw the count grow again (`recovered`), saw no work waiting any more (`released`:
+work was waiting and the count did not grow for more than STALL_MIN_S: it begins at the later of the last growth and
+the moment work began to wait, and ends at the look that saw the count grow again (`recovered`), saw no work waiting any more (`released`:
 its partitions went to another member), or at the process's end, which says how it ended (`replaced` after the stall
 bound, `killed` by a fault, `exited`, or still `stuck` when the run ended). The resolution is the looks' interval.
 
@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-STALL_MIN_S = 1.0  # shorter pauses are the looks' own granularity, not stalls worth counting
+STALL_MIN_S = 1.0  # pauses up to this long are the looks' own granularity, not stalls worth counting
 
 
 @dataclass(frozen=True)
@@ -44,30 +44,34 @@ class _Detector:
     """The stalls of a series fed one sample at a time; `since` is when the open one began (None: none open)."""
 
     def __init__(self) -> None:
-        self.since: float | None = None
         self.found: list[Stall] = []
         self._previous: Sample | None = None
-        self._last_growth = self._waiting_from = 0.0
+        self._last_growth = 0.0
+        self._waiting_from: float | None = None  # None: no work waiting at the last sample
+
+    @property
+    def since(self) -> float | None:
+        return None if self._waiting_from is None else max(self._last_growth, self._waiting_from)
 
     def feed(self, sample: Sample) -> None:
         previous = self._previous
-        grew = previous is not None and sample.count > previous.count
-        if grew or previous is None:
-            self._last_growth = sample.t_s
-        if sample.waiting and (previous is None or not previous.waiting):
-            self._waiting_from = sample.t_s
-        if self.since is not None and (grew or not sample.waiting):
+        grew = previous is None or sample.count > previous.count
+        if self.since is not None and (grew or not sample.waiting) and sample.t_s - self.since > STALL_MIN_S:
             self.found.append(Stall(self.since, sample.t_s, "recovered" if grew else "released"))
-            self.since = None
-        if self.since is None and sample.waiting and not grew and previous is not None:
-            self.since = max(self._last_growth, self._waiting_from)
+        if grew:
+            self._last_growth = sample.t_s
+        if not sample.waiting:
+            self._waiting_from = None
+        elif self._waiting_from is None:
+            self._waiting_from = sample.t_s
         self._previous = sample
 
     def ended(self, end_s: float, how: str) -> list[Stall]:
         """The stalls, one still open ending at `end_s` as `how` says."""
-        if self.since is None:
+        since = self.since
+        if since is None or max(end_s, self._previous.t_s) - since <= STALL_MIN_S:
             return list(self.found)
-        return [*self.found, Stall(self.since, max(end_s, self._previous.t_s), how)]
+        return [*self.found, Stall(since, max(end_s, self._previous.t_s), how)]
 
 
 def stalls(samples: Sequence[Sample], end_s: float | None = None, how_ended: str = "stuck") -> list[Stall]:
@@ -122,8 +126,7 @@ class Liveness:
 
     @classmethod
     def of(cls, found: Iterable[Stall]) -> Liveness:
-        counted = [stall for stall in found if stall.length_s >= STALL_MIN_S or stall.how not in ("recovered",
-                                                                                                   "released")]
+        counted = [stall for stall in found if stall.length_s > STALL_MIN_S]
         return cls(max(counted, key=lambda stall: stall.length_s, default=None), len(counted))
 
     def to_dict(self, origin_s: float = 0.0) -> dict:

@@ -26,6 +26,8 @@ def test_a_stall_that_recovers_ends_at_the_look_that_saw_progress_again():
     found = stalls(series((0, 0, True), (1, 10, True), (2, 10, True), (3, 10, True), (4.5, 10, True), (5, 25, True),
                           (6, 30, True)))
     assert found == [Stall(1, 5, "recovered")]
+    # no look in between: the stall is the time from the last growth to the look that saw growth again
+    assert stalls(series((0, 0, True), (0.2, 5, True), (8.2, 6, True))) == [Stall(0.2, 8.2, "recovered")]
 
 
 def test_no_work_waiting_is_no_stall_and_a_stall_begins_when_work_arrives():
@@ -40,8 +42,8 @@ def test_partitions_taken_away_release_a_stall_and_a_stall_open_at_the_end_is_st
 
 
 def test_short_pauses_between_looks_are_not_counted_as_stalls():
-    found = stalls(series((0, 0, True), (0.4, 0, True), (0.6, 5, True), (1.2, 5, True), (1.5, 9, True)))
-    assert len(found) == 2 and Liveness.of(found) == Liveness(None, 0)
+    assert stalls(series((0, 0, True), (0.4, 0, True), (0.6, 5, True), (1.2, 5, True), (1.5, 9, True), (2.5, 12, True))) == []
+    assert Liveness.of([Stall(0.0, 0.8, "recovered")]) == Liveness(None, 0)
     assert Liveness.of([]).to_dict() == {"longest_stall_s": 0.0, "stalls": 0}
 
 
@@ -54,7 +56,9 @@ def test_the_track_knows_how_long_the_open_stall_has_lasted_as_it_goes():
     track.note(3.0, waiting=True)
     assert track.stalled_for(4.0) == 3.8
     track.note(4.2, count=60)
-    assert track.stalled_for(5.0) == 0.0
+    assert abs(track.stalled_for(5.0) - 0.8) < 1e-9  # work still waits: the clock runs from the last growth
+    track.note(5.0, waiting=False)
+    assert track.stalled_for(9.0) == 0.0  # nothing waiting: no stall
     assert track.verdict(6.0, "exited").longest == Stall(0.2, 4.2, "recovered")
 
 

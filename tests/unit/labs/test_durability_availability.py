@@ -20,6 +20,9 @@ def test_a_follower_down_with_acks_all_stalls_until_the_isr_shrinks_then_writes_
     assert found["writes"] == "accepted" and found["refusal"] is None
     assert found["stall_s"] == 8.0
     assert found["acked"] == len(history) and found["unanswered"] == 0
+    # liveness: nothing acknowledged for the 8 s the follower held the writes, then acknowledgements again
+    assert found["liveness"] == {"longest_stall_s": 8.0, "stalls": 1, "began_s": 0.0, "ended_s": 8.0,
+                                 "ended": "recovered"}
 
 
 def test_refusals_are_named_with_how_fast_the_client_reports_them():
@@ -30,6 +33,7 @@ def test_refusals_are_named_with_how_fast_the_client_reports_them():
     assert found["refusal"] == "NOT_ENOUGH_REPLICAS"
     assert found["refused_in_ms"] == 4.0
     assert found["errors"] == {"REQUEST_TIMED_OUT": 1, "NOT_ENOUGH_REPLICAS": 150}
+    assert found["liveness"]["longest_stall_s"] == 13.0 and found["liveness"]["ended"] == "stuck"  # refused: no ack
 
 
 def test_nothing_settles_before_the_isr_has_stopped_waiting_for_the_brokers_down():

@@ -128,29 +128,33 @@ def test_the_availability_table_has_one_row_per_step_and_says_what_was_done(prob
     assert [column.name for column in table.columns] == report.AVAILABILITY_NAMES
     cells = [row.cells for row in table.rows]
     assert len(cells) == 1 + 4 + 4
-    assert cells[0] == ["2", "1", "1", "-", "probe failed", *["-"] * 6] and table.rows[0].kind == "error"
-    assert cells[2] == ["3", "1", "1", "paused followers 3, 2", "accepted", "-", "0.20", "9.10", "yes",
+    assert cells[0] == ["2", "1", "1", "-", "probe failed", *["-"] * 7] and table.rows[0].kind == "error"
+    assert cells[2] == ["3", "1", "1", "paused followers 3, 2", "accepted", "-", "0.20", "-", "9.10", "yes",
                         "500 of 500 in 0.40 s", "1 (leader 1)"]
     assert cells[6] == ["3", "2", "all", "paused followers 3, 2", "refused", "NOT_ENOUGH_REPLICAS in 3.20 ms", "30.10",
-                        "9.10", "yes", "480 of 480 in 0.40 s", "1 (leader 1)"]
+                        "-", "9.10", "yes", "480 of 480 in 0.40 s", "1 (leader 1)"]
     assert cells[8] == ["3", "2", "all", "killed follower 2 and leader 1", "refused", "NOT_ENOUGH_REPLICAS in 2.50 ms",
-                        "8.80", "9.10", "yes", "480 of 480 in 6.10 s", "3 (leader 3)"]
+                        "8.80", "-", "9.10", "yes", "480 of 480 in 6.10 s", "3 (leader 3)"]
 
 
 def test_unanswered_mixed_and_unread_steps_are_worded(tmp_path):
     def change(groups):
         steps = groups[2]["steps"]
         steps[1].update(writes="no answer", acked=0, errors={}, refusal=None, refused_in_ms=None, stall_s=None,
-                        leader=None, isr=[1], reads={"ok": False, "records": 0, "of": 480, "seconds": 30.0})
+                        leader=None, isr=[1], reads={"ok": False, "records": 0, "of": 480, "seconds": 30.0},
+                        liveness={"longest_stall_s": 30.0, "stalls": 1, "began_s": 0.0, "ended_s": 30.0,
+                                  "ended": "stuck"})
+        steps[0].update(liveness={"longest_stall_s": 0.0, "stalls": 0})
         steps[2].update(isr=None, reads={"ok": False, "records": 0, "of": None, "seconds": 5.0, "error": "timed out"})
         steps[3].update(writes="mixed", acked=470, errors={"NOT_ENOUGH_REPLICAS": 20}, unanswered=10)
         groups[1].update(min_isr=4, effective_min_isr=3)  # capped by 3 replicas
 
     table = report.availability_table(with_availability(tmp_path, change))
     cells = [row.cells for row in table.rows]
-    assert cells[6][3:] == ["paused followers 3, 2", "no answer", "-", "-", "9.10", "no", "0 of 480 in 30.00 s",
-                            "1 (no leader)"]
-    assert cells[7][8:] == ["no", "in 5.00 s", "- (leader 1)"]  # the high watermark and the ISR never seen
+    assert cells[6][3:] == ["paused followers 3, 2", "no answer", "-", "-", "30.0 stuck", "9.10", "no",
+                            "0 of 480 in 30.00 s", "1 (no leader)"]
+    assert cells[5][7] == "0"  # no stall of a second or more: acknowledgements went on
+    assert cells[7][9:] == ["no", "in 5.00 s", "- (leader 1)"]  # the high watermark and the ISR never seen
     assert cells[8][4:6] == ["mixed", "470 of 500 acked, 20 NOT_ENOUGH_REPLICAS, 10 unanswered"]
     assert cells[1][1] == "3 (capped)"
 

@@ -33,6 +33,7 @@ from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster.faults import CLIENTS, Faults
 from kafkabench.connection import Connection
 from kafkabench.core.events import Listener
+from kafkabench.core.liveness import Liveness, Sample, stalls
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.durability.cells import Cell
 
@@ -127,7 +128,17 @@ def judge(writes: list[Write], fault_at: float, now: float) -> dict:
         "refusal": refused[0].error if verdict == "refused" else None,
         "refused_in_ms": round(statistics.median((w.answered_at - w.sent_at) * 1000 for w in refused), 3) if refused else None,
         "stall_s": round(max(waits), 3) if waits else None,
+        "liveness": liveness(after, fault_at, now),
     }
+
+
+def liveness(after: list[Write], fault_at: float, now: float) -> dict:
+    """The probe's liveness verdict for the step (core.liveness): the longest time without an acknowledgement from
+    the fault to the step's end (the probe always has a write waiting), when it began after the fault, and whether
+    acknowledgements came back (recovered) or not before the step ended (stuck)."""
+    acked = sorted(w.answered_at for w in after if w.outcome == "ok")
+    samples = [Sample(fault_at, 0, True), *(Sample(t, n, True) for n, t in enumerate(acked, 1)), Sample(now, len(acked), True)]
+    return Liveness.of(stalls(samples, now, "stuck")).to_dict(origin_s=fault_at)
 
 
 def taken_down(brokers: list[int]) -> list[int]:

@@ -19,9 +19,9 @@ TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50":
 NAMES = ["records/s", "records/s CI", "MB/s", "ms/msg", "publish p50", "publish p99", "p99 CI", "p99.9", "e2e p50",
          "e2e p99", "cpu s", "vs fastest", "why", "n"]
 WIDE = ("records/s CI", "MB/s", "publish p50", "p99 CI", "p99.9", "e2e p50", "e2e p99", "cpu s", "why", "n")
-AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "how", "stall s", "ISR shrunk s", "reads", "read back",
-                      "ISR at the end"]
-AVAILABILITY_WIDE = ("how", "ISR shrunk s", "read back", "ISR at the end")
+AVAILABILITY_NAMES = ["RF", "min ISR", "acks", "down", "writes", "how", "stall s", "no ack s", "ISR shrunk s", "reads",
+                      "read back", "ISR at the end"]
+AVAILABILITY_WIDE = ("how", "stall s", "ISR shrunk s", "read back", "ISR at the end")
 PAST = {"pause": "paused", "kill": "killed", "partition": "cut off"}
 HOW = {"pause": "paused (SIGSTOP)", "kill": "killed (kill -9)", "partition": "cut off (network partition from every other node and the clients)"}
 WRITES = {"accepted": "accepts writes", "refused": "refuses writes", "no answer": "leaves writes unanswered",
@@ -214,11 +214,11 @@ def availability_table(document: ResultDocument) -> Table | None:
                     str(group["acks"]))
         steps = group.get("steps") or []
         if not steps:
-            table.add(*settings, "-", "probe failed" if group.get("error") else "not probed", *["-"] * 6, kind="error")
+            table.add(*settings, "-", "probe failed" if group.get("error") else "not probed", *["-"] * 7, kind="error")
         for step in steps:
             reads = step.get("reads") or {}
             table.add(*settings, f"{PAST.get(step['mode'], step['mode'])} {step['roles']}", str(step["writes"]),
-                      _writes(step), fixed(step.get("stall_s")), fixed(step.get("isr_shrunk_s")),
+                      _writes(step), fixed(step.get("stall_s")), _no_ack(step), fixed(step.get("isr_shrunk_s")),
                       ("yes" if reads.get("ok") else "no") if reads else "-", _reads(reads), _isr(step))
     return table
 
@@ -231,9 +231,18 @@ def _availability_title(groups: list[dict]) -> str:
     done = (f"{downs[0]} down" + "".join(f", then {down}" for down in downs[1:]) + f"; {' then '.join(modes)}"
             if steps else "no probe finished")
     return (f"availability per distinct RF / min.insync / acks, on a one-partition topic, probed with {clients}: "
-            f"{done} (stall: the longest a write sent after the fault waited for its answer, or until the step ended; ISR shrunk: when the ISR "
+            f"{done} (stall: the longest a write sent after the fault waited for its answer, or until the step ended; no ack: "
+            "liveness, the longest time without an acknowledgement after the fault and whether they came back "
+            "(recovered) or not before the step ended (stuck); ISR shrunk: when the ISR "
             "stopped waiting for the brokers down, or the partition lost its leader; until then no write with acks=all is "
             "acknowledged and consumers read nothing new; ISR and leader as the step ended)")
+
+
+def _no_ack(step: dict) -> str:
+    verdict = step.get("liveness")
+    if not verdict:
+        return "-"
+    return f"{verdict['longest_stall_s']:.1f} {verdict['ended']}" if verdict["stalls"] else "0"
 
 
 def _writes(step: dict) -> str:
