@@ -111,9 +111,32 @@ def lines(document: ResultDocument) -> list[str]:
     if document.params.get("stop_reason"):
         out.append(f"stopped: {document.params['stop_reason']}")
     out += [note for note in document.notes if note.startswith("the hold")]
+    out += stall_lines(document)
     if verdict := disagreement(document):
         out.append(verdict)
     return out + [headline(document)]  # the answer, last
+
+
+def stall_lines(document: ResultDocument) -> list[str]:
+    """Under held faults, liveness beside the verdicts: each role's longest stall over every step, or that none
+    stalled."""
+    if not document.params.get("faults"):
+        return []
+    out = []
+    for role, doing in (("produce", "acknowledged"), ("consume", "received")):
+        found = [(n, step["liveness"][role]) for n, step in enumerate(document.params.get("steps", []), 1)
+                 if role in step.get("liveness", {})]
+        stalled = [(n, verdict) for n, verdict in found if verdict["stalls"]]
+        if not found:
+            continue
+        if not stalled:
+            out.append(f"liveness ({role}): no stall over {len(found)} steps (nothing {doing} for over a second)")
+            continue
+        n, worst = max(stalled, key=lambda pair: pair[1]["longest_stall_s"])
+        until = "until the step ended" if worst["ended"] == "stuck" else f"then {worst['ended']}"
+        out.append(f"liveness ({role}): nothing {doing} for {worst['longest_stall_s']:.1f} s in step {n}, from "
+                   f"{worst['began_s']:.1f} s into it, {until}; {len(stalled)} of {len(found)} steps stalled")
+    return out
 
 
 # ---- backlog --------------------------------------------------------------------------------------

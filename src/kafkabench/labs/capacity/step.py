@@ -24,6 +24,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.results import ResultDocument, Run, stats_from
+from kafkabench.core.liveness import Liveness, Sample, stalls
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.figures import Interval, percentile_interval, slope_interval
@@ -85,6 +86,7 @@ class Step:
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict, repr=False)  # measured, per metric
     windows: list[LatencyHistogram] = field(default_factory=list, repr=False)  # the judged metric's, not written
     runs: list[Run] = field(default_factory=list, repr=False)  # the produce run's own: client version, settings
+    liveness: dict[str, dict] = field(default_factory=dict)  # per role: its longest stall over the whole step
 
     def as_run(self, client: str, params: dict) -> Run:
         """The step as a run of its lab's result: its measured histograms' stats, its rate, its errors."""
@@ -102,7 +104,7 @@ class Step:
                 "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
                 "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
                 "verdict": "pass" if self.passed else "fail", "clearly": self.clearly, "reasons": self.reasons,
-                "error": self.error}
+                "error": self.error, **({"liveness": self.liveness} if self.liveness else {})}
 
 
 PROBE = Phase(settle_s=1, measure_s=3)
@@ -184,7 +186,19 @@ def step_figures(kind: str, offered: float, entries: dict[str, list[TimelineEntr
         if interval is not None:
             step.percentiles[slo.name] = interval
     step.lag_slope = _lag_slope(measured.get("consume", []))
+    step.liveness = {role: _liveness(role_entries, origin) for role, role_entries in entries.items() if role_entries}
     return step
+
+
+def _liveness(entries: list[TimelineEntry], origin_ns: int) -> dict:
+    """A role's liveness over the whole step (core.liveness): the longest run of windows in which its workers
+    acknowledged (or received) nothing while the step was sending, from the producers' first window; a stall that
+    lasts to the step's end is stuck. The windows' length is its resolution."""
+    samples, total = [Sample(origin_ns / 1e9, 0, True)], 0
+    for entry in sorted(entries, key=lambda entry: entry.end_ns):
+        total += entry.records
+        samples.append(Sample(entry.end_ns / 1e9, total, True))
+    return Liveness.of(stalls(samples, samples[-1].t_s, "stuck")).to_dict(origin_s=origin_ns / 1e9)
 
 
 def _lag_slope(consumed: list[TimelineEntry]) -> Interval | None:
