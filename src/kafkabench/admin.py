@@ -87,7 +87,10 @@ class GroupLag:
         connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
         self.timeout_s = timeout_s
         self._partitions = [TopicPartition(topic, p) for p in range(partitions)]
-        self._consumer = Consumer(quiet_client_config(connection, **{"group.id": group}))
+        # read_uncommitted: the offsets as committed, never held back by a transaction still open (a stalled
+        # copier's), which read_committed's OffsetFetch waits on (KIP-447's require_stable)
+        self._consumer = Consumer(quiet_client_config(connection, **{"group.id": group,
+                                                                     "isolation.level": "read_uncommitted"}))
 
     def behind(self) -> dict[int, int]:
         try:

@@ -138,21 +138,22 @@ class Liveness:
                 "ended_s": round(self.longest.ended_s - origin_s, 3), "ended": self.longest.how}
 
 
-def against_faults(began_s: float, faults: list[dict]) -> str:
-    """Where a stall's beginning sits against the run's faults (`fired_s`, `healed_s` on the same clock): after the
-    last fault that fired before it, in words."""
-    fired = [event for event in faults if event.get("fired_s") is not None and event["fired_s"] <= began_s + 0.5]
+def against_faults(began_s: float, ended_s: float, faults: list[dict]) -> str:
+    """Where a stall sits against the run's faults (`fired_s`, `healed_s` on the same clock), in words: against the
+    last fault that fired before the stall ended (during it, or before it began)."""
+    fired = [event for event in faults if event.get("fired_s") is not None and event["fired_s"] <= ended_s]
     if not fired:
         return "before any fault"
     event = fired[-1]
     what = f"{event['fault']}" + (f" of broker {event['broker']}" if event.get("broker") is not None else "")
+    lead = began_s - event["fired_s"]
+    where = f"{abs(lead):.1f} s {'after' if lead >= 0 else 'before'} {what} fired at {event['fired_s']:.1f} s"
     healed = event.get("healed_s")
-    where = f"{began_s - event['fired_s']:.1f} s after {what} fired at {event['fired_s']:.1f} s"
     if healed is None:
-        return f"{where}, never healed"
+        return f"began {where}, which never healed"
     if began_s > healed:
-        return f"{where}, {began_s - healed:.1f} s after it healed"
-    return f"{where}, {healed - began_s:.1f} s before it healed"
+        return f"began {where}, {began_s - healed:.1f} s after it healed"
+    return f"began {where}; ended {abs(ended_s - healed):.1f} s {'after' if ended_s >= healed else 'before'} it healed"
 
 
 def windows(series: Sequence[Sequence[tuple[float, int]]], width_s: float, end_s: float) -> list[int]:

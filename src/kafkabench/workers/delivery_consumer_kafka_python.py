@@ -20,8 +20,10 @@ abort_transaction. Where it differs from confluent-kafka:
 - Rewind after an abort: consumer.committed(tp) per assigned partition (an OffsetFetch each), then seek, or
   seek_to_beginning where the group has no offset yet (confluent: OFFSET_BEGINNING).
 - Rebalances: ConsumerRebalanceListener (eager assignors: once per rebalance, an empty assignment too, as
-  confluent's on_assign). The group protocol advances inside poll(), as in the Java client; kafka-python heartbeats
-  from its IO thread.
+  confluent's on_assign). A rejoin is driven to its end before a poll (ensure_active_group): poll() leaves a round
+  whose timer ran out to the next poll, and a round that ends between two polls is thrown away or, the leader's
+  rejoin for new metadata, lost for good (adapters/kafka_python.py's _join_group). kafka-python heartbeats from
+  its IO thread.
 - Poll errors: kafka-python raises from poll() where confluent hands out error messages: a retriable one is
   skipped (the next poll tries again), any other ends the run (confluent skips non-fatal ones and goes on).
 - Commit errors: CommitFailedError (the group rebalanced), a timeout or any other error is a counted commit
@@ -75,6 +77,9 @@ class KafkaPythonConsumerRun(ConsumerRun):
 
     def _poll(self) -> list:
         try:
+            coordinator = self.consumer._coordinator  # kafka-python's own: see adapters/kafka_python.py _join_group
+            if coordinator.need_rejoin():  # a whole JoinGroup -> SyncGroup round, never one left between two polls
+                coordinator.ensure_active_group(timeout_ms=int(self.task.timeout_s * 1000))
             batches = self.consumer.poll(timeout_ms=int(POLL_S * 1000), max_records=self.params.batch)
         except KafkaError as exc:
             if exc.retriable:

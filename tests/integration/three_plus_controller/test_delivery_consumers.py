@@ -89,13 +89,14 @@ def _replaced_at(run, member: str) -> float:
 
 @pytest.mark.parametrize("mode", ["copy", "commit-after"])
 def test_a_member_stopped_past_the_stall_bound_is_replaced_and_the_cell_gets_both_verdicts(target, tmp_path, mode):
-    # member 1.1 is stopped (SIGSTOP) 14 s, the stall bound 6 s (the consumers' session timeout): it is replaced
+    # member 1.1 is stopped (SIGSTOP) 14 s, 4 s in (the group formed and reading), the stall bound 6 s (the session
+    # timeout): it is replaced
     # after ~6 s without progress, the resume finds it gone, and the cell runs to its end and is judged
     copying = mode == "copy"
     document = run_delivery(DeliveryScenario(
-        clients=["confluent"], consumers=2, count=5_000, rate=500, batch=50, replication_factors=[3],
+        clients=["confluent"], consumers=2, count=6_000, rate=500, batch=50, replication_factors=[3],
         **({"copier": True} if copying else {"consumer_modes": [mode], "process_ms": 0.5}),
-        faults=["pause-consumer:14"], fault_after=1_000, faults_must_fire=True, stall_bound=6), target, tmp_path, SILENT)
+        faults=["pause-consumer:14"], fault_after=2_000, faults_must_fire=True, stall_bound=6), target, tmp_path, SILENT)
     run = document.runs[0]
     assert run.error is None and "unfinished" not in run.params, run.error
     assert run.params["failures"] == []  # exactly once, or at least once: kept

@@ -62,13 +62,17 @@ def test_the_track_knows_how_long_the_open_stall_has_lasted_as_it_goes():
     assert track.verdict(6.0, "exited").longest == Stall(0.2, 4.2, "recovered")
 
 
-def test_a_stall_is_placed_against_the_fault_before_it():
+def test_a_stall_is_placed_against_the_last_fault_that_fired_before_it_ended():
     faults = [{"fault": "kill-coordinator", "broker": 2, "fired_s": 1.4, "healed_s": 3.4},
               {"fault": "kill-coordinator", "broker": 1, "fired_s": 12.2, "healed_s": None}]
-    assert against_faults(0.5, faults) == "before any fault"
-    assert against_faults(1.6, faults) == "0.2 s after kill-coordinator of broker 2 fired at 1.4 s, 1.8 s before it healed"
-    assert against_faults(5.0, faults) == "3.6 s after kill-coordinator of broker 2 fired at 1.4 s, 1.6 s after it healed"
-    assert against_faults(13.0, faults).endswith("never healed")
+    assert against_faults(0.2, 1.2, faults) == "before any fault"
+    assert against_faults(0.5, 4.0, faults) == \
+        "began 0.9 s before kill-coordinator of broker 2 fired at 1.4 s; ended 0.6 s after it healed"
+    assert against_faults(1.6, 3.0, faults) == \
+        "began 0.2 s after kill-coordinator of broker 2 fired at 1.4 s; ended 0.4 s before it healed"
+    assert against_faults(5.0, 7.0, faults) == \
+        "began 3.6 s after kill-coordinator of broker 2 fired at 1.4 s, 1.6 s after it healed"
+    assert against_faults(13.0, 20.0, faults).endswith("which never healed")
 
 
 def test_fixed_windows_sum_what_each_process_did_and_a_replacement_counts_from_zero():

@@ -43,7 +43,9 @@ from kafkabench.labs.topic_check import fresh_topic
 
 PRODUCER_ID = 0
 STALL_MARGIN_S = 30  # beyond the scenario's timeout and the stall bound: a group that commits nothing this long
-LOOK_S = 0.5  # between two looks at the group's committed offsets
+# between two looks at the group's offsets (a committed-offsets fetch and an end-offset query per partition, sent to
+# the brokers the measured clients use): a stalled member is replaced within a second of its bound
+LOOK_S = 1.0
 # a killed member's partitions wait for its session to expire before the group moves them: kafkabench's consumers
 # default to the broker's minimum session (group.min.session.timeout.ms), so a kill costs seconds, not 45
 CONSUMER_DEFAULTS = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "2000"}
@@ -189,8 +191,9 @@ class GroupWatch:
                 looked_at = time.monotonic()
                 try:
                     behind = lag.behind()
-                except KafkabenchError as exc:
+                except KafkabenchError as exc:  # a broker down: the members are looked at with what was known
                     self.problem = str(exc)
+                    self.members.look(self.behind or {})
                     continue
                 now_total = -sum(behind.values())
                 if now_total != total:

@@ -16,7 +16,7 @@ def verdict_row(process: str, client: str, track, end_at: float, how: str, origi
     """One process's verdict as the result keeps it (`params.liveness`), its seconds on the faults' clock."""
     verdict = track.verdict(end_at, how).to_dict(origin)
     if verdict["stalls"]:
-        verdict["against"] = against_faults(verdict["began_s"], faults)
+        verdict["against"] = against_faults(verdict["began_s"], verdict["ended_s"], faults)
     return {"process": process, "client": client, **verdict}
 
 

@@ -185,7 +185,7 @@ def liveness_lines(run: Run, label: str) -> list[str]:
         return [f"{label}: liveness: no process stalled ({len(rows)} watched; a stall: 1 s or more without progress "
                 "while work waited)"]
     return [f"{label}: {row['process']}: stalled {row['longest_stall_s']:.1f} s from {row['began_s']:.1f} s "
-            f"({row['against']}), {ENDED.get(row['ended'], row['ended'])}"
+            f"({row['against']}): {ENDED.get(row['ended'], row['ended'])}"
             + (f"; {row['stalls']} stalls in all" if row["stalls"] > 1 else "") for row in stalled]
 
 

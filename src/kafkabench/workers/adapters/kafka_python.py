@@ -147,16 +147,16 @@ class Adapter:
     def _join_group(self, topic: str, timeout_s: float) -> None:
         """Join the group and wait for partitions, every JoinGroup -> SyncGroup round awaited to its end.
 
-        Not through poll(timeout_ms=100): kafka-python 3.0 gives up waiting when the poll's timer expires and
-        leaves the round running on its I/O thread, to be picked up by the next poll. A round that ends between two
-        polls is either thrown away (a new JoinGroup: another rebalance) or, when it was the leader's rejoin for
-        new metadata (the usual second round: the first one assigned before the topic's metadata arrived), lost
-        for good: the leader's assignment already marked the metadata as handled, so no poll rejoins, the
-        assignment stays empty, no heartbeat goes out and the member is dropped after the session timeout."""
+        Not through poll(timeout_ms=100): kafka-python 3.0 stops waiting when the poll's timer expires and leaves
+        the round running on its I/O thread for the next poll. A round that ends between two polls is thrown away
+        (a new JoinGroup: another rebalance) or, when it was the leader's rejoin for new metadata (the usual second
+        round: the first assigned before the topic's metadata arrived), lost for good: the leader's assignment
+        already marked the metadata as handled, so no poll rejoins, the assignment stays empty, no heartbeat goes
+        out and the broker drops the member after the session timeout (docs/design.md, The workers)."""
         coordinator = self._consumer._coordinator
         deadline = time.monotonic() + timeout_s
         generation = coordinator._generation.generation_id
-        lost: list[str] = []  # why the coordinator was dropped (NotCoordinatorError while it loads the group's partition)
+        lost: list[str] = []  # why the coordinator was dropped (NotCoordinatorError while it loads the partition)
         coordinator.coordinator_dead = _noting(coordinator.coordinator_dead, lost)
         try:
             while not self._consumer.assignment():
