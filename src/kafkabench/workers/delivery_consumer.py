@@ -34,7 +34,6 @@ from typing import ClassVar
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_processed import COMMITS, Processed
 from kafkabench.core.protocol import DeliveryConsumerParams, Error, Outcome, Progress, Task
-from kafkabench.workers.throughput_run import RunFailed
 
 PROGRESS_S = 0.2
 POLL_S = 0.2

@@ -154,3 +154,23 @@ def test_confluents_copier_is_told_what_its_transaction_backoff_costs_unless_it_
     assert _backoff_note(expand(tuned), tuned) is None
     java = DeliveryScenario(copier=True, clients=["java"])
     assert _backoff_note(expand(java), java) is None
+
+
+def test_a_stall_bound_below_the_session_or_on_a_launcher_that_cannot_stop_a_process_is_refused_up_front():
+    from types import SimpleNamespace
+
+    from kafkabench.labs.delivery.consumers import CONSUMER_DEFAULTS
+    from kafkabench.labs.delivery.watch import check_stall_bound, stall_bound
+
+    local, ray = (SimpleNamespace(launcher=SimpleNamespace(name=name)) for name in ("local", "ray"))
+    with pytest.raises(ConfigError, match=r"--stall-bound 5 s is shorter than the consumers' session.timeout.ms \(6 s\)"):
+        check_stall_bound(DeliveryScenario(copier=True, stall_bound=5), local, CONSUMER_DEFAULTS)
+    with pytest.raises(ConfigError, match="with --launcher ray kafkabench cannot stop it"):
+        check_stall_bound(DeliveryScenario(copier=True, stall_bound=30), ray, CONSUMER_DEFAULTS)
+    given = DeliveryScenario(copier=True, stall_bound=10, consumer={"session.timeout.ms": "10000"})
+    check_stall_bound(given, local, CONSUMER_DEFAULTS)  # at the session timeout: allowed
+    assert stall_bound(given, local, CONSUMER_DEFAULTS) == 10
+    assert stall_bound(DeliveryScenario(copier=True), local, CONSUMER_DEFAULTS) == 30  # 5 sessions of 6 s
+    assert stall_bound(DeliveryScenario(copier=True), ray, CONSUMER_DEFAULTS) is None  # recorded, never replaced
+    with pytest.raises(ValueError, match="--stall-bound replaces a stalled consumer or copier"):
+        DeliveryScenario(stall_bound=30)

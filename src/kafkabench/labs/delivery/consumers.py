@@ -4,34 +4,33 @@ lasts as long as its faults need), faults fired at brokers, the coordinator or t
 group let finish once it has committed the whole input, the cluster healed, and what the group did judged against
 the input as read back (labs.delivery.consumer_checks).
 
-While the group runs, a watch looks at its committed offsets against the input's end every LOOK_S: what is behind
-on each partition is noted for the member holding it (core.liveness), and a member that makes no progress for
---stall-bound while records wait on its partitions is stopped and replaced (labs.delivery.group). Every wait is
-bounded: a group that commits nothing for the give-up bound is left as it is, and the cell ends with what it did,
-judged, and the stall in its liveness verdict: a stalled client is its result, not kafkabench's failure.
+While the group runs, a watch (labs.delivery.watch) looks at its committed offsets against the input's end: what is
+behind on each partition is noted for the member holding it, and a member that makes no progress for --stall-bound
+while records wait on its partitions is stopped and replaced (labs.delivery.group). Every wait is bounded: a group
+that commits nothing for the give-up bound is left as it is, and the cell ends with what it did, judged, and the
+stall in its liveness verdict (labs.delivery.liveness): a stalled client is its result, not kafkabench's failure.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from kafkabench.admin import GroupLag, KafkaAdmin
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
 from kafkabench.core.delivery_processed import Processed
 from kafkabench.core.protocol import DeliveryConsumerParams, DeliveryParams, Task, task_params
 from kafkabench.core.results import Run
-from kafkabench.errors import ConfigError, KafkabenchError
-from kafkabench.labs.delivery import liveness
+from kafkabench.errors import ConfigError
 from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery import consumer_checks as checks
+from kafkabench.labs.delivery import liveness
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_settings
 from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.labs.delivery.group import ConsumerGroup
@@ -39,19 +38,13 @@ from kafkabench.labs.delivery.judge import HISTORY_DIR, heal
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.labs.delivery.watch import GIVE_UP_MARGIN_S, GroupWatch, stall_bound
 from kafkabench.labs.topic_check import fresh_topic
 
 PRODUCER_ID = 0
-STALL_MARGIN_S = 30  # beyond the scenario's timeout and the stall bound: a group that commits nothing this long
-# between two looks at the group's offsets (a committed-offsets fetch and an end-offset query per partition, sent to
-# the brokers the measured clients use): a stalled member is replaced within a second of its bound
-LOOK_S = 1.0
 # a killed member's partitions wait for its session to expire before the group moves them: kafkabench's consumers
 # default to the broker's minimum session (group.min.session.timeout.ms), so a kill costs seconds, not 45
 CONSUMER_DEFAULTS = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "2000"}
-# the default stall bound, in session timeouts: long past a broker's failover, well short of max.poll.interval.ms
-# (300 s), after which the group itself drops a member that heartbeats but no longer polls
-STALL_SESSIONS = 5
 
 
 def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, target: Target, topic: str,
@@ -87,13 +80,13 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
             run.params.setdefault("topic_description", description)
         members = ConsumerGroup(target.launcher, cell.client, scenario.consumers, task_for,
                                 None if copying else cell_dir, f"delivery {cell.client} {cell.mode}",
-                                stall_bound(scenario, target))
+                                stall_bound(scenario, target, CONSUMER_DEFAULTS))
         coordinating = coordinator(target, "transaction", f"{topic}-copier-1") if copying else \
             coordinator(target, "group", group)
         faults = FaultRun.of(scenario, target.faults, target.connection, topic,
                              Stage(members=members, coordinator=coordinating, output_topic=output))
         begun = time.monotonic()
-        watch = GroupWatch(members, target, group, topic, s.partitions)
+        watch = GroupWatch(members, target.connection, group, topic, s.partitions)
         seen: list = []
         finished_at = None
         try:
@@ -103,12 +96,13 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
                                    scenario, target, faults)
             fill_producer(run, seen, cell)
             if not run.error:
-                caught_up = watch.until_caught_up(scenario.timeout + (members.stall_bound_s or 0) + STALL_MARGIN_S)
+                caught_up = watch.until_caught_up(scenario.timeout + (members.stall_bound_s or 0) + GIVE_UP_MARGIN_S)
                 run.timings.update({"caught_up_s": caught_up} if caught_up is not None else {})
                 if caught_up is None:
                     run.params["unfinished"] = f"the group had not committed the whole input when it was given up: " \
                                                f"{watch.problem}"
             finished_at = time.monotonic()
+            watch.stop()  # no replacement from here on
             members.finish()
         finally:
             watch.stop()
@@ -118,89 +112,9 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
             run.params["consumer_events"] = members.said(since=origin)
             run.workers += [member.to_dict() for member in members.members]
             run.counters.update(_member_counters(members, copying))
-            _liveness(run, cell, seen, members, origin, finished_at or time.monotonic())
+            liveness.consumer_cell(run, cell, seen, members, origin, finished_at or time.monotonic())
         run.params["healed"] = heal(target, topic, scenario.heal_timeout)
         _judge(run, cell, target, topic, output, members)
-
-
-def stall_bound(scenario: DeliveryScenario, target: Target) -> float | None:
-    """The bound after which a stalled member is replaced: --stall-bound, else STALL_SESSIONS x the session timeout
-    where the launcher can stop a process; None: stalls are recorded, nobody is replaced."""
-    if scenario.stall_bound is not None:
-        return scenario.stall_bound
-    return STALL_SESSIONS * session_timeout_s(scenario) if target.launcher.name == "local" else None
-
-
-def check_stall_bound(scenario: DeliveryScenario, target: Target) -> None:
-    """A bound the group's own session would outlast, or one a launcher cannot act on: refused before the cell."""
-    if scenario.stall_bound is None:
-        return
-    if target.launcher.name != "local":
-        raise ConfigError(f"--stall-bound replaces a stalled member by stopping its process; with --launcher "
-                          f"{target.launcher.name} kafkabench cannot stop it: drop --stall-bound (stalls are still "
-                          "recorded) or the launcher")
-    if scenario.stall_bound < (session := session_timeout_s(scenario)):
-        raise ConfigError(f"--stall-bound {scenario.stall_bound:g} s is shorter than the consumers' session.timeout.ms "
-                          f"({session:g} s): a member would be replaced before the group could move its partitions; "
-                          f"give at least {session:g}")
-
-
-def session_timeout_s(scenario: DeliveryScenario) -> float:
-    given = {**scenario.consumer, **scenario.overrides}.get("session.timeout.ms", CONSUMER_DEFAULTS["session.timeout.ms"])
-    return float(given) / 1000
-
-
-class GroupWatch:
-    """A thread that looks at the group's committed offsets against the input's end every LOOK_S, from the group's
-    start to its finish: each look noted for the members (ConsumerGroup.look) and members that ended replaced
-    (ConsumerGroup.check). A look that fails (a broker down) is skipped; the last problem is kept."""
-
-    def __init__(self, members: ConsumerGroup, target: Target, group: str, topic: str, partitions: int) -> None:
-        self.members, self.target, self.group, self.topic, self.partitions = members, target, group, topic, partitions
-        self.behind: dict[int, int] | None = None  # as the last look that succeeded saw it ...
-        self.looked_at = 0.0  # ... which began then
-        self.committed_at = time.monotonic()  # the last look that saw the group commit more
-        self.problem = ""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="group watch", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(60)
-
-    def until_caught_up(self, give_up_s: float) -> float | None:
-        """Seconds from now until the group has committed the whole input (None: it committed nothing for
-        `give_up_s`, or the watch ended)."""
-        begun = time.monotonic()
-        while not self._stop.wait(LOOK_S):
-            if self.looked_at > begun and not any(self.behind.values()):
-                return round(time.monotonic() - begun, 3)
-            if time.monotonic() - self.committed_at > give_up_s:
-                left = ", ".join(f"[{p}] {n:,} behind" for p, n in sorted((self.behind or {}).items()) if n)
-                self.problem = f"nothing committed for {give_up_s:g} s with {left or 'the offsets unknown'}"
-                return None
-        return None
-
-    def _run(self) -> None:
-        with GroupLag(self.target.connection, self.group, self.topic, self.partitions) as lag:
-            total = -1
-            while not self._stop.wait(LOOK_S):
-                looked_at = time.monotonic()
-                try:
-                    behind = lag.behind()
-                except KafkabenchError as exc:  # a broker down: the members are looked at with what was known
-                    self.problem = str(exc)
-                    self.members.look(self.behind or {})
-                    continue
-                now_total = -sum(behind.values())
-                if now_total != total:
-                    total, self.committed_at = now_total, time.monotonic()
-                self.behind, self.looked_at = behind, looked_at
-                self.members.look(behind)
-                self.members.check()
 
 
 def _member_counters(members: ConsumerGroup, copying: bool) -> dict[str, int]:
@@ -230,25 +144,6 @@ def coordinator(target: Target, kind: str, key: str):
         with KafkaAdmin(target.connection, timeout_s=30) as admin:
             return admin.coordinator(kind, key)
     return find
-
-
-def _liveness(run: Run, cell: DeliveryCell, seen: list, members: ConsumerGroup, origin: float, end: float) -> None:
-    """Each process's liveness verdict (the input producer's and every member's), and the cell's progress per window."""
-    faults = run.params.get("faults", [])
-    role = "copier" if cell.mode == "copy" else "consumer"
-    rows = [liveness.verdict_row("producer", cell.client, one.track, one.ended_at or end, "finished", origin, faults)
-            for one in seen]
-    for member in members.members:
-        alive = member.ended_at is None or member.ended_at > end
-        rows.append(liveness.verdict_row(f"{role} {member.slot}.{member.incarnation}", cell.client, member.track,
-                                         end if alive else member.ended_at, liveness.member_how(member.ended, alive),
-                                         origin, faults))
-    run.params["liveness"] = rows
-    run.timeline = liveness.progress_timeline({
-        "acknowledged": [[(t, acked) for t, _, acked in one.points] for one in seen],
-        "processed": [[(t, processed) for t, processed, _ in member.progress] for member in members.members],
-        "committed": [[(t, committed) for t, _, committed in member.progress] for member in members.members]},
-        origin, end)
 
 
 def _judge(run: Run, cell: DeliveryCell, target: Target, topic: str, output: str | None,

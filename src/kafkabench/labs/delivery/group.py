@@ -137,7 +137,8 @@ class ConsumerGroup:
     def finish(self) -> None:
         """Every live member told to finish (its last commit or transaction done) and its result awaited, within
         FINISH_S; one without a result by then has that as its error."""
-        live = [member for member in self.current.values() if member.ended is None]
+        with self._lock:  # no replacement half-started
+            live = [member for member in self.current.values() if member.ended is None]
         for member in live:
             try:
                 member.worker.send(Finish())
@@ -232,9 +233,9 @@ class ConsumerGroup:
         name = f"{self.label} consumer {slot}.{incarnation}"
         history_dir = self.history_root / f"consumer-{slot}.{incarnation}" if self.history_root else None
         member = Member(slot, incarnation, name, history_dir)
+        member.worker = self.launcher.start(name, self.client)
         self.members.append(member)
         self.current[slot] = member
-        member.worker = self.launcher.start(name, self.client)
         member.worker.send(self.task_for(slot, history_dir))
         return member
 

@@ -49,7 +49,7 @@ def progress_timeline(series: dict[str, list[list[tuple[float, int]]]], origin: 
             for k in range(len(binned[first]))]
 
 
-def producers_only(run, seen: list, client: str) -> None:
+def producer_cell(run, seen: list, client: str) -> None:
     """A producer cell's verdicts (one per producer process) and its acknowledgements per window."""
     starts = [one.started_at for one in seen if one.started_at is not None]
     if not starts:
@@ -61,3 +61,21 @@ def producers_only(run, seen: list, client: str) -> None:
                               for number, one in enumerate(seen, 1) if one.started_at is not None]
     run.timeline = progress_timeline({"acknowledged": [[(t, acked) for t, _, acked in one.points] for one in seen]},
                                      origin, end)
+
+
+def consumer_cell(run, cell, seen: list, members, origin: float, end: float) -> None:
+    """Each process's liveness verdict (the input producer's and every member's), and the cell's progress per window."""
+    faults = run.params.get("faults", [])
+    role = "copier" if cell.mode == "copy" else "consumer"
+    rows = [verdict_row("producer", cell.client, one.track, one.ended_at or end, "finished", origin, faults)
+            for one in seen]
+    for member in members.members:
+        alive = member.ended_at is None or member.ended_at > end
+        rows.append(verdict_row(f"{role} {member.slot}.{member.incarnation}", cell.client, member.track,
+                                end if alive else member.ended_at, member_how(member.ended, alive), origin, faults))
+    run.params["liveness"] = rows
+    run.timeline = progress_timeline({
+        "acknowledged": [[(t, acked) for t, _, acked in one.points] for one in seen],
+        "processed": [[(t, processed) for t, processed, _ in member.progress] for member in members.members],
+        "committed": [[(t, committed) for t, _, committed in member.progress] for member in members.members]},
+        origin, end)

@@ -26,12 +26,13 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery import liveness
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
-from kafkabench.labs.delivery.consumers import check_stall_bound, coordinator, measure_consumer_cell
+from kafkabench.labs.delivery.consumers import CONSUMER_DEFAULTS, coordinator, measure_consumer_cell
 from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.labs.delivery.watch import check_stall_bound
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.topic_check import fresh_topic
 
@@ -51,7 +52,7 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
     if scenario.consuming:
-        check_stall_bound(scenario, target)
+        check_stall_bound(scenario, target, CONSUMER_DEFAULTS)
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("delivery", target, scenario.model_dump(mode="json", exclude_none=True))
     check_fits(cells, count_brokers(document, target, scenario.timeout))
@@ -187,7 +188,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
         finally:  # also on Ctrl-C: a fault still down is healed now
             faults.record(run)
         fill_producer(run, seen, cell)
-        liveness.producers_only(run, seen, cell.client)
+        liveness.producer_cell(run, seen, cell.client)
         if refused := next((one for one in seen if one.refused), None):
             refuse(run, refused.error)
             return

@@ -1,0 +1,109 @@
+"""How a delivery cell watches its consumer group (the consumers or copiers): every LOOK_S the group's committed
+offsets against the input's end, what is behind on each partition noted for the member that holds it
+(ConsumerGroup.look: a member stalled past the bound is replaced) and members that ended by themselves replaced
+(ConsumerGroup.check); and the stall bound itself, --stall-bound or STALL_SESSIONS session timeouts."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from kafkabench.admin import GroupLag
+from kafkabench.cluster.target import Target
+from kafkabench.connection import Connection
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.labs.delivery.group import ConsumerGroup
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+# between two looks at the group's offsets (a committed-offsets fetch and an end-offset query per partition, sent to
+# the brokers the measured clients use): a stalled member is replaced within a second of its bound
+LOOK_S = 1.0
+# the default stall bound, in session timeouts: long past a broker's failover, well short of max.poll.interval.ms
+# (300 s), after which the group itself drops a member that heartbeats but no longer polls
+STALL_SESSIONS = 5
+GIVE_UP_MARGIN_S = 30  # beyond the scenario's timeout and the stall bound: a group that commits nothing this long
+
+
+def stall_bound(scenario: DeliveryScenario, target: Target, defaults: dict[str, str]) -> float | None:
+    """The bound after which a stalled member is replaced: --stall-bound, else STALL_SESSIONS x the session timeout
+    where the launcher can stop a process; None: stalls are recorded, nobody is replaced."""
+    if scenario.stall_bound is not None:
+        return scenario.stall_bound
+    return STALL_SESSIONS * session_timeout_s(scenario, defaults) if target.launcher.name == "local" else None
+
+
+def check_stall_bound(scenario: DeliveryScenario, target: Target, defaults: dict[str, str]) -> None:
+    """A bound the group's own session would outlast, or one a launcher cannot act on: refused before the cell."""
+    if scenario.stall_bound is None:
+        return
+    if target.launcher.name != "local":
+        raise ConfigError(f"--stall-bound replaces a stalled member by stopping its process; with --launcher "
+                          f"{target.launcher.name} kafkabench cannot stop it: drop --stall-bound (stalls are still "
+                          "recorded) or the launcher")
+    if scenario.stall_bound < (session := session_timeout_s(scenario, defaults)):
+        raise ConfigError(f"--stall-bound {scenario.stall_bound:g} s is shorter than the consumers' session.timeout.ms "
+                          f"({session:g} s): a member would be replaced before the group could move its partitions; "
+                          f"give at least {session:g}")
+
+
+def session_timeout_s(scenario: DeliveryScenario, defaults: dict[str, str]) -> float:
+    """The consumers' session.timeout.ms as the cell gives it to them, in seconds."""
+    given = {**defaults, **scenario.settings({}).values("consumer")}["session.timeout.ms"]
+    return float(given) / 1000
+
+
+class GroupWatch:
+    """A thread that looks at the group's committed offsets against the input's end every LOOK_S, from the group's
+    start to its finish: each look noted for the members (ConsumerGroup.look) and members that ended replaced
+    (ConsumerGroup.check). A look that fails (a broker down) is skipped; the last problem is kept."""
+
+    def __init__(self, members: ConsumerGroup, connection: Connection, group: str, topic: str, partitions: int) -> None:
+        self.members, self.connection, self.group, self.topic, self.partitions = members, connection, group, topic, \
+            partitions
+        self.behind: dict[int, int] | None = None  # as the last look that succeeded saw it ...
+        self.looked_at = 0.0  # ... which began then
+        self.committed_at = time.monotonic()  # the last look that saw the group commit more
+        self.problem = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="group watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.ident is not None:
+            self._thread.join(60)
+
+    def until_caught_up(self, give_up_s: float) -> float | None:
+        """Seconds from now until the group has committed the whole input (None: it committed nothing for
+        `give_up_s`, or the watch ended)."""
+        begun = time.monotonic()
+        while not self._stop.wait(LOOK_S):
+            if self.looked_at > begun and not any(self.behind.values()):
+                return round(time.monotonic() - begun, 3)
+            if time.monotonic() - self.committed_at > give_up_s:
+                left = ", ".join(f"[{p}] {n:,} behind" for p, n in sorted((self.behind or {}).items()) if n)
+                self.problem = f"nothing committed for {give_up_s:g} s with {left or 'the offsets unknown'}"
+                return None
+        return None
+
+    def _run(self) -> None:
+        with GroupLag(self.connection, self.group, self.topic, self.partitions) as lag:
+            left = -1  # records behind in all: once the input is written, it falls only by commits
+            while not self._stop.wait(LOOK_S):
+                looked_at = time.monotonic()
+                try:
+                    behind = lag.behind()
+                except KafkabenchError as exc:  # a broker down: the members are looked at with what was known
+                    self.problem = str(exc)
+                    behind = None
+                try:
+                    if behind is not None:
+                        if sum(behind.values()) != left:
+                            left, self.committed_at = sum(behind.values()), time.monotonic()
+                        self.behind, self.looked_at = behind, looked_at
+                    self.members.look(self.behind or {})
+                    self.members.check()
+                except KafkabenchError as exc:  # a replacement that could not start: the next look tries again
+                    self.problem = str(exc)
