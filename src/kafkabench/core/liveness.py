@@ -147,7 +147,8 @@ def against_faults(began_s: float, ended_s: float, faults: list[dict]) -> str:
     event = fired[-1]
     what = f"{event['fault']}" + (f" of broker {event['broker']}" if event.get("broker") is not None else "")
     lead = began_s - event["fired_s"]
-    where = f"{abs(lead):.1f} s {'after' if lead >= 0 else 'before'} {what} fired at {event['fired_s']:.1f} s"
+    when = "as" if abs(lead) < 0.05 else f"{abs(lead):.1f} s {'after' if lead > 0 else 'before'}"
+    where = f"{when} {what} fired at {event['fired_s']:.1f} s"
     healed = event.get("healed_s")
     if healed is None:
         return f"began {where}, which never healed"

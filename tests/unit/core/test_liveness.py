@@ -73,6 +73,7 @@ def test_a_stall_is_placed_against_the_last_fault_that_fired_before_it_ended():
     assert against_faults(5.0, 7.0, faults) == \
         "began 3.6 s after kill-coordinator of broker 2 fired at 1.4 s, 1.6 s after it healed"
     assert against_faults(13.0, 20.0, faults).endswith("which never healed")
+    assert against_faults(12.21, 13.0, faults) == "began as kill-coordinator of broker 1 fired at 12.2 s, which never healed"
 
 
 def test_fixed_windows_sum_what_each_process_did_and_a_replacement_counts_from_zero():
