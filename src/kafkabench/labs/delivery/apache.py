@@ -27,6 +27,7 @@ from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings
 from kafkabench.labs.delivery.faults import FaultRun
+from kafkabench.labs.delivery.liveness import progress_timeline
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import ClusterUnhealed, judge
 from kafkabench.labs.delivery.scenario import DeliveryScenario
@@ -94,7 +95,8 @@ def _produce(run: Run, history: History, producer: dict, scenario: DeliveryScena
             faults.record(run)
     run.reported = reader.summary
     run.duration_s = reader.duration_s
-    run.timeline = reader.timeline
+    if reader.started is not None:
+        run.timeline = progress_timeline({"acknowledged": [reader.points]}, reader.started, reader.ended)
     if reader.problem:
         run.error = reader.problem
     elif process.returncode != 0:
@@ -109,7 +111,9 @@ class _Lines:
     def __init__(self, history: History) -> None:
         self.history = history
         self.summary: dict = {}
-        self.timeline: list[dict] = []
+        self.points: list[tuple[float, int]] = []  # (monotonic, acknowledged so far), from its startup on
+        self.started: float | None = None
+        self.ended = 0.0
         self.duration_s = 0.0
         self.problem = ""
 
@@ -126,8 +130,7 @@ class _Lines:
 
         threading.Thread(target=pump, daemon=True, name="kafkabench-verifiable").start()
         start = last = time.monotonic()
-        started, taken, acked_before, t_before = None, 0, 0, 0.0
-        sample_every = 0.2
+        started, taken = None, 0
         while True:
             ready.wait(0.2)
             ready.clear()
@@ -135,16 +138,15 @@ class _Lines:
             while taken < len(lines):
                 line, taken, last = lines[taken], taken + 1, now
                 if line is None:
-                    self.duration_s = now - (started or start)
+                    self.duration_s, self.ended = now - (started or start), now
+                    self.points.append((now, self.history.acked))
                     return
                 if self._take(line) == "startup_complete" and started is None:
-                    started = now
+                    started = self.started = now
                     faults.start()
-            if started is not None and (t := now - started) - t_before >= sample_every:
-                acked = self.history.acked
-                self.timeline.append({"t_s": round(t, 3), "records": acked - acked_before,
-                                      "records_per_s": (acked - acked_before) / (t - t_before) if t > t_before else 0.0})
-                acked_before, t_before = acked, t
+            if started is not None:
+                self.points.append((now, self.history.acked))
+            self.ended = now
             limit = START_S if started is None else silence_s
             if now - last > limit:
                 self.problem = f"{TOOL} printed nothing for {limit:g} s: stopped"
