@@ -174,3 +174,21 @@ def test_a_stall_bound_below_the_session_or_on_a_launcher_that_cannot_stop_a_pro
     assert stall_bound(DeliveryScenario(copier=True), ray, CONSUMER_DEFAULTS) is None  # recorded, never replaced
     with pytest.raises(ValueError, match="--stall-bound replaces a stalled consumer or copier"):
         DeliveryScenario(stall_bound=30)
+
+
+def test_the_headline_names_the_longest_stall_and_the_cells_given_up():
+    from kafkabench.core.results import ResultDocument, Run
+    from kafkabench.labs.delivery.report import headline, worst_stall
+
+    def cell(client, liveness, **params):
+        return Run(client=client, scenario="delivery", counters={"input": 10, "copied": 10},
+                   params={"mode": "copy", "promise": "exactly once", "failures": [], "liveness": liveness, **params})
+
+    calm = cell("java", [{"process": "copier 1.1", "longest_stall_s": 0.0, "stalls": 0}])
+    stuck = cell("confluent", [{"process": "copier 2.1", "longest_stall_s": 31.04, "stalls": 2, "began_s": 45.0,
+                                "ended_s": 76.0, "ended": "replaced"}], unfinished="nothing committed for 120 s")
+    document = ResultDocument(lab="delivery", runs=[calm, stuck])
+    assert headline(document) == ("every consumer cell kept its promise (2 cell(s)); longest stall: 31.0 s, copier 2.1 "
+                                  "(confluent), replaced; 1 cell(s) given up before the group committed the whole input")
+    assert (worst_stall(calm), worst_stall(stuck), worst_stall(Run(client="x", scenario="delivery"))) == (
+        "0", "31.0 s replaced", "-")

@@ -244,10 +244,10 @@ def fault_texts(run: Run) -> list[str]:
 def headline(document: ResultDocument) -> str:
     if consumers := [run for run in consumer_runs(document) if "input" in run.counters]:
         broken = [run for run in consumers if run.params.get("failures")]
-        if not broken:
-            return f"every consumer cell kept its promise ({len(consumers)} cell(s))"
-        return (f"{len(broken)} of {len(consumers)} consumer cell(s) broke their promise; first: "
-                f"{broken[0].params.get('settings')} ({broken[0].client}): {', '.join(broken[0].params['failures'])}")
+        said = f"every consumer cell kept its promise ({len(consumers)} cell(s))" if not broken else (
+            f"{len(broken)} of {len(consumers)} consumer cell(s) broke their promise; first: "
+            f"{broken[0].params.get('settings')} ({broken[0].client}): {', '.join(broken[0].params['failures'])}")
+        return said + _longest_stall(consumers)
     judged = [(run, verdict) for run in document.runs if (verdict := verdict_of(run)) is not None]
     if not judged:
         return ""
@@ -260,6 +260,18 @@ def headline(document: ResultDocument) -> str:
     run, worst = max(losing, key=lambda pair: pair[1].lost_pct or 0)
     return (f"acknowledged messages lost in {len(losing)} of {len(judged)} cell(s); most: "
             f"{run.params.get('settings')} ({run.client}): {worst.lost:,} of {worst.acknowledged:,}{shortfall}")
+
+
+def _longest_stall(runs: list[Run]) -> str:
+    """"; longest stall: 31.0 s, copier 2.1 (confluent), replaced" when a process of these cells stalled; the
+    unfinished cells counted."""
+    stalled = [(row, run) for run in runs for row in run.params.get("liveness") or [] if row.get("stalls")]
+    if not stalled:
+        return ""
+    row, run = max(stalled, key=lambda pair: pair[0]["longest_stall_s"])
+    unfinished = sum(1 for run in runs if run.params.get("unfinished"))
+    return (f"; longest stall: {row['longest_stall_s']:.1f} s, {row['process']} ({run.client}), {row['ended']}"
+            + (f"; {unfinished} cell(s) given up before the group committed the whole input" if unfinished else ""))
 
 
 def _pct(value: float | None) -> str:
