@@ -187,7 +187,7 @@ def test_the_headline_names_the_longest_stall_and_the_cells_given_up():
     calm = cell("java", [{"process": "copier 1.1", "longest_stall_s": 0.0, "stalls": 0}])
     stuck = cell("confluent", [{"process": "copier 2.1", "longest_stall_s": 31.04, "stalls": 2, "began_s": 45.0,
                                 "ended_s": 76.0, "ended": "replaced"}], unfinished="nothing committed for 120 s")
-    document = ResultDocument(lab="delivery", runs=[calm, stuck])
+    document = ResultDocument(lab="delivery", created_at="2026-11-28T10:00:00+00:00", runs=[calm, stuck])
     assert headline(document) == ("every consumer cell kept its promise (2 cell(s)); longest stall: 31.0 s, copier 2.1 "
                                   "(confluent), replaced; 1 cell(s) given up before the group committed the whole input")
     assert (worst_stall(calm), worst_stall(stuck), worst_stall(Run(client="x", scenario="delivery"))) == (
