@@ -85,7 +85,7 @@ class GroupLag:
 
     def __init__(self, cluster: str | Connection, group: str, topic: str, partitions: int, timeout_s: float = 5) -> None:
         connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
-        self.timeout_s = timeout_s
+        self.timeout_s, self._connection, self._group = timeout_s, connection, group
         self._partitions = [TopicPartition(topic, p) for p in range(partitions)]
         # read_uncommitted: the offsets as committed, never held back by a transaction still open (a stalled
         # copier's), which read_committed's OffsetFetch waits on (KIP-447's require_stable)
@@ -101,6 +101,22 @@ class GroupLag:
         except KafkaException as exc:
             raise KafkaAdminError(f"the group's offsets: {exc.args[0].str()}") from exc
         return {p: max(0, end - committed.get(p, 0)) for p, end in ends.items()}
+
+    def unstable(self) -> str | None:
+        """Why a read_committed member of the group cannot learn where to start (its OffsetFetch asks for stable
+        offsets, KIP-447: the broker answers UNSTABLE_OFFSET_COMMIT while a transaction carrying offsets for a
+        partition is open), or None when it can. One fetch, bounded by `timeout_s`."""
+        consumer = Consumer(quiet_client_config(self._connection, **{"group.id": self._group,
+                                                                     "isolation.level": "read_committed"}))
+        try:
+            found = consumer.committed(self._partitions, timeout=self.timeout_s)
+        except KafkaException as exc:
+            return (f"a read_committed member's offset fetch got no stable offsets within {self.timeout_s:g} s "
+                    f"({exc.args[0].str()}): a transaction carrying the group's offsets is still open")
+        finally:
+            consumer.close()
+        failed = [f"[{tp.partition}] {tp.error.str()}" for tp in found if tp.error is not None]
+        return f"a read_committed member's offset fetch failed: {', '.join(failed)}" if failed else None
 
     def close(self) -> None:
         self._consumer.close()

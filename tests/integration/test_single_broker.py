@@ -99,3 +99,38 @@ def test_round_trip_reports_what_it_did(kafka_cluster, admin):
     assert 0 < result.produce_ms < 30_000 and 0 < result.consume_ms < 30_000
     with pytest.raises(KafkaAdminError):
         admin.describe_topic(result.topic)  # cleaned up after itself
+
+
+def test_a_groups_lag_reads_through_an_open_transaction_and_says_why_a_read_committed_member_cannot_start(
+        kafka_cluster, admin, topic_name):
+    from confluent_kafka import KafkaException, TopicPartition
+
+    from kafkabench.admin import GroupLag
+
+    admin.create_topic(topic_name, partitions=2)
+    bootstrap, group = kafka_cluster.bootstrap_servers, f"{topic_name}-group"
+    producer = Producer(quiet_client_config(bootstrap))
+    for partition in (0, 1):
+        for n in range(10):
+            producer.produce(topic_name, f"v{n}".encode(), partition=partition)
+    assert producer.flush(30) == 0
+    member = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
+    def committed() -> bool:  # a fresh cluster answers NOT_COORDINATOR while it creates __consumer_offsets
+        try:
+            member.commit(offsets=[TopicPartition(topic_name, 0, 3)], asynchronous=False)
+        except KafkaException:
+            return False
+        return True
+
+    wait_for(committed, 60, "a first commit")
+    copier = Producer(quiet_client_config(bootstrap, **{"transactional.id": f"{topic_name}-copier"}))
+    copier.init_transactions(30)
+    copier.begin_transaction()  # offsets 7 sent in a transaction left open
+    copier.send_offsets_to_transaction([TopicPartition(topic_name, 0, 7)], member.consumer_group_metadata(), 30)
+    with GroupLag(bootstrap, group, topic_name, 2, timeout_s=3) as lag:
+        assert lag.behind() == {0: 7, 1: 10}  # the committed 3, not the pending 7; none committed on 1: from 0
+        assert "a transaction carrying the group's offsets is still open" in lag.unstable()
+        copier.commit_transaction(30)
+        assert wait_for(lambda: lag.behind() == {0: 3, 1: 10}, 30, "the transaction's offsets committed")
+        assert lag.unstable() is None
+    member.close()

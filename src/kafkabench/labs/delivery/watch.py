@@ -85,8 +85,17 @@ class GroupWatch:
             if time.monotonic() - self.committed_at > give_up_s:
                 left = ", ".join(f"[{p}] {n:,} behind" for p, n in sorted((self.behind or {}).items()) if n)
                 self.problem = f"nothing committed for {give_up_s:g} s with {left or 'the offsets unknown'}"
+                if (why := self._unstable()) is not None:
+                    self.problem += f"; {why}"
                 return None
         return None
+
+    def _unstable(self) -> str | None:
+        try:
+            with GroupLag(self.connection, self.group, self.topic, self.partitions) as lag:
+                return lag.unstable()
+        except KafkabenchError as exc:
+            return str(exc)
 
     def _run(self) -> None:
         with GroupLag(self.connection, self.group, self.topic, self.partitions) as lag:
