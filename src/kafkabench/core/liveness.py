@@ -154,7 +154,9 @@ def against_faults(began_s: float, ended_s: float, faults: list[dict]) -> str:
         return f"began {where}, which never healed"
     if began_s > healed:
         return f"began {where}, {began_s - healed:.1f} s after it healed"
-    return f"began {where}; ended {abs(ended_s - healed):.1f} s {'after' if ended_s >= healed else 'before'} it healed"
+    gap = ended_s - healed
+    return f"began {where}; ended " + ("as it healed" if abs(gap) < 0.05 else
+                                       f"{abs(gap):.1f} s {'after' if gap > 0 else 'before'} it healed")
 
 
 def windows(series: Sequence[Sequence[tuple[float, int]]], width_s: float, end_s: float) -> list[int]:
