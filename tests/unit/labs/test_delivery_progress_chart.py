@@ -73,3 +73,19 @@ def test_a_stall_shows_as_windows_without_progress_marked_with_how_it_ended(tmp_
     stall, fault = sorted(figure["layout"]["shapes"], key=lambda shape: shape["fillcolor"] == "#6b7280")
     assert (stall["x0"], stall["x1"]) == (3.0, 9.5) and stall["label"]["text"] == "copier 1.1 6.5 s replaced"
     assert (fault["x0"], fault["x1"]) == (3.0, 17.0)
+
+
+def test_the_partitions_plan_s_cell_draws_its_rate_per_window_not_a_spike(tmp_path):
+    # a real result (tests/fixtures/results/delivery-partition): the partitions plan's acks=1 cell, 120,000 messages
+    # at 2,000/s, the leader cut off for 40 s; the old chart drew one spike of 23.5 M records/s and zeros under it
+    from pathlib import Path
+
+    [result] = collect([Path(__file__).parents[2] / "fixtures" / "results" / "delivery-partition"])["results"]
+    drawn = {chart["chart"]: chart for chart in html.result_charts(result)}
+    [acknowledged] = drawn["delivery-progress"]["figure"]["data"]
+    run = result["runs"][0]
+    assert len(acknowledged["y"]) == len(run["timeline"]) == 61  # 1 s windows over the producer's 60.4 s
+    assert sum(acknowledged["customdata"]) == run["counters"]["acknowledged"] == 120_000
+    assert 2_000 <= max(acknowledged["y"]) < 4_000 and min(acknowledged["y"]) > 0  # no window without an ack
+    [fault] = drawn["delivery-progress"]["figure"]["layout"]["shapes"]
+    assert fault["label"]["text"] == "partition-leader 1" and fault["x1"] - fault["x0"] > 40
