@@ -192,3 +192,46 @@ def test_the_headline_names_the_longest_stall_and_the_cells_given_up():
                                   "(confluent), replaced; 1 cell(s) given up before the group committed the whole input")
     assert (worst_stall(calm), worst_stall(stuck), worst_stall(Run(client="x", scenario="delivery"))) == (
         "0", "31.0 s replaced", "-")
+
+
+def test_a_failed_look_is_not_taken_for_one_and_the_next_asks_with_a_fresh_client(monkeypatch):
+    import threading
+
+    from kafkabench.errors import KafkaAdminError
+    from kafkabench.labs.delivery import watch
+
+    answers = iter([{0: 5, 1: 0}, KafkaAdminError("the group's offsets: timed out"), {0: 2, 1: 0}, {0: 0, 1: 0}])
+    clients, looks, done = [], [], threading.Event()
+
+    class FakeLag:
+        def __init__(self, *args) -> None:
+            clients.append(self)
+
+        def behind(self):
+            answer = next(answers, None)
+            if answer is None:
+                done.set()
+                return {0: 0, 1: 0}
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        def close(self) -> None:
+            pass
+
+    class FakeGroup:
+        def look(self, behind):
+            looks.append(behind)
+
+        def check(self):
+            pass
+
+    monkeypatch.setattr(watch, "GroupLag", FakeLag)
+    monkeypatch.setattr(watch, "LOOK_S", 0.01)
+    group_watch = watch.GroupWatch(FakeGroup(), None, "g", "t", 2)
+    group_watch.start()
+    assert done.wait(5)
+    group_watch.stop()
+    assert looks[:4] == [{0: 5, 1: 0}, None, {0: 2, 1: 0}, {0: 0, 1: 0}]  # the failed look judged nobody
+    assert len(clients) == 2 and group_watch.problem == "the group's offsets: timed out"  # a fresh client after it
+    assert group_watch.behind == {0: 0, 1: 0}

@@ -95,20 +95,21 @@ class ConsumerGroup:
             if member.ended is not None and member.ended not in ("killed", "replaced"):
                 self._replace_if(slot, member, f"ended by itself ({member.ended})")
 
-    def look(self, behind: dict[int, int]) -> None:
+    def look(self, behind: dict[int, int] | None) -> None:
         """What is waiting on each partition (records behind the group's committed offset) noted for each live member
         by the partitions it holds; a member stalled past the bound is stopped and replaced. A member silent for
         SILENT_S (stopped, or blocked where it cannot report) has work waiting while it held partitions when last
-        heard of, even once the group has given them to another member: it is stuck, and may come back a zombie."""
+        heard of, even once the group has given them to another member: it is stuck, and may come back a zombie.
+        `behind` None: the look failed; silence is noted, nothing else changes, and nobody is replaced."""
         now = time.monotonic()
         for slot, member in list(self.current.items()):
             if member.ended is not None:
                 continue
-            waiting = {p: behind[p] for p in member.assigned if behind.get(p, 0) > 0}
+            waiting = {p: behind[p] for p in member.assigned if behind.get(p, 0) > 0} if behind is not None else {}
             silent = now - member.heard_at > SILENT_S and bool(member.assigned)
-            member.track.note(now, waiting=bool(waiting) or silent)
+            member.track.note(now, waiting=bool(waiting) or silent if behind is not None else (True if silent else None))
             stalled = member.track.stalled_for(now)
-            if self.stall_bound_s is not None and stalled > self.stall_bound_s:
+            if self.stall_bound_s is not None and stalled > self.stall_bound_s and behind is not None:
                 left = ", ".join(f"[{p}] {n:,} behind" for p, n in sorted(waiting.items())) or \
                     f"partitions {', '.join(map(str, member.assigned))} held"
                 where = f"; last seen in {member.calling}" if member.calling else \

@@ -55,7 +55,10 @@ def session_timeout_s(scenario: DeliveryScenario, defaults: dict[str, str]) -> f
 class GroupWatch:
     """A thread that looks at the group's committed offsets against the input's end every LOOK_S, from the group's
     start to its finish: each look noted for the members (ConsumerGroup.look) and members that ended replaced
-    (ConsumerGroup.check). A look that fails (a broker down) is skipped; the last problem is kept."""
+    (ConsumerGroup.check). A look that fails (a broker down) is not taken for one: the members are looked at without
+    what is behind (their silence still counts, nobody is replaced on old figures), and the next look asks with a
+    fresh client, since a failed one may hold on to a coordinator that is gone (librdkafka #5511: its cache can keep a
+    decommissioned broker, and every later fetch then times out)."""
 
     def __init__(self, members: ConsumerGroup, connection: Connection, group: str, topic: str, partitions: int) -> None:
         self.members, self.connection, self.group, self.topic, self.partitions = members, connection, group, topic, \
@@ -77,12 +80,16 @@ class GroupWatch:
 
     def until_caught_up(self, give_up_s: float) -> float | None:
         """Seconds from now until the group has committed the whole input (None: it committed nothing for
-        `give_up_s`, or the watch ended)."""
+        `give_up_s`, no look succeeded that long, or the watch ended)."""
         begun = time.monotonic()
         while not self._stop.wait(LOOK_S):
+            now = time.monotonic()
             if self.looked_at > begun and not any(self.behind.values()):
-                return round(time.monotonic() - begun, 3)
-            if time.monotonic() - self.committed_at > give_up_s:
+                return round(now - begun, 3)
+            if now - max(self.looked_at, begun) > give_up_s:
+                self.problem = f"no look at the group's offsets succeeded for {give_up_s:g} s: {self.problem}"
+                return None
+            if now - self.committed_at > give_up_s:
                 left = ", ".join(f"[{p}] {n:,} behind" for p, n in sorted((self.behind or {}).items()) if n)
                 self.problem = f"nothing committed for {give_up_s:g} s with {left or 'the offsets unknown'}"
                 if (why := self._unstable()) is not None:
@@ -92,27 +99,38 @@ class GroupWatch:
 
     def _unstable(self) -> str | None:
         try:
-            with GroupLag(self.connection, self.group, self.topic, self.partitions) as lag:
+            with self._lag() as lag:
                 return lag.unstable()
         except KafkabenchError as exc:
             return str(exc)
 
+    def _lag(self) -> GroupLag:
+        return GroupLag(self.connection, self.group, self.topic, self.partitions)
+
     def _run(self) -> None:
-        with GroupLag(self.connection, self.group, self.topic, self.partitions) as lag:
-            left = -1  # records behind in all: once the input is written, it falls only by commits
+        lag, left = self._lag(), -1  # left: records behind in all; once the input is written, only commits lower it
+        try:
             while not self._stop.wait(LOOK_S):
                 looked_at = time.monotonic()
                 try:
                     behind = lag.behind()
-                except KafkabenchError as exc:  # a broker down: the members are looked at with what was known
-                    self.problem = str(exc)
-                    behind = None
+                except KafkabenchError as exc:
+                    self.problem, behind = str(exc), None
+                    _close_aside(lag)
+                    lag = self._lag()
+                if behind is not None:
+                    if sum(behind.values()) != left:
+                        left, self.committed_at = sum(behind.values()), time.monotonic()
+                    self.behind, self.looked_at = behind, looked_at
                 try:
-                    if behind is not None:
-                        if sum(behind.values()) != left:
-                            left, self.committed_at = sum(behind.values()), time.monotonic()
-                        self.behind, self.looked_at = behind, looked_at
-                    self.members.look(self.behind or {})
+                    self.members.look(behind)
                     self.members.check()
                 except KafkabenchError as exc:  # a replacement that could not start: the next look tries again
                     self.problem = str(exc)
+        finally:
+            _close_aside(lag)
+
+
+def _close_aside(lag: GroupLag) -> None:
+    """Closed on a thread of its own: a client stuck on a coordinator that is gone may take its time to close."""
+    threading.Thread(target=lag.close, name="group lag close", daemon=True).start()
