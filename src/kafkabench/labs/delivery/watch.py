@@ -57,8 +57,8 @@ class GroupWatch:
     start to its finish: each look noted for the members (ConsumerGroup.look) and members that ended replaced
     (ConsumerGroup.check). A look that fails (a broker down) is not taken for one: the members are looked at without
     what is behind (their silence still counts, nobody is replaced on old figures), and the next look asks with a
-    fresh client, since a failed one may hold on to a coordinator that is gone (librdkafka #5511: its cache can keep a
-    decommissioned broker, and every later fetch then times out)."""
+    fresh client: the client never subscribes, and after a broker's kill its metadata can stay stale, every end-offset
+    query failing with "Unknown partition" or "Not leader for partition" until it is replaced."""
 
     def __init__(self, members: ConsumerGroup, connection: Connection, group: str, topic: str, partitions: int) -> None:
         self.members, self.connection, self.group, self.topic, self.partitions = members, connection, group, topic, \
