@@ -103,10 +103,6 @@ class Track:
             self.samples.append(sample)
             self._detector.feed(sample)
 
-    @property
-    def count(self) -> int:
-        return self._count
-
     def stalled_for(self, now_s: float) -> float:
         """How long the stall open now has lasted (0: none open)."""
         since = self._detector.since

@@ -25,12 +25,6 @@ def member_how(ended: str | None, alive_at_end: bool) -> str:
     return "stuck" if alive_at_end or ended is None else HOW.get(ended, "exited")
 
 
-def worst(rows: list[dict]) -> dict | None:
-    """The longest stall among a cell's processes (None: none stalled)."""
-    stalled = [row for row in rows if row.get("stalls")]
-    return max(stalled, key=lambda row: row["longest_stall_s"], default=None)
-
-
 def progress_timeline(series: dict[str, list[list[tuple[float, int]]]], origin: float, end: float) -> list[dict]:
     """`series`: per kind (acknowledged, processed, committed) each process's cumulative (monotonic time, count).
     One entry per window from the origin to the end: its end `t_s`, and per kind the count and rate in it; the
