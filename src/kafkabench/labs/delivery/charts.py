@@ -47,7 +47,7 @@ def progress_chart(result: dict) -> dict | None:
     caption = (f"Per window of {width:g} s: messages acknowledged to the producers (solid), processed by the consumers "
                "(dashed) and committed by the group (dotted), per second. Grey: a fault, from when it fired to when it "
                "healed. Red: a process's stall (nothing acknowledged, processed or committed while work waited), "
-               "from when it began to how it ended.")
+               "from when it began to how it ended. The lab times no latency per window, so no percentile is drawn.")
     if len(cells) > 1:
         caption += " The menu picks the cell; the first cell with a stall is shown first."
     return make_chart("delivery-progress", result["id"], "Progress over time", caption, go.Figure(traces, layout),
