@@ -211,12 +211,12 @@ class ConsumerRun:
 
     @contextlib.contextmanager
     def call(self, what: str) -> Iterator[None]:
-        """A client call under the watchdog's bound."""
-        self._call = (what, time.monotonic())
+        """A client call under the watchdog's bound (inside another, the outer one is watched again after it)."""
+        outer, self._call = self._call, (what, time.monotonic())
         try:
             yield
         finally:
-            self._call = None
+            self._call = outer
 
     def _watch(self) -> None:
         while True:
