@@ -88,7 +88,6 @@ class Track:
     reports (the count) and the looks at its work (waiting). Seconds on the caller's clock."""
 
     def __init__(self) -> None:
-        self.samples: list[Sample] = []
         self._count, self._waiting = 0, False
         self._detector = _Detector()
         self._lock = threading.Lock()
@@ -99,9 +98,7 @@ class Track:
                 self._count = max(self._count, count)
             if waiting is not None:
                 self._waiting = waiting
-            sample = Sample(t_s, self._count, self._waiting)
-            self.samples.append(sample)
-            self._detector.feed(sample)
+            self._detector.feed(Sample(t_s, self._count, self._waiting))
 
     def stalled_for(self, now_s: float) -> float:
         """How long the stall open now has lasted (0: none open)."""
