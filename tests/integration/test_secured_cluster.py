@@ -139,8 +139,10 @@ def test_a_plan_runs_each_profile_on_its_listener_and_prices_it_against_the_base
         document = json.loads(result.read_text())
         listeners[document["plan"]["profile"]] = document["cluster"]["listener"]
     assert listeners == {"plaintext": "PLAINTEXT", "tls": "SSL"}
-    [cost] = json.loads((tmp_path / "out" / "cost.json").read_text())
+    table = json.loads((tmp_path / "out" / "cost.json").read_text())
+    [cost] = table["costs"]
     assert (cost["profile"], cost["baseline"], cost["samples"]) == ("tls", "plaintext", [2, 2])
+    assert table["family"] == 3 and "every verdict here reads cannot decide" in table["note"]  # 2 repeats a side
     assert {m["metric"] for m in cost["metrics"]} >= {"stats.publish_latency.p50_ms", "throughput.records_per_s"}
     assert "cost against the plaintext profile" in done.stdout
 

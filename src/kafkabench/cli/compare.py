@@ -1,9 +1,9 @@
 """`kafkabench compare A B`: what changed from A (baseline) to B, metric by metric, and whether it is beyond
-noise; with --fail-on-regression, an exit code CI can act on."""
+noise, every metric of the comparison judged together; with --fail-on-regression, an exit code CI can act on.
+`kafkabench compare RUN --confirm`: the verdicts of a plan's cost table run again on fresh data."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -12,79 +12,33 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
-from kafkabench.report.compare import ALPHA, CONFIDENCE, MIN_EFFECT_PCT, CompareError, Comparison, MetricChange, \
-    RunComparison, compare_paths
-from kafkabench.report.profile_cost import ProfileCost
-
-VERDICT_STYLE = {"regression": "bold red", "improvement": "green", "within noise": "dim", "noise unknown": "yellow",
-                 "unavailable": "dim"}
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "unavailable"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3g}"
-
-
-def _pct(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{'+' if value > 0 else '-'}inf" if math.isinf(value) else f"{value:+.1f}"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _row(change: MetricChange) -> list[str]:
-    interval = "-" if change.ci_low_pct is None else f"[{_pct(change.ci_low_pct)}, {_pct(change.ci_high_pct)}]"
-    verdict = f"[{VERDICT_STYLE[change.verdict]}]{change.verdict}[/]"
-    return [change.metric, _number(change.a_median), _number(change.b_median), _pct(change.change_pct), interval,
-            _p(change.p_value), verdict, escape(change.reason)]
-
+from kafkabench.cli.verdicts import pct, row
+from kafkabench.report.compare import CONFIDENCE, MIN_EFFECT_PCT, CompareError, Comparison, RunComparison, \
+    compare_paths
+from kafkabench.report.family import chance_text
+from kafkabench.report.verdict import MetricChange
 
 def run_table(run: RunComparison) -> Table:
     table = Table(title=f"{escape(run.label)}: {run.a_samples} vs {run.b_samples} repeat(s), medians",
                   title_justify="left")
-    for column in ("metric", "A", "B", "change %", f"{CONFIDENCE:.0%} CI %", "p", "verdict", "why"):
+    for column in ("metric", "A", "B", "change %", f"{CONFIDENCE:.0%} CI %", "p", "q", "verdict", "why"):
         table.add_column(column, justify="left" if column in ("metric", "verdict", "why") else "right")
     for change in run.metrics:
-        table.add_row(*_row(change))
-    return table
-
-
-def cost_table(costs: list[ProfileCost]) -> Table:
-    """Each profile against the plan's baseline profile: one row per scenario, client and metric; a change beyond
-    noise is what the profile costs (or gains), where `compare` would call it a regression (or improvement)."""
-    baseline = costs[0].baseline
-    table = Table(title=f"cost against the {escape(baseline)} profile: medians of the repeats", title_justify="left")
-    for column in ("scenario", "client", "profile", "n", "metric", baseline, "profile value", "change %",
-                   f"{CONFIDENCE:.0%} CI %", "p", "verdict"):
-        table.add_column(column, justify="right" if column in ("n", baseline, "profile value", "change %", "p") else "left")
-    for cost in costs:
-        for index, change in enumerate(cost.metrics):
-            first = index == 0
-            metric, a, b, change_pct, interval, p, verdict, _why = _row(change)
-            verdict = verdict.replace("regression", "costs").replace("improvement", "gains")  # a price, not a bug
-            table.add_row(escape(cost.scenario) if first else "", cost.client if first else "",
-                          escape(cost.profile) if first else "", f"{cost.samples[0]}/{cost.samples[1]}" if first else "",
-                          metric, a, b, change_pct, interval, p, verdict)
+        table.add_row(*row(change))
     return table
 
 
 def _summary(comparison: Comparison) -> str:
-    counts = {v: len(comparison.with_verdict(v)) for v in ("regression", "improvement", "within noise", "noise unknown")}
-    tested = counts["regression"] + counts["improvement"] + counts["within noise"]
+    kinds = ("regression", "improvement", "within noise", "cannot decide", "noise unknown")
+    counts = {v: len(comparison.with_verdict(v)) for v in kinds}
     return (f"{counts['regression']} regression(s), {counts['improvement']} improvement(s), "
-            f"{counts['within noise']} within noise, {counts['noise unknown']} noise unknown "
-            f"across {len(comparison.matched)} matched run(s) "
-            f"(A: {comparison.a_documents} result(s), B: {comparison.b_documents}; p < {ALPHA:g}, "
-            f"{CONFIDENCE:.0%} bootstrap CI excluding 0 and a change of at least {comparison.min_effect_pct:g} %)"
-            + (f"; {tested} metrics tested at p < {ALPHA:g}: up to {tested * ALPHA:.1f} of them may be called changed "
-               "by chance alone, so read a lone verdict on a tail (p99, max) with care" if tested * ALPHA >= 0.5 else ""))
+            f"{counts['within noise']} within noise, {counts['cannot decide']} cannot decide, "
+            f"{counts['noise unknown']} noise unknown across {len(comparison.matched)} matched run(s) "
+            f"(A: {comparison.a_documents} result(s), B: {comparison.b_documents}; q < {comparison.fdr:g}, "
+            f"{CONFIDENCE:.0%} bootstrap CI excluding 0 and a change of at least {comparison.min_effect_pct:g} %); "
+            + chance_text(comparison.family, comparison.fdr))
 
 
 def _show(comparison: Comparison, console: Console) -> None:
@@ -107,17 +61,30 @@ def _unmatched_error(comparison: Comparison) -> str:
 
 
 def compare(
-    a: Path = typer.Argument(..., help="Baseline: a result directory or a run directory holding many."),
-    b: Path = typer.Argument(..., help="Candidate, compared against A."),
+    a: Path = typer.Argument(..., help="Baseline: a result directory or a run directory holding many; with --confirm, a plan's run directory."),
+    b: Optional[Path] = typer.Argument(None, help="Candidate, compared against A."),
     fail_on_regression: Optional[float] = typer.Option(None, "--fail-on-regression", min=0, metavar="PCT",
                                                        help="Exit 1 when a regression beyond noise is worse by at least PCT %."),
     min_effect: float = typer.Option(MIN_EFFECT_PCT, "--min-effect", min=0, metavar="PCT",
                                      help="Smaller changes are never called a regression or improvement."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
+    metric: Optional[list[str]] = typer.Option(None, "--metric", metavar="PATTERN", help="Compare only the metrics matching this pattern (e.g. 'stats.e2e.p*', repeatable): a smaller family needs fewer repeats to call a change."),
+    fdr: float = common.FdrOption,
+    confirm: bool = typer.Option(False, "--confirm", help="A is a plan's run directory: run the cells behind its cost table's verdicts again, on fresh data, and say which replicated (needs a cluster, as `kafkabench run` does)."),
+    bootstrap_servers: Optional[str] = common.BootstrapOption,
 ) -> None:
     """Compare results B against baseline A, metric by metric, telling change from noise using the repeats."""
+    common.check_fdr(fdr)
+    if confirm:
+        if b is not None:
+            abort("--confirm takes one plan's run directory (its cost table's verdicts are run again), not two")
+        from kafkabench.cli.run import confirm_directory
+
+        return confirm_directory(a, fdr, bootstrap_servers)
+    if b is None:
+        abort("compare needs two result directories, A (the baseline) and B")
     try:
-        comparison = compare_paths(a, b, min_effect_pct=min_effect)
+        comparison = compare_paths(a, b, min_effect_pct=min_effect, fdr=fdr, metrics=metric or None)
     except CompareError as exc:
         abort(str(exc))
     console = err if as_json else out
@@ -139,5 +106,5 @@ def compare(
 def _named(failing: list[tuple[RunComparison, MetricChange]]) -> str:
     by_run: dict[str, list[str]] = {}
     for run, change in failing:
-        by_run.setdefault(run.label, []).append(f"{change.metric} {_pct(change.change_pct)} %")
+        by_run.setdefault(run.label, []).append(f"{change.metric} {pct(change.change_pct)} %")
     return "; ".join(f"{label}: {', '.join(metrics)}" for label, metrics in by_run.items())

@@ -62,6 +62,11 @@ class Lab:
         and nothing else runs. None: run as usual."""
         return None
 
+    def compared_runs(self, scenario: Scenario) -> tuple[str, ...]:
+        """The kinds of runs (their workers' scenarios) a result of this scenario holds for each client: what a plan's
+        cost table compares, counted before the plan runs. Default: one run named after the lab."""
+        return (self.name,)
+
     def run(self, scenario: Scenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
         raise NotImplementedError(f"lab {self.name} cannot run")
 

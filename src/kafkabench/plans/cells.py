@@ -27,6 +27,7 @@ class Cell:
     clients: tuple[str, ...] | None  # None: every client available here (a lab that runs several side by side)
     repeat: int  # 1-based
     scenario: Scenario = field(compare=False)
+    round: str = "plan"  # "confirm": a confirmation round's (plans.confirm)
 
     @property
     def name(self) -> str:
@@ -40,7 +41,8 @@ class Cell:
 
     def metadata(self, plan: str) -> dict:
         return {"plan": plan, "cell": self.name, "scenario": self.name_in_plan, "lab": self.lab, "profile": self.profile,
-                "clients": list(self.clients) if self.clients else None, "repeat": self.repeat}
+                "clients": list(self.clients) if self.clients else None, "repeat": self.repeat,
+                **({"round": self.round} if self.round != "plan" else {})}
 
 
 def expand(loaded: LoadedPlan) -> list[Cell]:

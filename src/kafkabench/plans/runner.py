@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import time
 from dataclasses import asdict, dataclass, field
@@ -74,6 +75,7 @@ def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, 
     cluster of its own)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "plan.yaml").write_text(loaded.text)
+    _keep_profiles(loaded, out_dir)
     by_profile = targets if isinstance(targets, dict) else {cell.profile: targets for cell in cells}
     clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers} for profile, t in by_profile.items()}
     first = next(iter(clusters.values()))
@@ -118,6 +120,17 @@ def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Targe
     document = _stamp(directory, cell, loaded.plan.name)
     listener.cell_finished(cell, outcome, document)
     return go_on
+
+
+def _keep_profiles(loaded: LoadedPlan, out_dir: Path) -> None:
+    """The plan's own profiles beside its copy, so the run directory alone can run its cells again (--confirm)."""
+    if loaded.base is None:
+        return
+    for name in loaded.profiles:
+        own = loaded.base / "profiles" / f"{name}.yaml"
+        if own.is_file():
+            (out_dir / "profiles").mkdir(exist_ok=True)
+            shutil.copyfile(own, out_dir / "profiles" / own.name)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from kafkabench.core.results import RESULT_FILE, SCHEMA, ResultDocument, Run, re
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs import registry
 from kafkabench.labs.base import Lab
+from kafkabench.report.findings import findings_table
 from kafkabench.report.definitions import DEFINITIONS, Definition
 from kafkabench.report.table import Table
 from kafkabench.report.environment import environment
@@ -154,7 +155,9 @@ def _plan_run(path: Path) -> dict | None:
     if not isinstance(raw, dict) or raw.get("schema") != PLAN_RUN_SCHEMA:
         return None  # another tool's run.json: not kafkabench's to judge
     cells = [cell for cell in raw.get("cells", []) if isinstance(cell, dict)]
+    findings = findings_table(path.parent)
     return {"directory": str(path.parent), "plan": raw.get("plan"), "started_at": raw.get("started_at"),
+            "findings": table_entry(findings) if findings else None,
             "finished_at": raw.get("finished_at"), "cells": len(cells),
             "incomplete": [{key: cell.get(key) for key in ("index", "name", "directory", "status", "error")}
                            for cell in cells if cell.get("status") != "ok"]}

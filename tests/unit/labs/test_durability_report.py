@@ -9,7 +9,7 @@ import pytest
 from kafkabench.labs.durability import report
 from kafkabench.report import csv_export
 from kafkabench.report.collect import collect
-from kafkabench.report.compare import median_interval
+from kafkabench.report.significance import median_interval
 from kafkabench.report.html import render_html, result_charts
 from kafkabench.report.table import ms
 from tests.unit.report.results_factory import (DURABILITY_CELLS, availability_group, availability_step,
@@ -83,8 +83,10 @@ def test_the_cells_table_gives_medians_with_their_intervals_not_a_range(probed):
     durable = found["durable"]  # repeat 2 failed: its 1,000 records/s and 80 ms p99 are not samples
     assert (durable["records/s"], durable["records/s CI"], durable["publish p99"], durable["p99 CI"], durable["n"]) == (
         "29,750", "29,500..30,000", "10.50", "9.00..12.00", "2")
-    assert durable["min ISR"] == "2" and durable["vs fastest"] == "(-42 %)"  # within noise: 2 vs 3 repeats
-    assert durable["why"].startswith("too few repeats")
+    assert durable["min ISR"] == "2" and durable["vs fastest"] == "(-42 %)"  # 2 vs 3 repeats: no verdict
+    assert durable["why"].startswith("3 vs 2 repeats cannot reach q < 0.05 among 3 tests")  # the table's 3 comparisons
+    assert any(line.startswith("vs fastest: 3 tests: at a raw p < 0.05, chance alone would mark 0.2")
+               for line in report.lines(document))
     assert found["p1 rf1 isr2 acks=all idem=off"]["min ISR"] == "1 (capped)"
     refused = found["p2 rf3 isr2 acks=1 idem=on java"]
     assert kinds(document)["p2 rf3 isr2 acks=1 idem=on java"] == "error" and refused["cell"] == "p2 rf3 isr2 acks=1 idem=on java"
@@ -188,7 +190,7 @@ def test_lines_name_each_failed_probe_and_each_failure_once(probed):
 def test_the_headline_adds_what_the_most_durable_settings_did_with_two_brokers_down(probed):
     _, document = probed
     assert report.headline(document) == ("yolo confluent is fastest; durable confluent costs 42 % of its records/s "
-                                         "(within noise); rf3 isr2 acks=all refuses writes with two brokers down")
+                                         "(cannot decide); rf3 isr2 acks=all refuses writes with two brokers down")
 
 
 def test_the_headline_says_what_happened_not_what_should(tmp_path):
@@ -216,7 +218,7 @@ def test_the_headline_says_what_happened_not_what_should(tmp_path):
             group.update(steps=[], error="no fault injection on this cluster")
 
     assert report.headline(with_availability(tmp_path / "c", none_probed)) == (
-        "yolo confluent is fastest; durable confluent costs 42 % of its records/s (within noise)")
+        "yolo confluent is fastest; durable confluent costs 42 % of its records/s (cannot decide)")
     assert "acks" not in report.headline(durability_result(tmp_path / "d"))
 
 

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 from kafkabench.cli.compare import compare
 from kafkabench.core.histogram import Stat
 from kafkabench.core.results import ResultDocument, Run, write_result
-from kafkabench.report.compare import (compare_metric, compare_paths, permutation_p, relative_change,
-                                       repeats_needed, smallest_p)
+from kafkabench.report.compare import compare_metric, compare_paths
+from kafkabench.report.significance import (permutation_p, relative_change, repeats_for,
+                                            smallest_p)
 
 runner = CliRunner()
 app = typer.Typer()
@@ -22,7 +23,7 @@ def stat(p50, p99):
     return Stat(count=100, mean_ms=p50, p50_ms=p50, p90_ms=p99 * 0.8, p99_ms=p99, p999_ms=p99, max_ms=p99, min_ms=p50 / 2)
 
 
-def document(cell, repeat, rng, p50=10.0, records_per_s=1000.0, broker=None, errors=0, client="confluent"):
+def document(cell, repeat, rng, p50=10.0, records_per_s=1000.0, broker=None, errors=0, client="confluent", plan="p"):
     jitter = lambda: rng.normal(1, 0.1)  # noqa: E731 - ~10 % spread, drawn anew for every figure
     rps = records_per_s * jitter()
     run = Run(client=client, scenario="ping_pong",
@@ -32,7 +33,7 @@ def document(cell, repeat, rng, p50=10.0, records_per_s=1000.0, broker=None, err
               counters={"errors": errors, "sent": 100}, duration_s=100 / rps,
               resources={"cpu_s": 2 * jitter(), "broker_cpu_s": broker, "max_rss_mb": 80 * jitter()})
     return ResultDocument(lab="latency", created_at="t", runs=[run],
-                          plan={"plan": "p", "cell": cell, "scenario": "latency", "repeat": repeat})
+                          plan={"plan": plan, "cell": cell, "scenario": "latency", "repeat": repeat})
 
 
 def write_side(root, repeats, seed, cells=("latency-default",), **figures):
@@ -88,18 +89,19 @@ def test_one_sample_each_is_noise_unknown_and_says_what_is_needed(tmp_path):
     assert p50.p_value is None and p50.ci_low_pct is None
     result = runner.invoke(app, [str(a), str(b), "--fail-on-regression", "1"])
     assert result.exit_code == 0
-    assert "noise unknown" in result.stdout and f"at least {repeats_needed()} repeats" in result.stdout
+    assert "noise unknown" in result.stdout and "run at least" in result.stdout
 
 
 def test_three_against_three_cannot_call_even_a_big_change(tmp_path):
     a = write_side(tmp_path / "a", 3, seed=1)
     b = write_side(tmp_path / "b", 3, seed=2, p50=30.0, records_per_s=300.0)
     comparison = compare_paths(a, b)
-    assert set(verdicts(comparison).values()) <= {"within noise", "unavailable"}
-    assert "too few" in comparison.matched[0].note
+    assert set(verdicts(comparison).values()) <= {"cannot decide", "within noise", "unavailable"}
+    assert verdicts(comparison)["stats.e2e.p50_ms"] == "cannot decide"
+    assert "every verdict here reads cannot decide" in comparison.matched[0].note
     result = runner.invoke(app, [str(a), str(b), "--fail-on-regression", "1"])
     assert result.exit_code == 0
-    assert "too few" in result.stdout and "0 regression(s)" in result.stdout
+    assert "cannot decide" in result.stdout and "0 regression(s)" in result.stdout
 
 
 def test_none_is_unavailable_never_zero(tmp_path):
@@ -137,14 +139,49 @@ def test_clear_errors(tmp_path):
     assert disjoint.exit_code == 1 and "no run in" in disjoint.stderr
 
 
+def test_bad_input_is_one_line_each(tmp_path):
+    a = write_side(tmp_path / "a", 6, seed=1)
+    other = write_side(tmp_path / "other", 6, seed=2, plan="another-plan")
+    plans = runner.invoke(app, [str(a), str(other)])
+    assert plans.exit_code == 1 and "ran plan p and" in plans.stderr and "another-plan" in plans.stderr
+    mixed = write_side(tmp_path / "mixed", 6, seed=3)
+    write_side(tmp_path / "mixed" / "more", 6, seed=4, plan="another-plan")
+    assert "results of 2 plans (another-plan, p) mixed" in runner.invoke(app, [str(mixed), str(a)]).stderr
+    for fdr in ("0", "0.6", "-1"):
+        refused = runner.invoke(app, [str(a), str(a), "--fdr", fdr])
+        assert refused.exit_code == 1 and "a false discovery rate is above 0 and at most 0.5" in refused.stderr
+    two = runner.invoke(app, [str(a), str(a), "--confirm"])
+    assert two.exit_code == 1 and "--confirm takes one plan's run directory" in two.stderr
+    no_plan = runner.invoke(app, [str(a), "--confirm"])
+    assert no_plan.exit_code != 0 and "not a plan's run directory" in str(no_plan.exception or no_plan.stderr)
+    (a / "plan.yaml").write_text("name: once\nprofiles: [default, durable]\nbaseline_profile: default\n"
+                                 "scenarios:\n  - {lab: produce, size: 100, count: 1000}\n")
+    (a / "run.json").write_text('{"source": "gone.yaml"}')
+    once = runner.invoke(app, [str(a), "--confirm"])
+    assert once.exit_code == 1 and "plan once runs 1 repeat, so its table has no verdicts to confirm" in once.stderr
+
+
+def test_a_family_of_many_metrics_is_judged_together_and_its_caption_says_what_chance_does(tmp_path):
+    a = write_side(tmp_path / "a", 8, seed=1, cells=("c1", "c2", "c3"))
+    b = write_side(tmp_path / "b", 8, seed=2, cells=("c1", "c2", "c3"))
+    comparison = compare_paths(a, b, fdr=0.1)
+    tested = [m for run in comparison.matched for m in run.metrics if m.p_value is not None]
+    assert comparison.family == len(tested) > 20 and comparison.fdr == 0.1
+    assert all(m.q_value is not None and m.q_value >= m.p_value for m in tested)
+    output = runner.invoke(app, [str(a), str(b)]).stdout
+    assert f"{comparison.family} tests: at a raw p < 0.05, chance alone would mark" in " ".join(output.split())
+
+
 def test_json_is_the_comparison_and_reproducible(tmp_path):
-    a = write_side(tmp_path / "a", 5, seed=1)
-    b = write_side(tmp_path / "b", 5, seed=2, p50=15.0)
+    a = write_side(tmp_path / "a", 8, seed=1)
+    b = write_side(tmp_path / "b", 8, seed=2, p50=15.0)
     first = runner.invoke(app, [str(a), str(b), "--json"])
     again = runner.invoke(app, [str(a), str(b), "--json"])
     assert first.stdout == again.stdout
     data = json.loads(first.stdout)
-    assert data["matched"][0]["metrics"][0]["verdict"] == "regression"
+    p50 = data["matched"][0]["metrics"][0]
+    assert p50["verdict"] == "regression" and p50["q_value"] < 0.05
+    assert p50["p_value"] <= p50["q_value"] and data["fdr"] == 0.05 and data["family"] >= 4
     assert data["min_effect_pct"] == 5.0
 
 
@@ -159,7 +196,8 @@ def test_zero_baseline_and_zero_spread():
     errors = compare_metric("counters.errors", "lower", [0] * 8, [2, 3, 4, 5, 6, 7, 8, 9])
     assert errors.verdict == "regression" and math.isinf(errors.change_pct) and math.isinf(errors.worse_by_pct)
     same = compare_metric("m", "lower", [5.0] * 6, [5.0] * 6)
-    assert same.verdict == "within noise" and same.change_pct == 0 and same.p_value == 1.0
+    assert same.verdict == "within noise" and same.change_pct == 0 and same.reason == "the same in every repeat"
+    assert same.p_value is None  # no test: left out of the family it would only dilute
     assert list(relative_change(np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.0, 1.0]))) == [0.0, math.inf, -0.5]
 
 
@@ -169,7 +207,7 @@ def test_exact_permutation_p_and_power():
     assert permutation_p(a, b) == 4 / 70
     assert permutation_p(a, a[::-1].copy()) == 1.0
     assert smallest_p(3, 3) == 0.2 and smallest_p(4, 4) == 4 / 70 and smallest_p(5, 5) < 0.05
-    assert repeats_needed() == 5
+    assert repeats_for(1) == 5
 
 
 def test_duration_of_a_time_bounded_run_is_not_compared():

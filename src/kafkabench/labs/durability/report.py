@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kafkabench.core.results import ResultDocument, Run
-from kafkabench.report.compare import MetricChange, compare_metric, median_interval
+from kafkabench.report.compare import MIN_EFFECT_PCT, compare_metric
+from kafkabench.report.family import FDR, chance_text, judge_family
+from kafkabench.report.significance import median_interval
 from kafkabench.report.table import Table, columns, fixed, ms, split_settings, stat
+from kafkabench.report.verdict import MetricChange
 
 TIPS = {"records/s": "records_per_s", "MB/s": "payload_mb_per_s", "publish p50": "publish_latency",
         "e2e p50": "e2e_under_load", "e2e p99": "e2e_under_load", "publish p99": "percentiles", "p99.9": "percentiles"}
@@ -82,7 +85,12 @@ def summarize(document: ResultDocument) -> list[CellSummary]:
         for cell in measured:
             if cell is not fastest:
                 cell.versus = compare_metric("throughput.records_per_s", "higher", fastest.records_per_s, cell.records_per_s)
+        judge_family([cell.versus for cell in measured if cell.versus], FDR, MIN_EFFECT_PCT)  # one table, one family
     return list(cells.values())
+
+
+def versus_family(cells: list[CellSummary]) -> int:
+    return sum(1 for cell in cells if cell.versus is not None and cell.versus.p_value is not None)
 
 
 def _versus(cell: CellSummary) -> tuple[str, str]:
@@ -290,6 +298,8 @@ def lines(document: ResultDocument) -> list[str]:
             out.append(f"{cell.label} {failure}")
     for label, reason in document.params.get("refused", {}).items():
         out.append(f"{label}: refused by the client: {reason}")
+    if family := versus_family(summarize(document)):
+        out.append(f"vs fastest: {chance_text(family, FDR)}")
     for group in availability_groups(document):
         if group.get("error"):
             out.append(f"availability of {settings_name(group)}: the probe failed: {group['error']}")
@@ -307,7 +317,8 @@ def _speed_headline(document: ResultDocument) -> str:
     fastest = max(measured, key=lambda c: statistics.median(c.records_per_s))
     slowest = min(measured, key=lambda c: statistics.median(c.records_per_s))
     change = slowest.versus
-    verdict = "beyond noise" if change and change.verdict in ("regression", "improvement") else "within noise"
+    verdict = "beyond noise" if change and change.verdict in ("regression", "improvement") else (
+        change.verdict if change else "")
     return (f"{fastest.label} is fastest; {slowest.label} costs {-change.change_pct:.0f} % of its records/s "
             f"({verdict})") if change else ""
 

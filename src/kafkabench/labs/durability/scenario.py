@@ -29,7 +29,8 @@ class DurabilityScenario(Scenario):
     size: RecordSize = Field(100, description="Bytes per record (incompressible).")
     rate: Rate = Field(-1, description="Records/s on an open-loop schedule; -1: as fast as possible.")
     warmup: NonNegativeInt = Field(1_000, description="Records sent to each cell's topic first, not measured.")
-    repeats: PositiveInt = Field(3, description="Runs of every cell; 5 or more let differences be called beyond noise.")
+    repeats: PositiveInt = Field(3, description="Runs of every cell; the cells against the fastest are one family, "
+                                                "decided from 5 repeats for 2 cells, 6 for 3 or 4, 7 for 5, 8 for 6 to 17.")
     order: Literal["shuffled", "sequential", "reverse"] = Field(
         "shuffled", description="Cell order per repeat: shuffled (from --seed), or the seed's own protocol.")
     seed: NonNegativeInt | None = Field(None, description="Seed of the shuffled order; default: a new one, recorded.")

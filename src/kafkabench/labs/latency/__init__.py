@@ -20,6 +20,9 @@ class LatencyLab(Lab):
     scenario = LatencyScenario
     summary = "Ping-pong one large message at a time through Kafka with each client, and through HTTP and raw TCP."
 
+    def compared_runs(self, scenario: LatencyScenario) -> tuple[str, ...]:
+        return ("ping_pong",)
+
     def check(self, scenario: LatencyScenario) -> None:
         plan_latency(scenario, SILENT)
 

@@ -50,6 +50,9 @@ class ProduceLab(_StreamingLab):
     scenario = ProduceScenario
     summary = "Produce records as fast as allowed (open loop at --rate), with publish latency, delay and e2e under load."
 
+    def compared_runs(self, scenario: ProduceScenario) -> tuple[str, ...]:
+        return ("produce", "consume") if scenario.consumers else ("produce",)
+
 
 class ConsumeLab(_StreamingLab):
     name = "consume"

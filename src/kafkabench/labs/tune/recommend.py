@@ -3,7 +3,8 @@ it holds beyond noise.
 
 A finalist is recommended when every one of its re-runs met every check (the SLOs at the upper end of their
 intervals, the rate, no send errors, no growing lag) and `compare`'s test calls it an improvement on the default:
-the permutation test, the bootstrap interval of the change and the minimum effect all agree. When the default
+the permutation test, the bootstrap interval of the change and the minimum effect all agree, the finalists judged
+together as one family (a q-value below the false discovery rate, report.family). When the default
 itself missed a check in any re-run, a finalist that met every check in all of its own is recommended on that
 ground, with its change stated as measured. Otherwise the default is as good as anything found.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from kafkabench.report.compare import MIN_EFFECT_PCT, Better, MetricChange, compare_metric
+from kafkabench.report.compare import MIN_EFFECT_PCT, compare_metric
+from kafkabench.report.family import FDR, judge_family
+from kafkabench.report.verdict import Better, MetricChange
 
 DEFAULT = "default"
 
@@ -43,10 +46,13 @@ class Recommendation:
 
 
 def recommend(default: Candidate, finalists: list[Candidate], metric: str, better: Better = "lower",
-              min_effect_pct: float = MIN_EFFECT_PCT) -> Recommendation:
+              min_effect_pct: float = MIN_EFFECT_PCT, fdr: float = FDR,
+              changes: dict[str, MetricChange] | None = None) -> Recommendation:
     """The recommendation, its reason ending with the default's own spread: the noise every change is judged
-    against."""
-    decided = _recommend(default, finalists, metric, better, min_effect_pct)
+    against. `changes`: the finalists' changes already judged in a larger family (the front's points)."""
+    if changes is None:
+        changes = judged_changes([(default, c) for c in finalists], metric, better, min_effect_pct, fdr)
+    decided = _recommend(default, finalists, metric, better, changes)
     if noise := spread_text(default.values, metric):
         decided.reason += f"; {noise}"
     return decided
@@ -68,9 +74,16 @@ def figure(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
+def judged_changes(pairs: list[tuple[Candidate, Candidate]], metric: str, better: Better, min_effect_pct: float,
+                   fdr: float) -> dict[str, MetricChange]:
+    """Each candidate's change from its default, the candidates judged together as one family."""
+    changes = {c.label: compare_metric(metric, better, default.values, c.values, min_effect_pct) for default, c in pairs}
+    judge_family(list(changes.values()), fdr, min_effect_pct)
+    return changes
+
+
 def _recommend(default: Candidate, finalists: list[Candidate], metric: str, better: Better,
-               min_effect_pct: float) -> Recommendation:
-    changes = {c.label: compare_metric(metric, better, default.values, c.values, min_effect_pct) for c in finalists}
+               changes: dict[str, MetricChange]) -> Recommendation:
     feasible = [c for c in finalists if c.always_feasible and c.values]
     best = min if better == "lower" else max
     improved = [c for c in feasible if changes[c.label].verdict == "improvement"]
@@ -79,7 +92,7 @@ def _recommend(default: Candidate, finalists: list[Candidate], metric: str, bett
         change = changes[chosen.label]
         return Recommendation(chosen, f"{chosen.label}: {metric} {change.change_pct:+.1f} % against the default "
                                       f"(95 % {change.ci_low_pct:+.1f} to {change.ci_high_pct:+.1f} %, "
-                                      f"p = {change.p_value:.3g}), every check met in all "
+                                      f"p = {change.p_value:.3g}, q = {change.q_value:.3g}), every check met in all "
                                       f"{len(chosen.feasible)} re-runs", changes)
     if feasible and not default.always_feasible:
         chosen = best(feasible, key=lambda c: c.median)

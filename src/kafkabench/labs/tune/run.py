@@ -37,12 +37,14 @@ from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.tune import brokers, front, outputs
 from kafkabench.labs.tune import study as studies
 from kafkabench.labs.tune.report import changes_text
-from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, recommend
+from kafkabench.labs.tune.recommend import DEFAULT, Candidate, Recommendation, judged_changes, recommend
 from kafkabench.labs.tune.baseline import PRESETS, default_settings, kept_settings, merged, needed_bytes, preset
 from kafkabench.labs.tune.goals import GOALS, Measured
 from kafkabench.labs.tune.scenario import TuneScenario
 from kafkabench.labs.tune.space import SearchSpace, load_space, variant_of
 from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
+from kafkabench.report.compare import MIN_EFFECT_PCT
+from kafkabench.report.significance import can_decide, repeats_text
 
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
 RATE = "rate"  # the pareto study's parameter for the offered rate
@@ -191,12 +193,20 @@ class _Tune:
         finalists = [Candidate(f"trial {t.number}", t.user_attrs["settings"])
                      for t in studies.best_distinct(self.study, self.goal.better == "higher", s.finalists)]
         if finalists:
-            self.listener.note(f"re-measuring the default and {len(finalists)} finalist(s) {s.final_runs} times each, "
-                               f"interleaved: {', '.join(c.label for c in finalists)}")
-        for _ in range(s.final_runs if finalists else 0):
+            self.listener.note(f"re-measuring the default and {len(finalists)} finalist(s) {s.reruns} times each, "
+                               f"interleaved: {', '.join(c.label for c in finalists)}{self._too_few(len(finalists))}")
+        for _ in range(s.reruns if finalists else 0):
             for candidate in (default, *finalists):
                 self._rerun(candidate)
-        self._recommend(recommend(default, finalists, self.goal.metric, self.goal.better), default, finalists)
+        self._recommend(recommend(default, finalists, self.goal.metric, self.goal.better, fdr=s.fdr), default,
+                        finalists)
+
+    def _too_few(self, family: int) -> str:
+        """A --final-runs too few to call any finalist among `family`, said before the re-runs start."""
+        if can_decide(self.scenario.reruns, self.scenario.reruns, family, self.scenario.fdr):
+            return ""
+        return (f"; {self.scenario.reruns} re-runs cannot call a change beyond noise among {family} (q < "
+                f"{self.scenario.fdr:g}), {repeats_text(family, self.scenario.fdr)} can: the default stays")
 
     def _final_front(self) -> None:
         """--finalists points along the front, each re-measured against the default at its rate, interleaved."""
@@ -208,14 +218,17 @@ class _Tune:
                  for point in front.spread(front.non_dominated(points), s.finalists)]
         if pairs:
             self.listener.note(f"re-measuring {len(pairs)} point(s) of the front against the default at their rates, "
-                               f"{s.final_runs} times each, interleaved: {', '.join(p.label for _, p in pairs)}")
-        for _ in range(s.final_runs if pairs else 0):
+                               f"{s.reruns} times each, interleaved: {', '.join(p.label for _, p in pairs)}"
+                               f"{self._too_few(len(pairs))}")
+        for _ in range(s.reruns if pairs else 0):
             for pair in pairs:
                 for candidate in pair:
                     self._rerun(candidate)
         entries, written = [], []
+        changes = judged_changes(pairs, self.goal.metric, self.goal.better, MIN_EFFECT_PCT, s.fdr)  # one family
         for default, point in pairs:
-            chosen = recommend(default, [point], self.goal.metric, self.goal.better)
+            chosen = recommend(default, [point], self.goal.metric, self.goal.better, fdr=s.fdr,
+                               changes={point.label: changes[point.label]})
             change = chosen.changes[point.label]
             entries.append({"label": point.label, "rate": point.rate, "settings": point.settings,
                             "values": point.values, "feasible": point.feasible, "default_values": default.values,

@@ -14,6 +14,7 @@ from kafkabench.labs.capacity.slo import FORM, Slo, parse_slo
 from kafkabench.labs.latency.scenario import SEED_IMAGE_BYTES
 from kafkabench.labs.scenario import Cli, PositiveRate
 from kafkabench.labs.throughput.scenario import ProducerWorkload
+from kafkabench.report.significance import MAX_REPEATS, repeats_for
 
 OBJECTIVES = {"p50": 50.0, "p99": 99.0}
 
@@ -56,7 +57,11 @@ class TuneScenario(ProducerWorkload):
     measure: PositiveFloat = Field(8, description="Measured seconds of each trial.")
     noise_runs: PositiveInt = Field(3, description="Runs of the default first: the noise floor.")
     finalists: PositiveInt = Field(3, description="Best trials re-measured against the default at the end.")
-    final_runs: PositiveInt = Field(5, description="Re-runs of each finalist and of the default, interleaved.")
+    final_runs: PositiveInt | None = Field(None, description="Re-runs of each finalist and of the default, interleaved "
+                                                         "(default: the fewest with which one of --finalists can be "
+                                                         "called beyond noise among them: 6 for 3).")
+    fdr: float = Field(0.05, gt=0, le=0.5, description="The false discovery rate across the finalists: one is "
+                                                       "recommended only when its q-value is below it.")
     seed: int = Field(0, description="The sampler's random seed: the same seed proposes the same trials.")
 
     @field_validator("slo")
@@ -101,3 +106,8 @@ class TuneScenario(ProducerWorkload):
             return {}
         given = parse_overrides([item for item in self.keep.split(",") if item.strip()], "--keep")
         return {key: setting.value for key, setting in given.items()}
+
+    @property
+    def reruns(self) -> int:
+        """--final-runs, else the fewest that can decide among the finalists."""
+        return self.final_runs or repeats_for(self.finalists, self.fdr) or MAX_REPEATS
