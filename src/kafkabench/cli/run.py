@@ -94,10 +94,7 @@ def run(
 
     costs = show_costs(directory, loaded.plan.baseline_profile, fdr) if loaded.plan.baseline_profile else None
     confirmation = None
-    if confirm and record.failed:
-        note(f"--confirm: not run, {len(record.failed)} cell(s) did not finish; `kafkabench compare {directory} "
-             "--confirm` runs it once they have")
-    elif confirm and costs is not None:
+    if confirm and costs is not None and not record.interrupted:
         confirmation = confirm_costs(loaded, costs, directory, where)
     html, csv = write_report([directory], directory / "report.html", directory / "report.csv")
     done = sum(c.status == "ok" for c in record.cells)

@@ -329,3 +329,11 @@ def test_another_tools_figures_are_a_reference_row_and_no_point(tmp_path):
     assert (rows(document)[label]["records/s"], rows(document)[label]["publish p99"], rows(document)[label]["p99 CI"]) == (
         "60,000", "-", "-")
     assert label not in [cell["label"] for cell in report.chart_cells(document) if cell["publish_p99_ms"] is not None]
+
+
+def test_a_run_says_first_whether_its_repeats_can_decide_vs_fastest():
+    from kafkabench.labs.durability.run import repeats_line
+
+    assert repeats_line(2, 3) == ("vs fastest: 2 tests judged together; 3 repeats cannot decide them, 6 can "
+                                  "(--repeats): the column will read cannot decide")
+    assert repeats_line(2, 6) == "vs fastest: 2 tests judged together; 6 repeats can decide them (6 needed)"
