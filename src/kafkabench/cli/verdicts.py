@@ -52,20 +52,29 @@ def cost_table(table: CostTable) -> Table:
     confirmed = table.confirmation is not None
     grid = Table(title=f"cost against the {escape(baseline)} profile: medians of the repeats", title_justify="left",
                  caption=escape(chance_text(table.family, table.fdr)), caption_justify="left")
-    for column in ("scenario", "client", "profile", "n", "metric", baseline, "profile value", "change %",
+    for column in ("scenario", "client", "profile", "n", "metric", baseline, "value", "change %",
                    f"{CONFIDENCE:.0%} CI %", "p", "q", "verdict", *(("confirmed",) if confirmed else ())):
-        grid.add_column(column, justify="right" if column in ("n", baseline, "profile value", "change %", "p", "q")
-                        else "left")
+        grid.add_column(column, justify="right" if column in ("n", baseline, "value", "change %", "p", "q") else "left",
+                        overflow="fold", no_wrap=column in ("metric", "n"))
     for cost in table.costs:
         for index, change in enumerate(cost.metrics):
             first = index == 0
-            metric, a, b, change_pct, interval, p, q, verdict, _why = row(change)
+            _metric, a, b, change_pct, interval, p, q, verdict, _why = row(change)
             verdict = verdict.replace("regression", "costs").replace("improvement", "gains")  # a price, not a bug
             grid.add_row(escape(cost.scenario) if first else "", cost.client if first else "",
                          escape(cost.profile) if first else "", f"{cost.samples[0]}/{cost.samples[1]}" if first else "",
-                         metric, a, b, change_pct, interval, p, q, verdict,
+                         short_metric(change.metric), a, b, change_pct, interval, p, q, verdict,
                          *((CONFIRMED[change.confirmed],) if confirmed else ()))
     return grid
+
+
+def short_metric(metric: str) -> str:
+    """stats.e2e.p50_ms -> e2e p50 ms, stats.publish_latency.p99_ms -> publish p99 ms, throughput.records_per_s ->
+    records/s: a cost table's few metrics, readable in a terminal's width."""
+    parts = metric.split(".")
+    if parts[0] == "stats" and len(parts) == 3:
+        return f"{parts[1].removesuffix('_latency')} {parts[2].replace('_ms', ' ms')}"
+    return parts[-1].replace("_per_s", "/s").replace("payload_mb", "MB")
 
 
 def show_cost_table(table: CostTable) -> None:
