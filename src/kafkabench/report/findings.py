@@ -35,6 +35,8 @@ def findings_table(run_dir: Path) -> Table | None:
 
 def _verdicts_text(table: CostTable) -> str:
     called = table.verdicts()
+    if not called:
+        return "none called"
     if table.confirmation is None:
         return f"{len(called)} verdict(s), none re-run yet"
     held = sum(change.confirmed is True for _, change in called)
