@@ -82,7 +82,8 @@ def main() -> None:
     tests = sum(family for *_, family in results)
     print(f"{len(results)} A/A runs of {repeats} repeats a side: false discovery rate {fdr:.1%} (runs calling "
           f"anything; target <= {TARGET:.0%}) {'met' if fdr <= TARGET else 'MISSED'}"
-          + (f" (none called: at most {3 / len(results):.0%} with 95 % confidence, the rule of three)" if not fdr else "")
+          + (f" (none called: at most {3 / len(results):.0%} with 95 % confidence, the rule of three)"
+             if not fdr else "")
           + f"; false verdicts {sum(r[0] for r in results)} of {tests} tests; the rule before the family would "
           f"have called {sum(r[1] for r in results)}; raw p < 0.05: {sum(r[2] for r in results)} of {tests}; plan "
           f"time {seconds / len(results):.0f} s per A/A run")

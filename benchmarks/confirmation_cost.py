@@ -26,7 +26,8 @@ def main() -> None:
     for directory in map(Path, sys.argv[1:]):
         plan_cells, plan_s = seconds(directory / "run.json")
         table = json.loads((directory / "cost.json").read_text())
-        called = [m for cost in table["costs"] for m in cost["metrics"] if m["verdict"] in ("regression", "improvement")]
+        called = [m for cost in table["costs"] for m in cost["metrics"]
+                  if m["verdict"] in ("regression", "improvement")]
         if not (directory / "confirm" / "run.json").is_file():
             print(f"{directory}: {len(called)} verdict(s), no confirmation round")
             continue

@@ -206,7 +206,7 @@ class _Tune:
         if can_decide(self.scenario.reruns, self.scenario.reruns, family, self.scenario.fdr):
             return ""
         return (f"; {self.scenario.reruns} re-runs cannot call a change beyond noise among {family} (q < "
-                f"{self.scenario.fdr:g}), {repeats_text(family, self.scenario.fdr)} can: the default stays")
+                f"{self.scenario.fdr:g}), {repeats_text(family, self.scenario.fdr)} can: none will be an improvement")
 
     def _final_front(self) -> None:
         """--finalists points along the front, each re-measured against the default at its rate, interleaved."""
