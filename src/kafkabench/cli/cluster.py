@@ -32,7 +32,7 @@ def up(
                                     help="Dedicated KRaft controller nodes (ids 101..); 0: every broker is also a controller."),
     directory: Optional[Path] = DirOption,
     broker_config: list[str] = typer.Option([], "--broker-config", "-c", help="Broker setting KEY=VALUE (repeatable)."),
-    port: Optional[int] = typer.Option(None, "--port", help="Client port of broker 1 (others follow); default: free ports."),
+    port: Optional[int] = typer.Option(None, "--port", help="Client port of broker 1 (others follow); 0 or none: free ports."),
     timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the cluster to be ready."),
     security: str = typer.Option("plaintext", "--security",
                                  help="Client listener(s): plaintext, ssl, mtls, sasl_plaintext, sasl_ssl; several "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 
 from kafkabench.errors import ClusterError
@@ -24,8 +25,9 @@ def require_free(port: int, host: str = "127.0.0.1") -> None:
         try:
             sock.bind((host, port))
         except OSError as exc:
+            state = "is in use" if exc.errno == errno.EADDRINUSE else "cannot be bound"
             raise ClusterError(
-                f"port {port} on {host} is in use ({exc.strerror}); choose another with --port or omit it to use free ports"
+                f"port {port} on {host} {state} ({exc.strerror}); choose another with --port or omit it to use free ports"
             ) from exc
 
 

@@ -17,3 +17,24 @@ def test_diagnose_picks_the_telling_line():
     assert "pick another with --port" in _diagnose(["java.net.BindException: Address already in use", "bye"])
     assert _diagnose(["only line"]) == "only line"
     assert _diagnose([]) == "no output"
+
+
+def test_a_port_outside_what_a_broker_can_bind_is_refused_before_anything_starts(tmp_path):
+    import socket
+
+    import pytest
+
+    from kafkabench.cluster import EmbeddedCluster
+    from kafkabench.cluster.ports import require_free
+    from kafkabench.errors import ClusterError
+
+    assert EmbeddedCluster(brokers=3, directory=tmp_path, port=0).port is None  # 0: free ports, not a hang
+    for port, brokers in ((-1, 1), (65536, 1), (65534, 3)):
+        with pytest.raises(ClusterError, match=rf"--port {port}: broker 1's client port.*0 or none: free ports"):
+            EmbeddedCluster(brokers=brokers, directory=tmp_path, port=port)
+    assert EmbeddedCluster(brokers=3, directory=tmp_path, port=65533).port == 65533
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        with pytest.raises(ClusterError, match=rf"port {held.getsockname()[1]} on 127.0.0.1 is in use"):
+            require_free(held.getsockname()[1])
