@@ -4,6 +4,7 @@ and its errors name the option (`--count: must be > 0`)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import types
@@ -30,6 +31,8 @@ from kafkabench.report.terminal import render
 
 GENERIC = ("bootstrap_servers", "out_dir", "as_json", "wide")  # every lab command's own, not its scenario's
 LAUNCHER = ("launcher", "ray_address", "spread", "cross_host_e2e")  # and where its workers run, for a lab that starts workers
+SETTINGS_PANEL = "Client and topic settings"
+WHERE_PANEL = "Cluster, workers and output"
 
 
 def lab_command(lab: Lab) -> Callable[..., None]:
@@ -38,19 +41,13 @@ def lab_command(lab: Lab) -> Callable[..., None]:
     fields = [name for name in model.model_fields if name != "lab" and _cli(model, name).offered]
     parameters = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_option(model, name),
                                     annotation=_cli_type(model, name)) for name in fields]
-    parameters += [
-        inspect.Parameter("bootstrap_servers", inspect.Parameter.KEYWORD_ONLY, default=common.BootstrapOption, annotation=Optional[str]),
-        inspect.Parameter("out_dir", inspect.Parameter.KEYWORD_ONLY, default=common.OutOption, annotation=Optional[Path]),
-        inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=common.JsonOption, annotation=bool),
-        inspect.Parameter("wide", inspect.Parameter.KEYWORD_ONLY, default=common.WideOption, annotation=bool),
-    ]
+    shared = [("bootstrap_servers", common.BootstrapOption, Optional[str]), ("out_dir", common.OutOption, Optional[Path]),
+              ("as_json", common.JsonOption, bool), ("wide", common.WideOption, bool)]
     if lab.starts_workers:
-        parameters += [
-            inspect.Parameter("launcher", inspect.Parameter.KEYWORD_ONLY, default=common.LauncherOption, annotation=str),
-            inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, default=common.RayAddressOption, annotation=Optional[str]),
-            inspect.Parameter("spread", inspect.Parameter.KEYWORD_ONLY, default=common.SpreadOption, annotation=str),
-            inspect.Parameter("cross_host_e2e", inspect.Parameter.KEYWORD_ONLY, default=common.CrossHostE2eOption, annotation=bool),
-        ]
+        shared += [("launcher", common.LauncherOption, str), ("ray_address", common.RayAddressOption, Optional[str]),
+                   ("spread", common.SpreadOption, str), ("cross_host_e2e", common.CrossHostE2eOption, bool)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_in_panel(option, WHERE_PANEL),
+                                     annotation=annotation) for name, option, annotation in shared]
 
     def command(**values: Any) -> None:
         scenario = scenario_from_options(model, {name: values[name] for name in fields})
@@ -153,21 +150,36 @@ def _cli_type(model: type[BaseModel], name: str) -> Any:
     return Optional[str]  # text, a choice, or a comma list
 
 
-def _option(model: type[BaseModel], name: str) -> Any:
+def _panel(model: type[Scenario], name: str) -> str | None:
+    """The help panel a field's option is shown in; None: the first, "Options"."""
+    if name in SETTINGS_FIELDS or name == "overrides":
+        return SETTINGS_PANEL
+    return next((panel for panel, names in model.panels.items() if name in names), None)
+
+
+def _in_panel(option: Any, panel: str) -> Any:
+    """A shared option (common.py's) shown in `panel` of this command's help, the shared one left as it is."""
+    placed = copy.copy(option)
+    placed.rich_help_panel = panel
+    return placed
+
+
+def _option(model: type[Scenario], name: str) -> Any:
     info, cli = model.model_fields[name], _cli(model, name)
-    help_text = info.description or ""
+    help_text, panel = info.description or "", _panel(model, name)
     if cli.positional:
         return typer.Argument(info.default, help=help_text, show_default=True, metavar=name.upper())
     if _cli_type(model, name) is bool:
-        return typer.Option(info.default, *_flags(model, name), help=help_text)
+        return typer.Option(info.default, *_flags(model, name), help=help_text, rich_help_panel=panel)
     if cli.required:
-        return typer.Option(..., *_flags(model, name), help=help_text)
+        return typer.Option(..., *_flags(model, name), help=help_text, rich_help_panel=panel)
     default = info.get_default(call_default_factory=True)
     if default not in (None, [], {}) and "default:" not in help_text:
         shown = ",".join(map(str, default)) if isinstance(default, list) else default
         help_text = f"{help_text} (default: {shown})".strip()
     repeated = typing.get_origin(_cli_type(model, name)) is list
-    return typer.Option([] if repeated else None, *_flags(model, name), help=help_text, show_default=False)
+    return typer.Option([] if repeated else None, *_flags(model, name), help=help_text, show_default=False,
+                        rich_help_panel=panel)
 
 
 def _from_cli(model: type[BaseModel], name: str, value: Any) -> Any:

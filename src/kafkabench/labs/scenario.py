@@ -115,6 +115,9 @@ class Scenario(BaseModel):
 
     lab: str
     clients_together: ClassVar[bool] = False
+    # its command's help in panels: panel -> field names; the settings fields have a panel of their own, the rest
+    # stay in the first ("Options")
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @property
     def takes_clients(self) -> bool:

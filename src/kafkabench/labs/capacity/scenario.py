@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
@@ -19,6 +19,14 @@ AUTO = "auto"
 
 class MaxRateScenario(ProducerWorkload):
     lab: Literal["max-rate"] = "max-rate"
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {
+        "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor", "acks",
+                     "compression", "timeout"),
+        "Objectives": ("slo", "metric"),
+        "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "max_steps", "searches", "sweep",
+                   "repeats"),
+        "Faults": ("faults",),
+    }
     slo: Annotated[list[str], Cli("--slo", repeat=True)] = Field(
         [], description=f"Latency objective, {FORM}; repeat for several. None: only the rate, errors and lag decide.")
     metric: Literal["e2e", "publish"] = Field(

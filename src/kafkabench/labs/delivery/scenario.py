@@ -30,6 +30,15 @@ ConsumerMode = Literal["auto-commit", "commit-after", "commit-before"]
 class DeliveryScenario(Scenario):
     lab: Literal["delivery"] = "delivery"
     clients_together: ClassVar[bool] = True  # a plan's clients are crossed inside the lab
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {
+        "Workload": ("clients", "replication_factors", "min_isr", "partitions", "count", "producers", "size", "singles",
+                     "rate", "timeout"),
+        "Producer modes": ("modes", "acks", "idempotence", "return_wait", "compare_apache"),
+        "Consumers and copier": ("consumer_modes", "copier", "consumers", "stall_bound", "batch", "process_ms"),
+        "Faults": ("faults", "fault_at", "fault_after", "bounces", "bounce_every", "bounce_after_heal",
+                   "faults_must_fire", "heal_timeout"),
+        "Transactions": ("transactions", "abort_ratio", "transaction_versions"),
+    }
     clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, aiokafka.")
     modes: list[Mode] = Field(
         ["sync", "async-close"], min_length=1,

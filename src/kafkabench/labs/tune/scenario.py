@@ -4,7 +4,7 @@ the budget and where the study lives."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
@@ -21,6 +21,14 @@ OBJECTIVES = {"p50": 50.0, "p99": 99.0}
 
 class TuneScenario(ProducerWorkload):
     lab: Literal["tune"] = "tune"
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {
+        "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor", "acks",
+                     "compression", "timeout"),
+        "Goal": ("rate", "max_rate", "one_at_a_time", "count", "warmup", "pause", "objective", "precision",
+                 "max_steps", "slo"),
+        "Search": ("trials", "time", "study", "space", "keep", "settle", "measure", "seed"),
+        "The final word": ("noise_runs", "finalists", "final_runs", "fdr"),
+    }
     goal: Annotated[Literal["latency", "throughput", "pareto"], Cli(positional=True)] = Field(
         "latency", description="latency: the lowest e2e percentile (--objective) at --rate, within the SLOs; "
                                "throughput: the most records/s within the SLOs (each trial a short max-rate search); "
