@@ -6,13 +6,17 @@ BIN := $(VENV)/bin
 # slowest tests named at the end, to keep the whole run short
 PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
-.PHONY: demo test test-stress docs docs-serve network-tools clean
+.PHONY: demo test test-quick test-stress docs docs-serve network-tools clean
 
 demo: $(VENV)/.installed
 	$(BIN)/kafkabench run quick
 
 test: $(VENV)/.installed-dev
 	$(PYTEST) $(PYTEST_ARGS)
+
+# The inner loop: the unit tests and the integration tests that take seconds (marked quick), about a minute
+test-quick: $(VENV)/.installed-dev
+	$(PYTEST) -m quick $(PYTEST_ARGS)
 
 # The same suite with a busy process pinned to one core beside it (started and stopped here, bounded by itself
 # too): the machine a CI run gets when other work shares it.

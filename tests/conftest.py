@@ -113,7 +113,10 @@ LONGEST_GROUP = "tests/integration/three_plus_controller"
 def pytest_collection_modifyitems(config, items):
     """`make test` runs two pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker,
     so its cluster fixture starts once, and the fault package shares its one cluster; that package runs first,
-    being the longest, so the other worker takes every other module meanwhile."""
+    being the longest, so the other worker takes every other module meanwhile. Every unit test is `quick`."""
+    for item in items:
+        if item.nodeid.startswith("tests/unit/"):
+            item.add_marker(pytest.mark.quick)
     if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
         return
     for item in items:

@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 from kafkabench.admin import quiet_client_config
 from kafkabench.cluster import EmbeddedCluster
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 SAMPLE = re.compile(r'^(\w+)(\{[^}]*\})? (\S+)$')
 
 

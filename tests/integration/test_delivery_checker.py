@@ -11,7 +11,7 @@ from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 SENT = 3000
 DELETED_BELOW = 200  # partition 0's first records

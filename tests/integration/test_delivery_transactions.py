@@ -13,7 +13,7 @@ from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.workers.delivery import aborted
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 COUNT, SIZE, RATIO = 1_200, 40, 0.25  # 30 transactions, 7 of them aborted on purpose
 

@@ -10,7 +10,7 @@ from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 COUNT = 20_000
 

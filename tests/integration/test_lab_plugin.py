@@ -12,7 +12,7 @@ from kafkabench.labs import registry
 
 from .toy_lab import ToyLab
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.request_log import LOGGER, PHASES, produce_timings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 
 def produce_one_at_a_time(cluster, topic: str, count: int) -> None:

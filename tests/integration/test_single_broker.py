@@ -9,7 +9,7 @@ from kafkabench.roundtrip import round_trip
 
 from tests.conftest import wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
 
 def test_produce_and_read_back_with_confluent_kafka(kafka_cluster, admin, topic_name):
