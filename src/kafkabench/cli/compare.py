@@ -14,11 +14,11 @@ from rich.table import Table
 
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
-from kafkabench.cli.verdicts import pct, row
+from kafkabench.cli.verdicts import row
 from kafkabench.report.compare import CONFIDENCE, MIN_EFFECT_PCT, CompareError, Comparison, RunComparison, \
     compare_paths
 from kafkabench.report.family import chance_text
-from kafkabench.report.verdict import MetricChange
+from kafkabench.report.verdict import MetricChange, pct_text
 
 def run_table(run: RunComparison) -> Table:
     table = Table(title=f"{escape(run.label)}: {run.a_samples} vs {run.b_samples} repeat(s), medians",
@@ -106,5 +106,5 @@ def compare(
 def _named(failing: list[tuple[RunComparison, MetricChange]]) -> str:
     by_run: dict[str, list[str]] = {}
     for run, change in failing:
-        by_run.setdefault(run.label, []).append(f"{change.metric} {pct(change.change_pct)} %")
+        by_run.setdefault(run.label, []).append(f"{change.metric} {pct_text(change.change_pct)} %")
     return "; ".join(f"{label}: {', '.join(metrics)}" for label, metrics in by_run.items())

@@ -3,8 +3,6 @@ confirmation round's."""
 
 from __future__ import annotations
 
-import math
-
 from rich.markup import escape
 from rich.table import Table
 
@@ -12,7 +10,7 @@ from kafkabench.cli.output import note, out
 from kafkabench.report.family import chance_text
 from kafkabench.report.profile_cost import CostTable
 from kafkabench.report.significance import CONFIDENCE
-from kafkabench.report.verdict import MetricChange
+from kafkabench.report.verdict import MetricChange, pct_text
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "green", "within noise": "dim", "cannot decide": "yellow",
                  "noise unknown": "yellow", "unavailable": "dim"}
@@ -27,31 +25,25 @@ def number(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3g}"
 
 
-def pct(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{'+' if value > 0 else '-'}inf" if math.isinf(value) else f"{value:+.1f}"
-
-
 def p_text(value: float | None) -> str:
     return "-" if value is None else "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def row(change: MetricChange) -> list[str]:
-    interval = "-" if change.ci_low_pct is None else f"[{pct(change.ci_low_pct)}, {pct(change.ci_high_pct)}]"
+    interval = "-" if change.ci_low_pct is None else f"[{pct_text(change.ci_low_pct)}, {pct_text(change.ci_high_pct)}]"
     verdict = f"[{VERDICT_STYLE[change.verdict]}]{change.verdict}[/]"
-    return [change.metric, number(change.a_median), number(change.b_median), pct(change.change_pct), interval,
+    return [change.metric, number(change.a_median), number(change.b_median), pct_text(change.change_pct), interval,
             p_text(change.p_value), p_text(change.q_value), verdict, escape(change.reason)]
 
 
-def cost_table(table: CostTable) -> Table:
+def cost_table(table: CostTable, title: str | None = None) -> Table:
     """Each profile against the plan's baseline profile: one row per scenario, client and metric; a change beyond
     noise is what the profile costs (or gains), where `compare` would call it a regression (or improvement). Its
     caption: the family's size and what chance alone would mark in it."""
     baseline = table.baseline
     confirmed = table.confirmation is not None
-    grid = Table(title=f"cost against the {escape(baseline)} profile: medians of the repeats", title_justify="left",
-                 caption=escape(chance_text(table.family, table.fdr)), caption_justify="left")
+    grid = Table(title=title or f"cost against the {escape(baseline)} profile: medians of the repeats",
+                 title_justify="left", caption=escape(chance_text(table.family, table.fdr)), caption_justify="left")
     for column in ("scenario", "client", "profile", "n", "metric", baseline, "value", "change %",
                    f"{CONFIDENCE:.0%} CI %", "p", "q", "verdict", *(("confirmed",) if confirmed else ())):
         grid.add_column(column, justify="right" if column in ("n", baseline, "value", "change %", "p", "q") else "left",
@@ -86,9 +78,7 @@ def show_cost_table(table: CostTable) -> None:
 def show_confirmation(table: CostTable) -> None:
     """Each verdict of the plan's round against the confirmation round's data alone."""
     fresh = table.confirmation
-    grid = cost_table(fresh)
-    grid.title = "confirmation round: the verdicts' rows on fresh data alone"
-    out.print(grid)
+    out.print(cost_table(fresh, "confirmation round: the verdicts' rows on fresh data alone"))
     called = table.verdicts()
     held = sum(change.confirmed is True for _, change in called)
     note(f"{held} of {len(called)} verdict(s) replicated on fresh data (the same change called again at q < "

@@ -103,10 +103,7 @@ class EmbeddedCluster:
             self.subnet = ipaddress.IPv4Network(subnet) if subnet is not None else None
         except ValueError:
             raise ClusterError(f"--subnet {subnet}: not an IPv4 network such as 10.213.7.0/24") from None
-        if port is not None and not 0 <= port <= 65536 - max(brokers, 1):
-            raise ClusterError(f"--port {port}: broker 1's client port, the others after it, so 1 to "
-                               f"{65536 - max(brokers, 1)} for {max(brokers, 1)} broker(s); 0 or none: free ports")
-        port = port or None  # 0 is "any free port", as a socket takes it
+        port = ports.client_port(port, brokers)
         if network == "isolated" and port is not None:
             raise ClusterError("--port applies to a loopback cluster: on an isolated network every broker has an "
                                f"address of its own and clients use port {ISOLATED_CLIENT_PORT}")

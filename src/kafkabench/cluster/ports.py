@@ -20,6 +20,15 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
         return ports
 
 
+def client_port(port: int | None, brokers: int) -> int | None:
+    """Broker 1's client port as given (the others follow it), refused in one line when the brokers' ports cannot all
+    be TCP ports; 0 is "any free port", as a socket takes it: None, like none given."""
+    if port is not None and not 0 <= port <= 65536 - max(brokers, 1):
+        raise ClusterError(f"--port {port}: broker 1's client port, the others after it, so 1 to "
+                           f"{65536 - max(brokers, 1)} for {max(brokers, 1)} broker(s); 0 or none: free ports")
+    return port or None
+
+
 def require_free(port: int, host: str = "127.0.0.1") -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:

@@ -7,8 +7,8 @@ from kafkabench.clients import ALL_CLIENTS, availability
 from kafkabench.labs import registry
 from kafkabench.plans.cells import Cell
 from kafkabench.plans.loading import LoadedPlan
+from kafkabench.report.family import decides_text
 from kafkabench.report.profile_cost import cost_metrics
-from kafkabench.report.significance import repeats_for, repeats_text
 
 
 def cost_family(loaded: LoadedPlan, cells: list[Cell]) -> int:
@@ -31,9 +31,5 @@ def repeats_line(loaded: LoadedPlan, cells: list[Cell], fdr: float) -> str | Non
     family = cost_family(loaded, cells) if loaded.plan.baseline_profile else 0
     if not family:
         return None
-    repeats, needed = loaded.plan.repeats, repeats_for(family, fdr)
-    head = f"cost table: {family} tests judged together (q < {fdr:g})"
-    if needed is not None and repeats >= needed:
-        return f"{head}; {repeats} repeats can decide them ({needed} needed)"
-    return (f"{head}: {repeats} repeats cannot decide any of them, {repeats_text(family, fdr)} a side can (set "
-            "repeats:); its verdicts will read cannot decide")
+    return decides_text("cost table", family, loaded.plan.repeats, fdr, "set repeats:",
+                        "its verdicts will read cannot decide")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from kafkabench.errors import KafkabenchError
-from kafkabench.report.significance import ALPHA, benjamini_hochberg, can_decide, repeats_text
+from kafkabench.report.significance import ALPHA, benjamini_hochberg, can_decide, repeats_for, repeats_text
 from kafkabench.report.verdict import MetricChange, judge
 
 FDR = ALPHA
@@ -62,6 +62,16 @@ def repeats_note(a_n: int, b_n: int, family: int, fdr: float) -> str | None:
     if not can_decide(a_n, b_n, family, fdr):
         return f"{too_few_text(a_n, b_n, family, fdr)}: every verdict here reads cannot decide"
     return None
+
+
+def decides_text(subject: str, family: int, repeats: int, fdr: float, fix: str, otherwise: str) -> str:
+    """Whether `repeats` a side can decide a family of this size, said before the repeats run: `fix`, what to set,
+    and `otherwise`, what the table will read, when they cannot."""
+    head, needed = f"{subject}: {family} tests judged together (q < {fdr:g})", repeats_for(family, fdr)
+    if needed is not None and repeats >= needed:
+        return f"{head}; {repeats} repeats can decide them ({needed} needed)"
+    return (f"{head}: {repeats} repeats cannot decide any of them, {repeats_text(family, fdr)} a side can ({fix}); "
+            f"{otherwise}")
 
 
 def chance_text(family: int, fdr: float) -> str:

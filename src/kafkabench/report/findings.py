@@ -3,12 +3,12 @@ confirmed, under the family's caption; from the run directory's cost.json only."
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from kafkabench.report.family import chance_text
 from kafkabench.report.profile_cost import CostTable, read_costs
 from kafkabench.report.table import Table, columns
+from kafkabench.report.verdict import pct_text
 
 NAMES = ["scenario", "client", "profile", "metric", "change %", "95 % CI %", "p", "q", "verdict", "confirmation"]
 STATUS = {True: "replicated on fresh data", False: "not replicated on fresh data"}
@@ -26,8 +26,8 @@ def findings_table(run_dir: Path) -> Table | None:
     order = {True: 0, None: 1, False: 2}
     for cost, change in sorted(table.verdicts(), key=lambda pair: order[pair[1].confirmed]):
         verdict = "costs" if change.verdict == "regression" else "gains"
-        grid.add(cost.scenario, cost.client, cost.profile, change.metric, _pct(change.change_pct),
-                 f"{_pct(change.ci_low_pct)} to {_pct(change.ci_high_pct)}", f"{change.p_value:.3g}",
+        grid.add(cost.scenario, cost.client, cost.profile, change.metric, pct_text(change.change_pct),
+                 f"{pct_text(change.ci_low_pct)} to {pct_text(change.ci_high_pct)}", f"{change.p_value:.3g}",
                  f"{change.q_value:.3g}", verdict, STATUS.get(change.confirmed, unconfirmed),
                  kind="dominated" if change.confirmed is False else "")
     return grid
@@ -42,8 +42,3 @@ def _verdicts_text(table: CostTable) -> str:
     held = sum(change.confirmed is True for _, change in called)
     return f"{len(called)} verdict(s), {held} replicated in a confirmation round"
 
-
-def _pct(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{'+' if value > 0 else '-'}inf" if math.isinf(value) else f"{value:+.1f}"

@@ -3,6 +3,7 @@ its bootstrap interval, the p-value and the q-value of the table it is judged in
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -49,3 +50,10 @@ def judge(change: MetricChange, q: float, fdr: float, min_effect_pct: float) -> 
         return "within noise", f"change < {min_effect_pct:g} %"
     worse = change.change_pct > 0 if change.better == "lower" else change.change_pct < 0
     return ("regression" if worse else "improvement"), f"q < {fdr:g}, CI excludes 0, change >= {min_effect_pct:g} %"
+
+
+def pct_text(value: float | None) -> str:
+    """A change in percent as printed: +12.3, -inf for a zero baseline, "-" when there is none."""
+    if value is None:
+        return "-"
+    return f"{'+' if value > 0 else '-'}inf" if math.isinf(value) else f"{value:+.1f}"

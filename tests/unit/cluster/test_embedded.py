@@ -19,20 +19,20 @@ def test_diagnose_picks_the_telling_line():
     assert _diagnose([]) == "no output"
 
 
-def test_a_port_outside_what_a_broker_can_bind_is_refused_before_anything_starts(tmp_path):
+
+def test_a_port_outside_what_a_broker_can_bind_is_refused_before_anything_starts():
     import socket
 
     import pytest
 
-    from kafkabench.cluster import EmbeddedCluster
-    from kafkabench.cluster.ports import require_free
+    from kafkabench.cluster.ports import client_port, require_free
     from kafkabench.errors import ClusterError
 
-    assert EmbeddedCluster(brokers=3, directory=tmp_path, port=0).port is None  # 0: free ports, not a hang
+    assert client_port(0, brokers=3) is None and client_port(None, brokers=3) is None  # 0: free ports, not a hang
     for port, brokers in ((-1, 1), (65536, 1), (65534, 3)):
         with pytest.raises(ClusterError, match=rf"--port {port}: broker 1's client port.*0 or none: free ports"):
-            EmbeddedCluster(brokers=brokers, directory=tmp_path, port=port)
-    assert EmbeddedCluster(brokers=3, directory=tmp_path, port=65533).port == 65533
+            client_port(port, brokers)
+    assert client_port(65533, brokers=3) == 65533
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()

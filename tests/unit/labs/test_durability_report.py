@@ -331,9 +331,12 @@ def test_another_tools_figures_are_a_reference_row_and_no_point(tmp_path):
     assert label not in [cell["label"] for cell in report.chart_cells(document) if cell["publish_p99_ms"] is not None]
 
 
-def test_a_run_says_first_whether_its_repeats_can_decide_vs_fastest():
-    from kafkabench.labs.durability.run import repeats_line
 
-    assert repeats_line(2, 3) == ("vs fastest: 2 tests judged together; 3 repeats cannot decide them, 6 can "
-                                  "(--repeats): the column will read cannot decide")
-    assert repeats_line(2, 6) == "vs fastest: 2 tests judged together; 6 repeats can decide them (6 needed)"
+def test_a_run_says_first_whether_its_repeats_can_decide_vs_fastest():
+    from kafkabench.report.family import decides_text
+
+    too_few = decides_text("vs fastest", 2, 3, 0.05, "--repeats", "the column will read cannot decide")
+    assert too_few == ("vs fastest: 2 tests judged together (q < 0.05): 3 repeats cannot decide any of them, 6 a side "
+                       "can (--repeats); the column will read cannot decide")
+    assert decides_text("vs fastest", 2, 6, 0.05, "--repeats", "") == ("vs fastest: 2 tests judged together (q < "
+                                                                       "0.05); 6 repeats can decide them (6 needed)")

@@ -12,7 +12,7 @@ from typing import Callable
 
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.report.compare import MIN_EFFECT_PCT, compare_metric
-from kafkabench.report.family import FDR, chance_text, judge_family
+from kafkabench.report.family import FDR, chance_text, judge_family, tested
 from kafkabench.report.significance import median_interval
 from kafkabench.report.table import Table, columns, fixed, ms, split_settings, stat
 from kafkabench.report.verdict import MetricChange
@@ -88,9 +88,6 @@ def summarize(document: ResultDocument) -> list[CellSummary]:
         judge_family([cell.versus for cell in measured if cell.versus], FDR, MIN_EFFECT_PCT)  # one table, one family
     return list(cells.values())
 
-
-def versus_family(cells: list[CellSummary]) -> int:
-    return sum(1 for cell in cells if cell.versus is not None and cell.versus.p_value is not None)
 
 
 def _versus(cell: CellSummary) -> tuple[str, str]:
@@ -298,7 +295,7 @@ def lines(document: ResultDocument) -> list[str]:
             out.append(f"{cell.label} {failure}")
     for label, reason in document.params.get("refused", {}).items():
         out.append(f"{label}: refused by the client: {reason}")
-    if family := versus_family(summarize(document)):
+    if family := len(tested([cell.versus for cell in summarize(document) if cell.versus])):
         out.append(f"vs fastest: {chance_text(family, FDR)}")
     for group in availability_groups(document):
         if group.get("error"):

@@ -31,8 +31,7 @@ from kafkabench.labs.durability.scenario import DurabilityScenario
 from kafkabench.labs.topic_check import verified_topic
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ProduceScenario
-from kafkabench.report.family import FDR
-from kafkabench.report.significance import repeats_for, repeats_text
+from kafkabench.report.family import FDR, decides_text
 
 HEAL_S = 120  # after a failed cell: how long the cluster may take to be whole again
 # a JIT compiles the send path while the measured worker itself sends the warm-up; a Python client has none
@@ -65,7 +64,8 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
     check_fits(cells, count_brokers(document, target, scenario.timeout))
     document.params["cells"] = [cell.label for cell in cells]
     if len(cells) > 1:
-        listener.note(repeats_line(len(cells) - 1, scenario.repeats))
+        listener.note(decides_text("vs fastest", len(cells) - 1, scenario.repeats, FDR, "--repeats",
+                                   "the column will read cannot decide"))
     refused: dict[Cell, str] = {}
     failed: list[str] = []
     run_id = uuid.uuid4().hex[:8]
@@ -211,11 +211,3 @@ def _heal(target: Target, document: ResultDocument, listener: Listener) -> None:
     except KafkabenchError as exc:
         raise _Unhealthy(str(exc)) from exc
 
-
-def repeats_line(family: int, repeats: int) -> str:
-    """Whether the repeats can decide "vs fastest" (every other cell against the fastest, one family), said first."""
-    needed = repeats_for(family, FDR)
-    if needed is not None and repeats >= needed:
-        return f"vs fastest: {family} tests judged together; {repeats} repeats can decide them ({needed} needed)"
-    return (f"vs fastest: {family} tests judged together; {repeats} repeats cannot decide them, {repeats_text(family, FDR)} "
-            "can (--repeats): the column will read cannot decide")

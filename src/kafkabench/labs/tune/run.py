@@ -44,7 +44,8 @@ from kafkabench.labs.tune.scenario import TuneScenario
 from kafkabench.labs.tune.space import SearchSpace, load_space, variant_of
 from kafkabench.labs.tune.trial import Settings, refusal, trial_scenario
 from kafkabench.report.compare import MIN_EFFECT_PCT
-from kafkabench.report.significance import can_decide, repeats_text
+from kafkabench.report.family import decides_text
+from kafkabench.report.significance import can_decide
 
 REFUSALS_PER_TRIAL = 5  # proposals refused in a row, per trial of the budget, before the search gives up
 RATE = "rate"  # the pareto study's parameter for the offered rate
@@ -194,19 +195,20 @@ class _Tune:
                      for t in studies.best_distinct(self.study, self.goal.better == "higher", s.finalists)]
         if finalists:
             self.listener.note(f"re-measuring the default and {len(finalists)} finalist(s) {s.reruns} times each, "
-                               f"interleaved: {', '.join(c.label for c in finalists)}{self._too_few(len(finalists))}")
+                               f"interleaved: {', '.join(c.label for c in finalists)}")
+            self._too_few(len(finalists))
         for _ in range(s.reruns if finalists else 0):
             for candidate in (default, *finalists):
                 self._rerun(candidate)
         self._recommend(recommend(default, finalists, self.goal.metric, self.goal.better, fdr=s.fdr), default,
                         finalists)
 
-    def _too_few(self, family: int) -> str:
+    def _too_few(self, family: int) -> None:
         """A --final-runs too few to call any finalist among `family`, said before the re-runs start."""
-        if can_decide(self.scenario.reruns, self.scenario.reruns, family, self.scenario.fdr):
-            return ""
-        return (f"; {self.scenario.reruns} re-runs cannot call a change beyond noise among {family} (q < "
-                f"{self.scenario.fdr:g}), {repeats_text(family, self.scenario.fdr)} can: none will be an improvement")
+        s = self.scenario
+        if not can_decide(s.reruns, s.reruns, family, s.fdr):
+            self.listener.note(decides_text("finalists", family, s.reruns, s.fdr, "--final-runs",
+                                            "none will be called an improvement"))
 
     def _final_front(self) -> None:
         """--finalists points along the front, each re-measured against the default at its rate, interleaved."""
@@ -218,8 +220,8 @@ class _Tune:
                  for point in front.spread(front.non_dominated(points), s.finalists)]
         if pairs:
             self.listener.note(f"re-measuring {len(pairs)} point(s) of the front against the default at their rates, "
-                               f"{s.reruns} times each, interleaved: {', '.join(p.label for _, p in pairs)}"
-                               f"{self._too_few(len(pairs))}")
+                               f"{s.reruns} times each, interleaved: {', '.join(p.label for _, p in pairs)}")
+            self._too_few(len(pairs))
         for _ in range(s.reruns if pairs else 0):
             for pair in pairs:
                 for candidate in pair:
