@@ -12,6 +12,7 @@ from rich.table import Table
 
 from kafkabench.cli.output import err, note, out
 from kafkabench.cluster import EmbeddedCluster, default_cluster_dir
+from kafkabench.cluster.embedded import DOWN_GRACE_S
 from kafkabench.cluster.state import load_state
 from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
 from kafkabench.cluster.broker_config import parse_broker_overrides
@@ -117,7 +118,7 @@ def status(
 @app.command()
 def down(
     directory: Optional[Path] = DirOption,
-    timeout: float = typer.Option(30, "--timeout", help="Seconds to allow a graceful shutdown before killing."),
+    timeout: float = typer.Option(DOWN_GRACE_S, "--timeout", help="Seconds to allow a graceful shutdown before killing."),
 ) -> None:
     """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`."""
     target = directory or default_cluster_dir()

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from kafkabench.cluster import broker_config, listeners, ports
 from kafkabench.cluster.artifacts import JarCache, packaged_manifest
 from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeLayout
 from kafkabench.cluster.broker_process import BrokerProcess
+from kafkabench.cluster.class_sharing import ClassSharing
 from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.network.bridge import IsolatedNetwork
@@ -36,6 +38,7 @@ from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
+CLASS_LIST = "loaded-classes.lst"  # what the first node loaded, while there is no class-sharing archive
 CONTROLLER_IDS_FROM = 101  # dedicated controllers are nodes 101, 102, ...: brokers keep ids 1..N
 KNOWN_TOPIC_S = 15.0  # a new topic reaches every broker in well under a second, a loaded machine's in a few
 JVM_OPTIONS = [
@@ -45,6 +48,11 @@ JVM_OPTIONS = [
 # the storage formatter runs for a second: no JIT tiers or big heap needed
 FORMAT_JVM_OPTIONS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 NETWORKS = ("loopback", "isolated")
+# a whole cluster going down: its nodes log their shutdown done within a second or so, but their JVMs take 3-6 s to
+# exit (the quorum's last voters wait out a graceful resignation to voters that are gone); its data is never started
+# from again (the next `up` formats afresh), so whatever still runs after this is killed. A node restarted on its
+# data gets `stop_timeout_s`.
+DOWN_GRACE_S = 1.0
 # on an isolated network every node has an address of its own, so every node uses the same ports: the clients'
 # listener (more client listeners follow it), the brokers' replication listener, and the KRaft quorum's
 ISOLATED_CLIENT_PORT, ISOLATED_REPLICATION_PORT, ISOLATED_CONTROLLER_PORT = 9092, 9093, 9094
@@ -149,21 +157,29 @@ class EmbeddedCluster:
         return cluster
 
     def start(self) -> EmbeddedCluster:
+        began, phases = time.monotonic(), {}
+
+        def done(phase: str) -> None:
+            phases[phase] = round(time.monotonic() - began, 3)
+
         self._refuse_if_running()
         java = self._java or find_java()
         jar_cache = self._jar_cache or JarCache(manifest=packaged_manifest(self.requested_version))
         classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
+        sharing = ClassSharing(java, classpath, jar_cache.directory)
         if self.network_mode == "isolated":
             self.network = IsolatedNetwork.create(self.broker_count + self.controller_count, self.subnet)
         try:
             layouts = self._prepare_directories()
+            done("set up")
             cluster_id = new_cluster_id()
-            self._format_storage(java, classpath, cluster_id, layouts)
+            self._format_storage(java, classpath, cluster_id, layouts, sharing)
+            done("storage formatted")
             self.state = ClusterState(
                 kafka_version=jar_cache.manifest.kafka_version,
                 cluster_id=cluster_id,
                 directory=self.directory,
-                nodes=[self._node_state(java, classpath, jar_cache, layout, index) for index, layout in enumerate(layouts, 1)],
+                nodes=[self._node_state(java, classpath, jar_cache, layout, index, sharing) for index, layout in enumerate(layouts, 1)],
                 security=self.security,
                 network=self.network.describe() if self.network else None,
                 broker_settings=self.overrides,
@@ -174,8 +190,15 @@ class EmbeddedCluster:
             self._processes = {node.node_id: BrokerProcess(node) for node in self.state.nodes}
             for process in self._processes.values():
                 self._start_process(process)
+            done("nodes started")
             save_state(self.state)  # written before waiting, so `cluster down` can always clean up
-            self.wait_until_ready(self.startup_timeout_s)
+            self.wait_until_ready(self.startup_timeout_s, probe=False)
+            done("metadata served")
+            self._probe_write(self.startup_timeout_s)
+            done("write accepted")
+            self.state.startup = phases
+            save_state(self.state)
+            sharing.build_from(layouts[0].directory / CLASS_LIST)
         except BaseException:
             self.stop()
             raise
@@ -193,14 +216,14 @@ class EmbeddedCluster:
             self.network.add_owner(process.node.pid, process.node.create_time)
 
     def stop(self, timeout_s: float | None = None) -> None:
-        """Graceful shutdown of every node within the timeout, then SIGKILL; nothing of ours is left running."""
-        timeout = self.stop_timeout_s if timeout_s is None else timeout_s
+        """Graceful shutdown of every node within the timeout (DOWN_GRACE_S), then SIGKILL; nothing of ours is left
+        running."""
+        timeout = DOWN_GRACE_S if timeout_s is None else timeout_s
         self._adopt_restarts()
-        # brokers before dedicated controllers: a broker's controlled shutdown needs the quorum to answer
+        # all at once: the controllers answer the brokers' controlled shutdown while they wait to resign
         processes = list(self._processes.values())
-        for wave in ([p for p in processes if p.node.port is not None], [p for p in processes if p.node.port is None]):
-            with ThreadPoolExecutor(max(1, len(wave))) as pool:
-                list(pool.map(lambda p: p.stop(timeout), wave))
+        with ThreadPoolExecutor(max(1, len(processes))) as pool:
+            list(pool.map(lambda p: p.stop(timeout), processes))
         if self.state is not None:
             for node in self.state.nodes:
                 node.pid = node.create_time = None
@@ -360,7 +383,11 @@ class EmbeddedCluster:
             self._probe_write(timeout_s)
 
     def _metadata_from(self, broker_id: int) -> set[int]:
+        """The brokers `broker_id` lists; none while it does not yet accept connections (a broker opens its
+        listener last), asked of the socket so a client does not wait out its timeout on a closed port."""
         node = self._require_state().node(broker_id)
+        if not ports.accepts(node.port, node.host, timeout_s=0.5):
+            return set()
         try:
             with KafkaAdmin(self.connection.at(node.address), timeout_s=2) as admin:
                 return set(admin.brokers(timeout_s=2))
@@ -468,9 +495,10 @@ class EmbeddedCluster:
                            metrics_port=ISOLATED_METRICS_PORT)
                 for (node_id, roles), host in zip(self._node_ids(), hosts)]
 
-    def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout]) -> None:
+    def _format_storage(self, java: Java, classpath: str, cluster_id: str, layouts: list[NodeLayout],
+                        sharing: ClassSharing) -> None:
         def format_one(layout: NodeLayout) -> None:
-            command = [str(java.executable), *FORMAT_JVM_OPTIONS, f"-Dlog4j2.configurationFile={layout.log4j_file}",
+            command = [str(java.executable), *FORMAT_JVM_OPTIONS, *sharing.options(), f"-Dlog4j2.configurationFile={layout.log4j_file}",
                        "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file),
                        *listeners.scram_arguments(self.security)]
             with layout.log_file.open("ab") as log:
@@ -485,12 +513,14 @@ class EmbeddedCluster:
         with ThreadPoolExecutor(len(layouts)) as pool:
             list(pool.map(format_one, layouts))
 
-    def _node_state(self, java: Java, classpath: str, jar_cache: JarCache, layout: NodeLayout, index: int) -> NodeState:
+    def _node_state(self, java: Java, classpath: str, jar_cache: JarCache, layout: NodeLayout, index: int,
+                    sharing: ClassSharing) -> NodeState:
         """Node `layout`, the `index`th of the cluster (its place on an isolated network), with the JMX exporter agent
-        serving its metrics on its metrics port."""
+        serving its metrics on its metrics port; the first records the classes it loads while there is no archive."""
         rules = self.directory / JMX_EXPORTER_RULES
         agent = f"-javaagent:{jar_cache.agent(JMX_EXPORTER)}={layout.host}:{layout.metrics_port}:{rules}"
-        command = [str(java.executable), *JVM_OPTIONS, *self.jvm_options, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
+        sharing_options = sharing.options(record_to=layout.directory / CLASS_LIST if index == 1 else None)
+        command = [str(java.executable), *JVM_OPTIONS, *sharing_options, *self.jvm_options, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
         namespace = self.network.namespace(index) if self.network is not None else None
         if self.network is not None:

@@ -43,6 +43,7 @@ class ClusterState(BaseModel):
     network: dict | None = None  # an isolated network's description (`IsolatedNetwork.describe`); None: loopback
     broker_settings: dict[str, str] = {}  # the user's, beside kafkabench's own wiring
     jvm_options: list[str] = []  # the user's, after kafkabench's own
+    startup: dict[str, float] = {}  # seconds from the start to the end of each of its phases, in order
 
     @property
     def brokers(self) -> list[NodeState]:

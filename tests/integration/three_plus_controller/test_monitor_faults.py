@@ -1,8 +1,9 @@
 """`kafkabench monitor` on 3 brokers beside a dedicated controller while brokers fail: a killed broker's probes are
 failed or lost and its availability drops below 1, then, after its restart, probes succeed again; a broker paused for
-5 s shows up as roundtrip latency, not as loss; through a broker paused for 150 s (the pause that once aborted the
-monitor inside librdkafka) the monitor serves its endpoint, probes the other brokers, reports the paused one down,
-and a part killed by SIGABRT is started again and counted."""
+5 s shows up as roundtrip latency, not as loss; through a broker paused for 75 s (past librdkafka's 60 s socket
+timeout and twice the monitor's 30 s bound on a silent part: the pause that once aborted the monitor inside
+librdkafka was 158 s, and `benchmarks/librdkafka_4605.py` reproduces that abort) the monitor serves its endpoint,
+probes the other brokers, reports the paused one down, and a part killed by SIGABRT is started again and counted."""
 
 
 import os
@@ -91,7 +92,8 @@ def test_a_paused_broker_shows_as_roundtrip_latency_not_as_loss(cluster, faults,
     assert run.counters["sent"] - run.counters["received"] <= 3  # at most the last round still on its way
 
 
-PAUSED_S = 150
+PAUSED_S = 75
+LAST_S = 30  # the end of the pause, in which probes through the healthy brokers must still come back
 
 
 def free_port() -> int:
@@ -137,9 +139,9 @@ def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_
             assert thread.is_alive(), f"the monitor ended {time.monotonic() - paused_at:.0f} s into the pause"
     finally:
         faults.resume(victim)
-    last_minute = [second for second in received if second >= PAUSED_S - 60]
+    last = [second for second in received if second >= PAUSED_S - LAST_S]
     for broker in others:  # probes through the healthy brokers kept coming back to the end of the pause
-        assert received[max(last_minute)][broker] > received[min(last_minute)][broker], (broker, received)
+        assert received[max(last)][broker] > received[min(last)][broker], (broker, received)
     wait_until(lambda: samples(port, "kafkabench_broker_up").get((("broker_id", str(victim)),)) == 1.0,
                timeout_s=60, what=f"broker {victim} reported up again", interval_s=0.5)
     done["stop"].set()

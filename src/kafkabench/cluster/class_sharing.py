@@ -1,0 +1,100 @@
+"""Class-data sharing for the nodes' JVMs: the classes a broker loads while it starts, parsed and verified once and
+kept in an archive that every later JVM maps instead of reading them from the jars (JDK 17's AppCDS). It cuts a
+node's start-up CPU by about a third (`benchmarks/cluster_startup.py`) and changes nothing once a broker runs.
+
+The archive is made once per Kafka version and Java runtime and kept beside that version's jars: a cluster that
+finds none has its first node record the classes it loads, and once the cluster is ready a process of its own turns
+that list into the archive (about 10 s of one core) while the cluster runs on; the next cluster maps it. A JVM that
+cannot use an archive (another runtime, jars moved) runs without it, as the JVM's own -Xshare:auto does."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkabench.cluster.java import Java
+
+BUILD_TIMEOUT_S = 180  # the dump takes about 10 s of one core; a loaded machine's several times that
+STALE_BUILD_S = 2 * BUILD_TIMEOUT_S  # a builder that left its mark this long ago died without removing it
+
+
+@dataclass(frozen=True)
+class ClassSharing:
+    """The archive of one Java runtime and classpath (a Kafka version's jars in `directory`)."""
+
+    java: Java
+    classpath: str
+    directory: Path
+
+    @property
+    def archive(self) -> Path:
+        runtime = hashlib.sha256(f"{Path(self.java.executable).resolve()}|{self.java.version}".encode()).hexdigest()[:12]
+        return self.directory / f"broker-classes-{runtime}.jsa"
+
+    @property
+    def _building(self) -> Path:
+        return self.archive.with_suffix(".building")
+
+    def options(self, record_to: Path | None = None) -> list[str]:
+        """A JVM's options: map the archive when there is one; without, record the classes it loads to `record_to`
+        (one node per cluster is enough), or nothing."""
+        if self.archive.is_file():
+            return [f"-XX:SharedArchiveFile={self.archive}"]
+        return [f"-XX:DumpLoadedClassList={record_to}"] if record_to is not None else []
+
+    def build_from(self, class_list: Path) -> bool:
+        """Start making the archive from `class_list` in a process that outlives this one (a `cluster up` returns
+        at once); False when there is an archive, nothing was recorded, or another process is making it."""
+        if self.archive.is_file() or not class_list.is_file() or not self._claim():
+            return False
+        snapshot = self._building.with_suffix(".lst")
+        _copy_whole_lines(class_list, snapshot)  # the node keeps appending as it loads more classes
+        command = [sys.executable, "-m", __name__, str(self.java.executable), self.classpath, str(snapshot), str(self.archive)]
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+        return True
+
+    def _claim(self) -> bool:
+        """The right to build, as a file only one process can create; a mark a dead builder left long ago is taken over."""
+        try:
+            if time.time() - self._building.stat().st_mtime > STALE_BUILD_S:
+                self._building.unlink(missing_ok=True)
+        except FileNotFoundError:
+            pass
+        try:
+            os.close(os.open(self._building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return True
+        except FileExistsError:
+            return False
+
+
+def _copy_whole_lines(source: Path, target: Path) -> None:
+    data = source.read_bytes()
+    target.write_bytes(data[:data.rfind(b"\n") + 1])
+
+
+def build(java: str, classpath: str, class_list: Path, archive: Path) -> None:
+    """Dump the archive beside its final name, check that a JVM maps it, then put it in place in one rename, so a JVM
+    never maps half an archive; the builder's mark and the list go whatever happens."""
+    partial = archive.with_name(f"{archive.name}.{os.getpid()}.part")
+    try:
+        subprocess.run([java, "-Xshare:dump", f"-XX:SharedClassListFile={class_list}", f"-XX:SharedArchiveFile={partial}",
+                        "-cp", classpath], stdin=subprocess.DEVNULL, capture_output=True, timeout=BUILD_TIMEOUT_S, check=True)
+        subprocess.run([java, "-Xshare:on", f"-XX:SharedArchiveFile={partial}", "-cp", classpath, "-version"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
+        os.replace(partial, archive)
+    except (OSError, subprocess.SubprocessError):
+        pass  # no archive: the next cluster records and tries again
+    finally:
+        partial.unlink(missing_ok=True)
+        class_list.unlink(missing_ok=True)
+        archive.with_suffix(".building").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    build(sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
