@@ -11,11 +11,13 @@ import time
 import pytest
 
 from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
 from kafkabench.cluster.certificates import certificate_subject, issue_certificates, issuer_subject
 from kafkabench.cluster.listeners import CLIENT_USER, client_settings, parse_listeners
 from kafkabench.connection import Connection
 from kafkabench.connection_check import ConnectionProblem, check_connection
 from kafkabench.errors import ConfigError
+from tests.conftest import embedded
 
 pytestmark = pytest.mark.integration
 
@@ -38,14 +40,15 @@ class _ProbesWithoutHostCheck(EmbeddedCluster):
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     security = parse_listeners(",".join(MODES), "SCRAM-SHA-512")
-    with EmbeddedCluster(directory=tmp_path_factory.mktemp("listeners"), security=security) as started:
+    with embedded(directory=tmp_path_factory.mktemp("listeners"), security=security) as started:
         yield started
 
 
 @pytest.fixture(scope="module")
 def localhost_only(tmp_path_factory):
     security = parse_listeners("ssl", "SCRAM-SHA-512").model_copy(update={"certificate_hosts": ["localhost"]})
-    with _ProbesWithoutHostCheck(directory=tmp_path_factory.mktemp("localhost"), security=security) as started:
+    with _ProbesWithoutHostCheck(directory=tmp_path_factory.mktemp("localhost"), security=security,
+                                 jvm_options=SHORT_LIVED_JVM_OPTIONS) as started:
         yield started
 
 

@@ -17,6 +17,7 @@ from kafkabench.core.events import Listener
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.latency.scenario import LatencyScenario
 from kafkabench.labs.latency.session import run_latency
+from tests.conftest import embedded
 
 pytestmark = pytest.mark.integration
 
@@ -43,8 +44,8 @@ class Recorder(Listener):
 
 
 def target_of(cluster) -> Target:
-    embedded = isinstance(cluster, EmbeddedCluster)
-    return Target.embedded(cluster) if embedded else Target.external(cluster.bootstrap_servers)
+    ours = isinstance(cluster, EmbeddedCluster)
+    return Target.embedded(cluster) if ours else Target.external(cluster.bootstrap_servers)
 
 
 def test_every_available_client_completes_with_checked_values(kafka_cluster, tmp_path):
@@ -100,7 +101,7 @@ def test_a_too_small_explicit_producer_limit_fails_before_anything_is_sent(kafka
 
 
 def test_a_broker_killed_mid_run_ends_it_with_a_clear_error_and_keeps_what_was_measured(tmp_path):
-    with EmbeddedCluster(brokers=1, directory=tmp_path / "cluster") as cluster:
+    with embedded(brokers=1, directory=tmp_path / "cluster") as cluster:
         def kill_after_first_confluent_round(client, done):
             if client == "confluent" and done == 10:
                 cluster.kill_broker(1)

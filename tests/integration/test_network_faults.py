@@ -19,7 +19,6 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
-from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults
 from kafkabench.cluster.network.bridge import RECORDS, root_rule_comment
 from kafkabench.cluster.network.routes import route_device
@@ -31,7 +30,7 @@ from kafkabench.labs.delivery.report import verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.waiting import wait_until
-from tests.conftest import FAST_FAILOVER
+from tests.conftest import FAST_FAILOVER, embedded
 from tests.debian import install
 from tests.integration.monitoring import monitor_in_background
 
@@ -52,7 +51,7 @@ def tools():
 
 @pytest.fixture(scope="module")
 def cluster(tools, tmp_path_factory):
-    with EmbeddedCluster(brokers=3, controllers=1, directory=tmp_path_factory.mktemp("isolated"), network="isolated",
+    with embedded(brokers=3, controllers=1, directory=tmp_path_factory.mktemp("isolated"), network="isolated",
                          broker_config_overrides=FAST_NETWORK_FAILOVER) as started:
         yield started
 

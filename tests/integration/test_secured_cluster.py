@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.listeners import CLIENT_USER, parse_listeners
 from kafkabench.config.properties import read_properties_file
+from tests.conftest import embedded
 
 pytestmark = pytest.mark.integration
 
@@ -23,14 +23,14 @@ CLIENTS = "confluent,kafka-python,aiokafka,java"
 
 @pytest.fixture(scope="module")
 def mtls(tmp_path_factory):
-    with EmbeddedCluster(directory=tmp_path_factory.mktemp("mtls"), security=parse_listeners("mtls", "PLAIN")) as cluster:
+    with embedded(directory=tmp_path_factory.mktemp("mtls"), security=parse_listeners("mtls", "PLAIN")) as cluster:
         yield cluster
 
 
 @pytest.fixture(scope="module")
 def scram(tmp_path_factory):
     security = parse_listeners("sasl_ssl", "SCRAM-SHA-512")
-    with EmbeddedCluster(directory=tmp_path_factory.mktemp("scram"), security=security) as cluster:
+    with embedded(directory=tmp_path_factory.mktemp("scram"), security=security) as cluster:
         yield cluster
 
 
@@ -180,7 +180,7 @@ def test_three_brokers_talk_over_their_secured_listener_and_heal_after_a_kill(tm
     from kafkabench.roundtrip import round_trip
 
     security = parse_listeners("sasl_ssl,mtls", "SCRAM-SHA-256")
-    with EmbeddedCluster(brokers=3, directory=tmp_path / "cluster", security=security) as cluster:
+    with embedded(brokers=3, directory=tmp_path / "cluster", security=security) as cluster:
         with KafkaAdmin(cluster.connection, timeout_s=30) as admin:
             admin.create_topic("replicated", partitions=3, replication_factor=3)
             assert admin.wait_until_usable("replicated").replication_factor == 3  # followers fetch over SASL_SSL
