@@ -111,24 +111,29 @@ def isolated_cluster_dir(tmp_path_factory):
         os.environ["KAFKABENCH_CLUSTER_DIR"] = previous
 
 
-LONGEST_GROUP = "tests/integration/three_plus_controller"
+# the packages whose modules share one cluster they break on purpose (tests/integration/faulty_cluster.py), each a
+# group of its own, and the longest groups: they start first, each on a worker, the others taking every module meanwhile
+SHARED_CLUSTER_PACKAGES = ("tests/integration/three_plus_controller/", "tests/integration/three_plus_controller_delivery/")
+
+
+def _group(nodeid: str) -> str:
+    path = nodeid.split("::")[0]
+    return next((package.rstrip("/") for package in SHARED_CLUSTER_PACKAGES if path.startswith(package)), path)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
-    """`make test` runs two pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker,
-    so its cluster fixture starts once, and the fault package shares its one cluster; that package runs first,
-    being the longest, so the other worker takes every other module meanwhile. Every unit test is `quick`."""
+    """`make test` runs pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker, so its
+    cluster fixture starts once, and a shared-cluster package's modules share its one cluster; those packages run
+    first, being the longest, so the other workers take every other module meanwhile. Every unit test is `quick`."""
     for item in items:
         if item.nodeid.startswith("tests/unit/"):
             item.add_marker(pytest.mark.quick)
     if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
         return
     for item in items:
-        path = item.nodeid.split("::")[0]
-        group = LONGEST_GROUP if path.startswith(LONGEST_GROUP + "/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_GROUP + "/"))
+        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
+    items.sort(key=lambda item: not item.nodeid.startswith(SHARED_CLUSTER_PACKAGES))
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist has no such hook

@@ -38,7 +38,9 @@ def status(cluster_dir) -> dict:
 
 
 def test_three_broker_lifecycle_from_a_shell(cluster_dir):
-    up = kafkabench(cluster_dir, "cluster", "up", "--brokers", "3")
+    # the JVMs of a test's short-lived brokers (kafkabench.cluster.embedded.SHORT_LIVED_JVM_OPTIONS), as a user's
+    # tests would run them
+    up = kafkabench(cluster_dir, "cluster", "up", "--brokers", "3", "--jvm-option=-XX:TieredStopAtLevel=1")
     assert up.returncode == 0, up.stderr
     bootstrap = up.stdout.strip()
     assert bootstrap.count("127.0.0.1:") == 3

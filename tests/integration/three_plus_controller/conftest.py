@@ -1,39 +1,4 @@
-"""The tests that break a cluster on purpose share one: 3 brokers beside a dedicated controller, as production runs
-KRaft. It is started once for this package and stopped when the package is done. After each test every node is
-running again; after each module the topics it made are gone and every partition's ISR is full, so the next module
-gets the cluster as the first one did."""
+"""The fault tests of the durability lab, the monitor and the admin client on one cluster: 3 brokers beside a
+dedicated controller (tests/integration/faulty_cluster.py)."""
 
-import pytest
-
-from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster.faults import EmbeddedFaults
-
-from tests.conftest import three_brokers
-
-HEALED_S = 120  # a loaded machine's brokers catching up on every partition after the module's last fault
-
-
-@pytest.fixture(scope="package")
-def three_plus_controller(tmp_path_factory):
-    with three_brokers(tmp_path_factory.mktemp("three-plus-controller"), controllers=1) as cluster:
-        yield cluster
-
-
-@pytest.fixture(scope="module")
-def cluster(three_plus_controller):
-    with KafkaAdmin(three_plus_controller.bootstrap_servers) as admin:
-        before = set(admin.topic_names())
-    yield three_plus_controller
-    faults = EmbeddedFaults(three_plus_controller)
-    faults.bring_back()
-    faults.wait_healthy(HEALED_S)
-    with KafkaAdmin(three_plus_controller.bootstrap_servers) as admin:
-        for topic in set(admin.topic_names()) - before:
-            if not topic.startswith("__"):
-                admin.delete_topic(topic)
-
-
-@pytest.fixture(autouse=True)
-def every_node_running(cluster):
-    yield
-    EmbeddedFaults(cluster).bring_back()
+from tests.integration.faulty_cluster import cluster, every_node_running, three_plus_controller  # noqa: F401

@@ -8,6 +8,7 @@ import pytest
 
 from kafkabench.core.clock import FakeClock
 from kafkabench.core.protocol import ProduceParams, Progress, Task
+from kafkabench.core.rate import NAP_BELOW_NS
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.produce import BATCH, ProduceRun
 
@@ -37,10 +38,23 @@ class Instant(KafkaClient):
         return {}
 
 
+class OnItsOwnClock(Instant):
+    """Time passes only while the producer waits for its next due send: a poll takes its timeout, and a poll of 0 as
+    long as the shortest wait the schedule makes (a real nap after it would take real time, on no clock of ours). The
+    windows are judged on that clock, whatever else the machine is doing."""
+
+    def __init__(self):
+        self.clock = FakeClock(1_000_000_000)
+
+    def poll(self, timeout_s):
+        self.clock.advance(max(int(timeout_s * 1e9), NAP_BELOW_NS))
+
+
 def test_windows_close_on_their_interval_at_a_low_rate():
     task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
-    run = ProduceRun(Instant(), task, ProduceParams(duration_s=1.0, rate_per_s=100, interval_s=0.2),
-                     [b"x" * 10], threading.Event())
+    client = OnItsOwnClock()
+    run = ProduceRun(client, task, ProduceParams(duration_s=1.0, rate_per_s=100, interval_s=0.2),
+                     [b"x" * 10], threading.Event(), clock=client.clock)
     run.open()
     windows = []
     run.run(lambda message: windows.append(message.window) if isinstance(message, Progress) else None)
@@ -50,21 +64,18 @@ def test_windows_close_on_their_interval_at_a_low_rate():
     assert sum(w.records for w in windows) == run.counters["acked"] >= 95
 
 
-class StallsOnce(Instant):
-    """On a clock of its own: the 5th send call takes 50 ms, a poll takes its timeout (10 us at least, as an OS nap
-    would); every record's stamp is kept as the client would write it."""
+class StallsOnce(OnItsOwnClock):
+    """The 5th send call takes 50 ms; every record's stamp is kept as the client would write it."""
 
     def __init__(self):
-        self.stamps, self.clock = [], FakeClock(1_000_000_000)
+        super().__init__()
+        self.stamps = []
 
     def send_many(self, topic, values, stamp=None, partition=None):
         if len(self.stamps) == 4:
             self.clock.advance(50_000_000)
         self.stamps.extend(stamp() for _ in values)
         return super().send_many(topic, values, stamp)
-
-    def poll(self, timeout_s):
-        self.clock.advance(max(int(timeout_s * 1e9), 10_000))
 
 
 def test_a_paced_record_is_stamped_with_its_due_time_so_a_stall_shows_in_delay_and_e2e():
