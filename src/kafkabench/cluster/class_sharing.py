@@ -1,6 +1,6 @@
 """Class-data sharing for the nodes' JVMs: the classes a broker loads while it starts, parsed and verified once and
 kept in an archive that every later JVM maps instead of reading them from the jars (JDK 17's AppCDS). It cuts a
-node's start-up CPU by about a third (`benchmarks/cluster_startup.py`) and changes nothing once a broker runs.
+node's start-up CPU by about a quarter (3 brokers: 11.7 s against 16.2 s) and changes nothing once a broker runs.
 
 The archive is made once per Kafka version and Java runtime and kept beside that version's jars: a cluster that
 finds none has its first node record the classes it loads, and once the cluster is ready a process of its own turns
