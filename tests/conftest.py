@@ -31,8 +31,8 @@ def kafka_cluster(tmp_path_factory):
 
 
 def embedded(**settings):
-    """An embedded cluster as a test needs one: its brokers' JVMs for a short life (C1 only: a third less CPU to
-    start, half under load, on this machine's two cores)."""
+    """An embedded cluster as a test needs one: its brokers' JVMs for a short life (C1 only: 0.64 of the CPU to
+    start, 0.58 under load, on this machine's two cores)."""
     from kafkabench.cluster import EmbeddedCluster
     from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
 

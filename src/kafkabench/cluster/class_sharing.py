@@ -38,7 +38,7 @@ class ClassSharing:
 
     @property
     def _building(self) -> Path:
-        return self.archive.with_suffix(".building")
+        return _building_mark(self.archive)
 
     def options(self, record_to: Path | None = None) -> list[str]:
         """A JVM's options: map the archive when there is one; without, record the classes it loads to `record_to`
@@ -73,6 +73,11 @@ class ClassSharing:
             return False
 
 
+def _building_mark(archive: Path) -> Path:
+    """The file only the process making `archive` holds."""
+    return archive.with_suffix(".building")
+
+
 def _copy_whole_lines(source: Path, target: Path) -> None:
     data = source.read_bytes()
     target.write_bytes(data[:data.rfind(b"\n") + 1])
@@ -93,7 +98,7 @@ def build(java: str, classpath: str, class_list: Path, archive: Path) -> None:
     finally:
         partial.unlink(missing_ok=True)
         class_list.unlink(missing_ok=True)
-        archive.with_suffix(".building").unlink(missing_ok=True)
+        _building_mark(archive).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -46,8 +46,8 @@ JVM_OPTIONS = [
     "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
 ]
 # for clusters that test rather than measure (a test suite's, an application's tests): the C1 compiler only. On a few
-# cores the C2 compiler's threads compete with the brokers for their first minutes: 3 brokers start on about a third
-# less CPU, and a 20 s run at 5,000 records/s costs them about half the CPU (benchmarks/short_lived_jvm.py). A
+# cores the C2 compiler's threads compete with the brokers for their first minutes: 3 brokers start on 0.64 of the
+# CPU, and a 20 s run at 5,000 records/s costs them 0.58 of it (benchmarks/short_lived_jvm.py). A
 # measurement keeps C2: its long runs' peak throughput is what production brokers run
 SHORT_LIVED_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 # the storage formatter runs for a second: no JIT tiers or big heap needed

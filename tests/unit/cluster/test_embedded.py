@@ -1,6 +1,11 @@
 import base64
+import socket
+
+import pytest
 
 from kafkabench.cluster.embedded import _diagnose, new_cluster_id
+from kafkabench.cluster.ports import client_port, require_free
+from kafkabench.errors import ClusterError
 
 
 def test_cluster_ids_are_kafka_uuids_that_never_look_like_options():
@@ -19,15 +24,7 @@ def test_diagnose_picks_the_telling_line():
     assert _diagnose([]) == "no output"
 
 
-
 def test_a_port_outside_what_a_broker_can_bind_is_refused_before_anything_starts():
-    import socket
-
-    import pytest
-
-    from kafkabench.cluster.ports import client_port, require_free
-    from kafkabench.errors import ClusterError
-
     assert client_port(0, brokers=3) is None and client_port(None, brokers=3) is None  # 0: free ports, not a hang
     for port, brokers in ((-1, 1), (65536, 1), (65534, 3)):
         with pytest.raises(ClusterError, match=rf"--port {port}: broker 1's client port.*0 or none: free ports"):
