@@ -10,12 +10,9 @@ import typer
 
 from kafkabench.cli import common
 from kafkabench.cli.output import note, out
-from kafkabench.cluster.target import open_target
 from kafkabench.config.properties import parse_overrides, read_properties_file
 from kafkabench.config.security import is_security_key
-from kafkabench.connection_check import check_connection
 from kafkabench.errors import ConfigError
-from kafkabench.roundtrip import round_trip
 
 
 def check(
@@ -30,6 +27,10 @@ def check(
     overrides: list[str] = typer.Option([], "-X", help="A connection setting KEY=VALUE in Java names (repeatable)."),
 ) -> None:
     """Create a topic, write one record with acks=all, read it back and compare, delete the topic."""
+    from kafkabench.cluster.target import open_target  # the clients load when a command uses them
+    from kafkabench.connection_check import check_connection
+    from kafkabench.roundtrip import round_trip
+
     opened = time.monotonic()
     files = [read_properties_file(path) if path else {} for path in (producer, consumer)]
     clashing = sorted(key for key in files[0].keys() & files[1].keys() if files[0][key].value != files[1][key].value)

@@ -11,13 +11,7 @@ import typer
 from rich.table import Table
 
 from kafkabench.cli.output import err, note, out
-from kafkabench.cluster import EmbeddedCluster, default_cluster_dir
-from kafkabench.cluster.embedded import DOWN_GRACE_S
-from kafkabench.cluster.state import load_state
 from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION, kafka_versions
-from kafkabench.cluster.broker_config import parse_broker_overrides
-from kafkabench.cluster.variant import BrokerVariant
-from kafkabench.cluster.listeners import parse_listeners
 
 app = typer.Typer(help="Start, inspect, break and stop an embedded Kafka cluster (KRaft, on loopback or an isolated "
                        "network).", no_args_is_help=True)
@@ -52,6 +46,11 @@ def up(
                                          "(repeatable), e.g. --jvm-option=-XX:G1HeapRegionSize=4m."),
 ) -> None:
     """Start a cluster that keeps running after this command; prints its bootstrap servers."""
+    from kafkabench.cluster import EmbeddedCluster
+    from kafkabench.cluster.broker_config import parse_broker_overrides
+    from kafkabench.cluster.listeners import parse_listeners
+    from kafkabench.cluster.variant import BrokerVariant
+
     variant = BrokerVariant.of(kafka_version, parse_broker_overrides(broker_config), jvm_option)
     variant.check()
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, port=port, detach=True,
@@ -80,7 +79,7 @@ def add_user(
     """Add a SCRAM user (or, on an mtls cluster, a client certificate); prints the client.properties to use."""
     from kafkabench.cluster.users import add_user as add
 
-    path = add(EmbeddedCluster.attach(directory), name, password)
+    path = add(_attached(directory), name, password)
     note(f"user {name} added; connect with --producer-config/--consumer-config {path}")
     out.print(str(path))
 
@@ -91,7 +90,7 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print the status document (see docs/design.md)."),
 ) -> None:
     """Show the running cluster: bootstrap servers, version, each broker's pid, port and state."""
-    report = EmbeddedCluster.attach(directory).status()
+    report = _attached(directory).status()
     if as_json:
         out.print_json(report.model_dump_json())
         return
@@ -118,14 +117,18 @@ def status(
 @app.command()
 def down(
     directory: Optional[Path] = DirOption,
-    timeout: float = typer.Option(DOWN_GRACE_S, "--timeout", help="Seconds to allow a graceful shutdown before killing."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to allow a graceful shutdown before "
+                                            "killing; default: the cluster's own grace of a second."),
 ) -> None:
     """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`."""
+    from kafkabench.cluster import default_cluster_dir
+    from kafkabench.cluster.state import load_state
+
     target = directory or default_cluster_dir()
     if load_state(target) is None:
         note(f"no embedded cluster in {target}; nothing to stop")
         return
-    cluster = EmbeddedCluster.attach(target)
+    cluster = _attached(target)
     cluster.stop(timeout_s=timeout)
     note(f"stopped; logs remain in {cluster.directory}")
 
@@ -137,7 +140,7 @@ def logs(
     directory: Optional[Path] = DirOption,
 ) -> None:
     """Print the end of the broker logs and where the full logs are."""
-    cluster = EmbeddedCluster.attach(directory)
+    cluster = _attached(directory)
     for broker_id in [broker] if broker is not None else cluster.node_ids():
         path = cluster.log_file(broker_id)
         err.print(f"[bold]==> broker {broker_id}: {path}[/]")
@@ -148,21 +151,21 @@ def logs(
 @app.command()
 def kill(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
     """kill -9 one broker."""
-    EmbeddedCluster.attach(directory).kill_broker(broker)
+    _attached(directory).kill_broker(broker)
     note(f"broker {broker} killed (SIGKILL)")
 
 
 @app.command()
 def pause(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
     """Freeze one broker (SIGSTOP): it keeps its sockets but answers nothing."""
-    EmbeddedCluster.attach(directory).pause_broker(broker)
+    _attached(directory).pause_broker(broker)
     note(f"broker {broker} paused (SIGSTOP); `kafkabench cluster resume --broker {broker}` to continue")
 
 
 @app.command()
 def resume(broker: int = BrokerOption, directory: Optional[Path] = DirOption) -> None:
     """Continue a paused broker (SIGCONT)."""
-    EmbeddedCluster.attach(directory).resume_broker(broker)
+    _attached(directory).resume_broker(broker)
     note(f"broker {broker} resumed (SIGCONT)")
 
 
@@ -173,7 +176,13 @@ def restart(
     timeout: float = typer.Option(120, "--timeout", help="Seconds to wait for the broker to rejoin."),
 ) -> None:
     """Stop one broker if it runs, start it again on the same ports and data, wait until it rejoins."""
-    EmbeddedCluster.attach(directory).restart_broker(broker, timeout_s=timeout)
+    _attached(directory).restart_broker(broker, timeout_s=timeout)
     note(f"broker {broker} restarted and registered")
 
 
+def _attached(directory: Optional[Path]):
+    """The running cluster in `directory`; the cluster's modules (and the clients behind them) load only here, so the
+    other commands and --help start quickly."""
+    from kafkabench.cluster import EmbeddedCluster
+
+    return EmbeddedCluster.attach(directory)

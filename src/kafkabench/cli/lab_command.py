@@ -18,10 +18,8 @@ from pydantic import BaseModel, ValidationError
 from kafkabench.cli import common
 from kafkabench.cli.live import Live
 from kafkabench.cli.output import err, note, out
-from kafkabench.cluster.target import open_target
 from kafkabench.config.client_settings import bootstrap_from
 from kafkabench.config.properties import parse_overrides, read_properties_file
-from kafkabench.connection_check import check_connection
 from kafkabench.core.launcher import Launcher
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab, LabFailed
@@ -77,6 +75,9 @@ def scenario_from_options(model: type[Scenario], values: dict[str, Any]) -> Scen
 
 def run_lab(lab: Lab, scenario: Scenario, bootstrap_servers: str | None, out_dir: Path | None, as_json: bool,
             wide: bool = False, launcher: Launcher = Launcher()) -> None:
+    from kafkabench.cluster.target import open_target  # the clients load when a lab runs, not for --help
+    from kafkabench.connection_check import check_connection
+
     lab.check(scenario)  # every setting checked before a cluster is touched
     offline = lab.without_cluster(scenario)
     if offline is not None:

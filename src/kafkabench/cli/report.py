@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 
 from kafkabench.cli.output import abort, note, out
-from kafkabench.report.html import write_report
 
 HTML_NAME = "report.html"
 CSV_NAME = "report.csv"
@@ -22,6 +21,8 @@ def report(
     csv: Optional[Path] = typer.Option(None, "--csv", help=f"Write one CSV row per run here; default: {CSV_NAME} in the first DIR."),
 ) -> None:
     """Render results into one offline HTML file with charts, and a CSV: nothing is run, only files are read."""
+    from kafkabench.report.html import write_report  # plotly and jinja load only when a report is written
+
     first = paths[0]
     if html is None and csv is None:  # neither asked for: both, beside the results
         if not first.is_dir():

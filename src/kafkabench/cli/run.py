@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kafkabench.cli import common
 from kafkabench.cli.output import abort, err, note, out
-from kafkabench.cluster.target import open_target, variant_target
 from kafkabench.core.launcher import Launcher
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument
@@ -124,6 +123,8 @@ class Where:
 
 def run_cells(loaded: LoadedPlan, cells: list[Cell], directory: Path, where: Where) -> RunRecord:
     """The cells, one after another, on the clusters they need (started here when none is given)."""
+    from kafkabench.cluster.target import open_target, variant_target  # the clients load when cells run
+
     labs = [registry.get(cell.lab) for cell in cells]
     brokers = max(loaded.plan.cluster.brokers, *(lab.brokers_for(cell.scenario) for lab, cell in zip(labs, cells)))
     controllers = max(loaded.plan.cluster.controllers, *(lab.controllers for lab in labs))

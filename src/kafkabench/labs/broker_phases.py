@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.request_log import LOGGER, PHASES, RequestTiming, fetch_timings, produce_timings
-from kafkabench.cluster.target import Target
 from kafkabench.errors import KafkabenchError
+
+if TYPE_CHECKING:  # the text of the phases is drawn without the clients
+    from kafkabench.admin import KafkaAdmin
+    from kafkabench.cluster.target import Target
 
 QUIET = "WARN"  # the embedded brokers' level for the request logger (cluster/broker_config.py's log4j2)
 RESTORE_TIMEOUT_S = 3.0
@@ -55,6 +58,8 @@ def request_logging(target: Target, admin: KafkaAdmin, wanted: bool = True) -> I
     try:
         yield why
     finally:  # briefly: a broker the run lost (killed) comes back at its configured level anyway
+        from kafkabench.admin import KafkaAdmin
+
         with KafkaAdmin(admin.connection, timeout_s=RESTORE_TIMEOUT_S) as quick:
             for broker in switched:
                 with contextlib.suppress(KafkabenchError):

@@ -10,15 +10,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from kafkabench.cluster.target import Target
 from kafkabench.config.client_settings import ClientSettings, build_settings
 from kafkabench.config.properties import Setting
 from kafkabench.config.security import is_security_key
 from kafkabench.labs.payload import check_value_size
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 SCENARIO_SOURCE = "scenario"  # where a setting came from when only the model knows (a plan re-sources it)
 

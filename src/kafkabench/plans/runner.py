@@ -17,17 +17,17 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster.target import Target
-from kafkabench.connection_check import check_connection
 from kafkabench.core.events import Listener
 from kafkabench.core.results import RESULT_FILE, ResultDocument, read_result, write_result
 from kafkabench.errors import KafkabenchError
 from kafkabench.labs import registry
 from kafkabench.plans.cells import Cell
 from kafkabench.plans.loading import LoadedPlan
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 RUN_FILE = "run.json"
 RUN_SCHEMA = "kafkabench.run/1"
@@ -100,6 +100,7 @@ def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, 
 
 def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Target, out_dir: Path, listener: Listener) -> bool:
     """Run the cell; False when the run must stop (Ctrl-C, or the cluster is gone)."""
+    from kafkabench.connection_check import check_connection  # the clients load when a cell runs
     listener.cell_started(cell)
     directory = out_dir / cell.directory
     started = time.perf_counter()
@@ -160,6 +161,8 @@ def _stamp(directory: Path, cell: Cell, plan: str) -> ResultDocument | None:
 
 
 def _cluster_answers(target: Target) -> bool:
+    from kafkabench.admin import KafkaAdmin
+
     try:
         with KafkaAdmin(target.connection, timeout_s=10) as admin:
             return bool(admin.brokers())

@@ -4,16 +4,17 @@ latency-vs-rate curve (`max-rate --sweep`); and how fast a backlog drains (`back
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.base import Lab
 from kafkabench.labs.capacity import report
-from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
-from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
 from kafkabench.labs.capacity.scenario import BacklogScenario, MaxRateScenario
 from kafkabench.report.definitions import Definition
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class MaxRateLab(Lab):
@@ -39,6 +40,8 @@ class MaxRateLab(Lab):
     )
 
     def check(self, scenario: MaxRateScenario) -> None:
+        from kafkabench.labs.capacity.run import check_max_rate
+
         check_max_rate(scenario, SILENT)
 
     def brokers_for(self, scenario: MaxRateScenario) -> int:
@@ -48,6 +51,8 @@ class MaxRateLab(Lab):
         return "isolated" if scenario.faults else "loopback"
 
     def run(self, scenario: MaxRateScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.capacity.run import run_max_rate
+
         return run_max_rate(scenario, target, out_dir, events)
 
     def tables(self, document):
@@ -80,9 +85,13 @@ class BacklogLab(Lab):
                "sending at --rate: drain time, catch-up rate, publish latency before and during.")
 
     def check(self, scenario: BacklogScenario) -> None:
+        from kafkabench.labs.capacity.backlog import check_backlog
+
         check_backlog(scenario, SILENT)
 
     def run(self, scenario: BacklogScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.capacity.backlog import run_backlog
+
         return run_backlog(scenario, target, out_dir, events)
 
     def tables(self, document):

@@ -4,16 +4,18 @@ the format its workers write and its checker reads (message ids, histories) live
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.base import Lab
 from kafkabench.labs.delivery import report
-from kafkabench.labs.delivery.run import check_request, run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.report.definitions import Definition
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 LAB = ("delivery",)
 
@@ -71,9 +73,13 @@ class DeliveryLab(Lab):
     )
 
     def check(self, scenario: DeliveryScenario) -> None:
+        from kafkabench.labs.delivery.run import check_request
+
         check_request(scenario)
 
     def run(self, scenario: DeliveryScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.delivery.run import run_delivery
+
         return run_delivery(scenario, target, out_dir, events)
 
     def tables(self, document):

@@ -4,14 +4,16 @@ cost in throughput and latency on a 3-broker cluster, each cell repeated in shuf
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.base import Lab
 from kafkabench.labs.durability import report
-from kafkabench.labs.durability.run import check_request, run_durability
 from kafkabench.labs.durability.scenario import DurabilityScenario
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class DurabilityLab(Lab):
@@ -22,12 +24,16 @@ class DurabilityLab(Lab):
     controllers = 1  # brokers can then go down without the quorum: ISR shrink and NOT_ENOUGH_REPLICAS as in production
 
     def check(self, scenario: DurabilityScenario) -> None:
+        from kafkabench.labs.durability.run import check_request
+
         check_request(scenario)
 
     def network(self, scenario: DurabilityScenario) -> str:
         return "isolated" if scenario.probes_availability and "partition" in scenario.availability_faults else "loopback"
 
     def run(self, scenario: DurabilityScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.durability.run import run_durability
+
         return run_durability(scenario, target, out_dir, events)
 
     def tables(self, document):

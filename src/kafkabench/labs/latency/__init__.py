@@ -4,15 +4,17 @@ HTTP and the raw TCP floor."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument
 from kafkabench.labs import broker_phases
 from kafkabench.labs.base import Lab
 from kafkabench.labs.latency import report
 from kafkabench.labs.latency.scenario import LatencyScenario
-from kafkabench.labs.latency.session import plan_latency, run_latency
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class LatencyLab(Lab):
@@ -24,9 +26,13 @@ class LatencyLab(Lab):
         return ("ping_pong",)
 
     def check(self, scenario: LatencyScenario) -> None:
+        from kafkabench.labs.latency.session import plan_latency
+
         plan_latency(scenario, SILENT)
 
     def run(self, scenario: LatencyScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.latency.session import run_latency
+
         return run_latency(scenario, target, out_dir, events)
 
     def tables(self, document):

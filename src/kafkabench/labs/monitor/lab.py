@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab
 from kafkabench.labs.monitor import report
 from kafkabench.labs.monitor.scenario import MonitorScenario
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class MonitorLab(Lab):

@@ -4,23 +4,28 @@ load measured without coordinated omission, Apache's own perf tools beside them 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs import broker_phases
 from kafkabench.labs.base import Lab
 from kafkabench.labs.throughput import report
-from kafkabench.labs.throughput.plan import plan_throughput
-from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class _StreamingLab(Lab):
     def check(self, scenario) -> None:
+        from kafkabench.labs.throughput.plan import plan_throughput
+
         plan_throughput(scenario, SILENT)
 
     def run(self, scenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:
+        from kafkabench.labs.throughput.run import run_throughput
+
         return run_throughput(scenario, target, out_dir, events)
 
     def tables(self, document):

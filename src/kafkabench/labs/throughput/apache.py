@@ -21,7 +21,6 @@ import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
-from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import tool_command as java_command
 from kafkabench.cluster.target import Target
 from kafkabench.config.translate import translate

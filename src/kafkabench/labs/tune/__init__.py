@@ -5,14 +5,17 @@ records/s), and recommends them only where they beat the default beyond noise.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.base import Lab
 from kafkabench.labs.tune import report
 from kafkabench.labs.tune.scenario import TuneScenario
 from kafkabench.report.definitions import Definition
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class TuneLab(Lab):
