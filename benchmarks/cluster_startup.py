@@ -14,7 +14,8 @@ of its start (`startup` in cluster.json) and the nodes' logs:
 
     python      the interpreter and kafkabench's imports, until the cluster starts
     set up      Java found, jars verified, ports, directories and settings written
-    formatted   every node's storage formatted (a JVM per node, in parallel)
+    formatted   every node's storage formatted by a JVM of its own, in parallel (without a javac; otherwise each
+                node formats its own in its JVM, within "jvm", and this ends with "set up")
     jvm         the last node's JVM running Kafka's code (its first log line)
     leader      the KRaft quorum's first leader elected
     registered  the last broker registered with the controller
@@ -59,18 +60,15 @@ def logged_at(line: str) -> float | None:
 
 
 def node_events(log: Path) -> dict[str, float]:
-    """When this node's JVM logged its first line (the second JVM to write the log: the storage format's was the
-    first), became the quorum's leader, registered as a broker and finished starting."""
+    """When this node's JVM logged its first line (the last JVM to write the log: a storage formatter of its own,
+    where there is one, wrote before it), became the quorum's leader, registered as a broker and finished starting."""
     events: dict[str, float] = {}
-    jvms = 0
     for line in log.read_text(errors="replace").splitlines():
         at = logged_at(line)
         if at is None:
             continue
         if "Registered `kafka:type=kafka.Log4jController`" in line:
-            jvms += 1
-            if jvms == 2:
-                events["jvm"] = at
+            events["jvm"] = at
         elif "Completed transition to Leader" in line:
             events.setdefault("leader", at)
         elif "Successfully registered broker" in line:
@@ -87,7 +85,7 @@ def one_run(brokers: int, env: dict, directory: Path, jvm_options: list[str]) ->
     state = json.loads((directory / "cluster.json").read_text())
     began = launched + up - state["startup"]["write accepted"]  # the CLI returns right after its last phase
     phases = {"python": began - launched, "set up": began + state["startup"]["set up"] - launched,
-              "formatted": began + state["startup"]["storage formatted"] - launched}
+              "formatted": began + state["startup"].get("storage formatted", state["startup"]["set up"]) - launched}
     events = [node_events(Path(node["directory"]) / "broker.log") for node in state["nodes"]]
     phases["jvm"] = max(e["jvm"] for e in events) - launched
     phases["leader"] = min(e["leader"] for e in events if "leader" in e) - launched

@@ -33,7 +33,8 @@ class ClassSharing:
 
     @property
     def archive(self) -> Path:
-        runtime = hashlib.sha256(f"{Path(self.java.executable).resolve()}|{self.java.version}".encode()).hexdigest()[:12]
+        # an archive holds the classes of one runtime and classpath: a JVM refuses it for any other
+        runtime = hashlib.sha256(f"{Path(self.java.executable).resolve()}|{self.java.version}|{self.classpath}".encode()).hexdigest()[:12]
         return self.directory / f"broker-classes-{runtime}.jsa"
 
     @property

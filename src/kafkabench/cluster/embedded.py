@@ -31,6 +31,7 @@ from kafkabench.cluster.java import Java, find_java
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.network.bridge import IsolatedNetwork
 from kafkabench.cluster.network.routes import check_routes_into
+from kafkabench.cluster.node_launcher import MAIN_CLASS, node_jar
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state
 from kafkabench.cluster.status import BrokerStatus, ClusterStatus, security_status
 from kafkabench.connection import Connection
@@ -171,6 +172,11 @@ class EmbeddedCluster:
         java = self._java or find_java()
         jar_cache = self._jar_cache or JarCache(manifest=packaged_manifest(self.requested_version))
         classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
+        launcher = node_jar(java, classpath, jar_cache.directory)  # each node formats its own storage; or None
+        if launcher is not None:
+            classpath = os.pathsep.join([classpath, str(launcher)])
+        # SCRAM users are made by the formatter from passwords on its command line: not a node's, which lives on
+        formats_itself = launcher is not None and not listeners.has_scram_users(self.security)
         sharing = ClassSharing(java, classpath, jar_cache.directory)
         if self.network_mode == "isolated":
             self.network = IsolatedNetwork.create(self.broker_count + self.controller_count, self.subnet)
@@ -178,13 +184,16 @@ class EmbeddedCluster:
             layouts = self._prepare_directories()
             done("set up")
             cluster_id = new_cluster_id()
-            self._format_storage(java, classpath, cluster_id, layouts, sharing)
-            done("storage formatted")
+            if not formats_itself:
+                self._format_storage(java, classpath, cluster_id, layouts, sharing)
+                done("storage formatted")
             self.state = ClusterState(
                 kafka_version=jar_cache.manifest.kafka_version,
                 cluster_id=cluster_id,
                 directory=self.directory,
-                nodes=[self._node_state(java, classpath, jar_cache, layout, index, sharing) for index, layout in enumerate(layouts, 1)],
+                nodes=[self._node_state(java, classpath, jar_cache, layout, index, sharing,
+                                        self._main(formats_itself, cluster_id, layout))
+                       for index, layout in enumerate(layouts, 1)],
                 security=self.security,
                 network=self.network.describe() if self.network else None,
                 broker_settings=self.overrides,
@@ -197,7 +206,7 @@ class EmbeddedCluster:
                 self._start_process(process)
             done("nodes started")
             save_state(self.state)  # written before waiting, so `cluster down` can always clean up
-            self.wait_until_ready(self.startup_timeout_s, probe=False)
+            self.wait_until_ready(self.startup_timeout_s, probe=False, starting=True)
             done("metadata served")
             self._probe_write(self.startup_timeout_s)
             done("write accepted")
@@ -368,13 +377,17 @@ class EmbeddedCluster:
 
     # ---- readiness -------------------------------------------------------------------------------
 
-    def wait_until_ready(self, timeout_s: float, broker_ids: list[int] | None = None, probe: bool = True) -> None:
+    def wait_until_ready(self, timeout_s: float, broker_ids: list[int] | None = None, probe: bool = True,
+                         starting: bool = False) -> None:
         """Each awaited node answers metadata on its own listener listing every live node, and, if
         `probe`, a replicated probe topic takes an acks=all write. Asking each node itself matters: the
-        others keep listing a killed node until its session times out."""
+        others keep listing a killed node until its session times out. `starting`: every node must live (a
+        controller that exits, say formatting its storage, is named at once rather than waited for)."""
         pending = set(broker_ids or self.broker_ids())
 
         def all_answer() -> bool:
+            for node_id in self.node_ids() if starting else ():
+                self._raise_if_died(node_id)
             live = {bid for bid in self.broker_ids() if self._processes[bid].state() != "dead"}
             for broker_id in sorted(pending):
                 self._raise_if_died(broker_id)
@@ -504,8 +517,7 @@ class EmbeddedCluster:
                         sharing: ClassSharing) -> None:
         def format_one(layout: NodeLayout) -> None:
             command = [str(java.executable), *FORMAT_JVM_OPTIONS, *sharing.options(), f"-Dlog4j2.configurationFile={layout.log4j_file}",
-                       "-cp", classpath, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file),
-                       *listeners.scram_arguments(self.security)]
+                       "-cp", classpath, "kafka.tools.StorageTool", *self._format_arguments(cluster_id, layout)]
             with layout.log_file.open("ab") as log:
                 try:
                     done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=120)
@@ -518,15 +530,26 @@ class EmbeddedCluster:
         with ThreadPoolExecutor(len(layouts)) as pool:
             list(pool.map(format_one, layouts))
 
+    def _format_arguments(self, cluster_id: str, layout: NodeLayout) -> list[str]:
+        return ["format", f"--cluster-id={cluster_id}", "--config", str(layout.config_file),
+                *listeners.scram_arguments(self.security)]
+
+    def _main(self, formats_itself: bool, cluster_id: str, layout: NodeLayout) -> list[str]:
+        """The node's main class and arguments: kafkabench's, formatting the storage first (a restart finds it
+        formatted), or Kafka's, on storage formatted before."""
+        if formats_itself:
+            return [MAIN_CLASS, *self._format_arguments(cluster_id, layout), "--ignore-formatted", "--", str(layout.config_file)]
+        return ["kafka.Kafka", str(layout.config_file)]
+
     def _node_state(self, java: Java, classpath: str, jar_cache: JarCache, layout: NodeLayout, index: int,
-                    sharing: ClassSharing) -> NodeState:
+                    sharing: ClassSharing, main: list[str]) -> NodeState:
         """Node `layout`, the `index`th of the cluster (its place on an isolated network), with the JMX exporter agent
         serving its metrics on its metrics port; the first records the classes it loads while there is no archive."""
         rules = self.directory / JMX_EXPORTER_RULES
         agent = f"-javaagent:{jar_cache.agent(JMX_EXPORTER)}={layout.host}:{layout.metrics_port}:{rules}"
         sharing_options = sharing.options(record_to=layout.directory / CLASS_LIST if index == 1 else None)
         command = [str(java.executable), *JVM_OPTIONS, *sharing_options, *self.jvm_options, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
-                   f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, "kafka.Kafka", str(layout.config_file)]
+                   f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, *main]
         namespace = self.network.namespace(index) if self.network is not None else None
         if self.network is not None:
             command = [*self.network.exec_prefix(index), *command]  # `ip netns exec` execs: the pid is the JVM's

@@ -151,9 +151,14 @@ def broker_settings(security: Security, listener_ports: dict[str, int], host: st
     return settings
 
 
+def has_scram_users(security: Security) -> bool:
+    """The storage formatter makes SCRAM users (from passwords on its command line)."""
+    return security.uses_sasl and security.mechanism != "PLAIN"
+
+
 def scram_arguments(security: Security) -> list[str]:
     """The storage formatter's `--add-scram` arguments: the broker and client users exist from the start."""
-    if not security.uses_sasl or security.mechanism == "PLAIN":
+    if not has_scram_users(security):
         return []
     return [argument for user in (BROKER_USER, CLIENT_USER) for argument in
             ("--add-scram", f"{security.mechanism}=[name={user},password={security.password(user)}]")]
