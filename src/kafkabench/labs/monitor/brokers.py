@@ -35,8 +35,13 @@ def run(connection: Connection, scenario, send, stopping: threading.Event) -> No
             listed, leaders, preferred = _metadata(admin, scenario.probe_topic)
             addresses.update(listed or {})
             asked = {broker: pool.submit(_answers, address, tls) for broker, address in addresses.items()}
-            send({"kind": "brokers", "listed": None if listed is None else sorted(listed),
-                  "answering": {broker: future.result() for broker, future in asked.items()},
+            answering = {broker: future.result() for broker, future in asked.items()}
+            live = [addresses[broker] for broker, said in answering.items() if said]
+            if listed is None and live:  # the admin's broker is silent (paused: its connection stays open, the
+                # client keeps asking it for a minute): the cluster's view from the brokers that answer
+                with KafkaAdmin(connection.at(",".join(live)), timeout_s=METADATA_TIMEOUT_S) as fresh:
+                    listed, leaders, preferred = _metadata(fresh, scenario.probe_topic)
+            send({"kind": "brokers", "listed": None if listed is None else sorted(listed), "answering": answering,
                   "leaders": leaders, "preferred": preferred})
             stopping.wait(max(0.0, scenario.interval - (time.monotonic() - begun)))
 
