@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # three pytest-xdist workers on this 2-core machine: the suite waits on brokers (sessions to expire, faults to heal)
-# more than it computes (16 min 46 s with two, 13 min 28 s with three; four gained nothing more: 13 min 11 s, with
-# the cores busy); a module's tests stay on one worker
+# more than it computes (16 min 46 s with two, 13 min 28 s with three; four gained nothing more: 13 min 11 s, and
+# later 12 min 10 s against three's 12 min 15 s, with the cores busy); a module's tests stay on one worker
 # (tests/conftest.py says how they are grouped); the slowest tests named at the end, to keep the whole run short
 PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --durations=15
 
