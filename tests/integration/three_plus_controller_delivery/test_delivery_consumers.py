@@ -78,6 +78,7 @@ def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_
     cell = next(tmp_path.glob("histories/*"))
     killed, written = Processed.open(cell / "consumer-1.1"), History.open_mapped(cell / "producer")
     successors = [Processed.open(path) for path in sorted(cell.glob("consumer-1.*")) if path.name != "consumer-1.1"]
+    assert successors, sorted(path.name for path in cell.iterdir())  # slot 1's later processes: consumer-1.2, ...
     read_later = np.any([successor.counts > 0 for successor in successors], axis=0)
     # where the successor started reading each of the killed one's partitions: the group's committed offset, the
     # killed one's last confirmed commit, or the one it had sent when the kill landed, before the answer came
