@@ -386,11 +386,10 @@ class EmbeddedCluster:
         pending = set(broker_ids or self.broker_ids())
 
         def all_answer() -> bool:
-            for node_id in self.node_ids() if starting else ():
+            for node_id in self.node_ids() if starting else sorted(pending):
                 self._raise_if_died(node_id)
             live = {bid for bid in self.broker_ids() if self._processes[bid].state() != "dead"}
             for broker_id in sorted(pending):
-                self._raise_if_died(broker_id)
                 if self._metadata_from(broker_id) >= live:
                     pending.discard(broker_id)
             return not pending
