@@ -90,27 +90,45 @@ class LatencyHistogram:
         return cls(HdrHistogram.decode(encoded), out_of_range)
 
     def value_at_percentile_ms(self, percentile: float) -> float:
-        return self._hdr.get_value_at_percentile(percentile) / 1000
+        return self.percentiles_ms(percentile)[0]
+
+    def percentiles_ms(self, *percentiles: float) -> list[float]:
+        """Exactly what HdrHistogram's get_value_at_percentile gives for each, read from the recorded buckets alone:
+        its loop walks the counts array in Python (a few ms a value; a run's timeline and a plan's report read
+        thousands)."""
+        hdr = self._hdr
+        indexes, counts = self.buckets()
+        reached = np.cumsum(counts)
+        values = []
+        for percentile in percentiles:
+            bucket = int(np.searchsorted(reached, hdr.get_target_count_at_percentile(percentile)))
+            if bucket == len(indexes):  # nothing recorded
+                values.append(0.0)
+                continue
+            value = hdr.get_value_from_index(int(indexes[bucket]))
+            edge = hdr.get_highest_equivalent_value if percentile else hdr.get_lowest_equivalent_value
+            values.append(edge(value) / 1000)
+        return values
 
     def summary(self) -> Stat | None:
         if self.count == 0:
             return None
         hdr = self._hdr
-        return Stat(
-            count=self.count,
-            mean_ms=hdr.get_mean_value() / 1000,
-            p50_ms=hdr.get_value_at_percentile(50) / 1000,
-            p90_ms=hdr.get_value_at_percentile(90) / 1000,
-            p99_ms=hdr.get_value_at_percentile(99) / 1000,
-            p999_ms=hdr.get_value_at_percentile(99.9) / 1000,
-            max_ms=hdr.get_max_value() / 1000,
-            min_ms=hdr.get_min_value() / 1000,
-        )
+        indexes, counts = self.buckets()
+        # hdrh's get_mean_value, read from the recorded buckets: Python integers, one division, as it does
+        total = sum(int(count) * hdr._hdr_median_equiv_value(hdr.get_value_from_index(int(index)))
+                    for index, count in zip(indexes, counts))
+        p50, p90, p99, p999 = self.percentiles_ms(50, 90, 99, 99.9)
+        return Stat(count=self.count, mean_ms=float(total) / hdr.get_total_count() / 1000, p50_ms=p50, p90_ms=p90,
+                    p99_ms=p99, p999_ms=p999, max_ms=hdr.get_max_value() / 1000, min_ms=hdr.get_min_value() / 1000)
 
     def buckets(self) -> tuple[np.ndarray, np.ndarray]:
         """(index, count) of every recorded bucket, ascending, as arrays: the counts array read in one piece, for
-        code that sums many histograms bucket for bucket (bucket_values gives the indexes' values)."""
-        counts = np.ctypeslib.as_array(self._hdr.counts)
+        code that sums many histograms bucket for bucket (bucket_values gives the indexes' values). The array is read
+        up to the maximum's bucket: nothing is recorded beyond it (hdrh keeps the maximum through records, adds and
+        decodes)."""
+        hdr = self._hdr
+        counts = np.ctypeslib.as_array(hdr.counts)[:hdr.get_counts_array_index(hdr.get_max_value()) + 1]
         indexes = np.flatnonzero(counts)
         return indexes, counts[indexes].astype(np.int64)
 

@@ -142,6 +142,7 @@ def _merged(earlier: TimelineEntry, later: TimelineEntry) -> TimelineEntry:
 def _entry(metric: str, t_s: float, totals: _Totals, histogram: LatencyHistogram) -> TimelineEntry:
     seconds = max((totals.end_ns - totals.start_ns) / 1e9, 1e-9)
     recorded = histogram.count > 0
+    p50_ms, p99_ms = histogram.percentiles_ms(50, 99) if recorded else (None, None)
     entry = TimelineEntry(
         t_s=t_s,
         records=totals.records,
@@ -149,8 +150,8 @@ def _entry(metric: str, t_s: float, totals: _Totals, histogram: LatencyHistogram
         mb_per_s=totals.payload_bytes / MB / seconds,
         errors=totals.errors,
         metric=metric,
-        p50_ms=histogram.value_at_percentile_ms(50) if recorded else None,
-        p99_ms=histogram.value_at_percentile_ms(99) if recorded else None,
+        p50_ms=p50_ms,
+        p99_ms=p99_ms,
     )
     entry._totals = totals
     entry._histogram = histogram.encode() if recorded else ""

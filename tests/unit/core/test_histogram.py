@@ -101,3 +101,21 @@ def test_nanoseconds_round_to_microseconds_as_record_ns_does(nanoseconds):
         one_by_one.record_ns(ns)
     bulk.record_many_us(ns_to_us(np.array(nanoseconds, dtype=np.int64)))
     assert one_by_one.encode() == bulk.encode() and one_by_one.out_of_range == bulk.out_of_range
+
+
+@settings(max_examples=25, deadline=None)  # hdrh's own mean walks the whole counts array: 40 ms a call
+@given(st.lists(latencies_us, min_size=1, max_size=300), st.lists(st.integers(1, 50), min_size=1, max_size=300))
+def test_the_summary_is_exactly_what_hdrhistogram_itself_reads(values, repeats):
+    h = LatencyHistogram()
+    h.record_many_us(np.repeat(np.array(values, dtype=np.int64), repeats[:len(values)] + [1] * (len(values) - len(repeats))))
+    if h.count == 0:
+        return
+    hdr, s = h._hdr, h.summary()
+    assert s.mean_ms == hdr.get_mean_value() / 1000
+    assert [s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms] == [hdr.get_value_at_percentile(p) / 1000 for p in (50, 90, 99, 99.9)]
+    assert (s.count, s.max_ms, s.min_ms) == (hdr.get_total_count(), hdr.get_max_value() / 1000, hdr.get_min_value() / 1000)
+    assert h.percentiles_ms(0, 100, 33.3) == [hdr.get_value_at_percentile(p) / 1000 for p in (0, 100, 33.3)]
+
+
+def test_an_empty_histograms_percentiles_are_zero_as_hdrhistogram_says():
+    assert LatencyHistogram().percentiles_ms(0, 50, 100) == [0.0, 0.0, 0.0]
