@@ -6,7 +6,7 @@ it / the same copier with the watching taken out.
 
 Watched: the worker the lab runs (its watchdog thread reporting progress every 0.2 s and bounding every client call),
 and on the orchestrator's side the group's committed offsets against the input's end looked at every 0.5 s
-(admin.GroupLag, as labs.delivery.watch.GroupWatch does) and each report noted in a core.liveness.Track.
+(admin.GroupLag, as consumers.watch.GroupWatch does) and each report noted in a core.liveness.Track.
 Unwatched: benchmarks/untracked_copier_worker.py (the same ConsumerRun, no watchdog, no call labels, progress from
 the copy loop) and no looks. Both copy the same filled input (benchmarks/copier_overhead.py's) to a fresh output
 topic, in a group of their own; one discarded pass each, then --repeats in ABBA order. records/s = count / (the
@@ -34,7 +34,7 @@ from kafkabench.admin import GroupLag, KafkaAdmin
 from kafkabench.core.liveness import Track
 from kafkabench.core.protocol import DeliveryConsumerParams, Finish, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.worker_process import WorkerProcess
-from kafkabench.labs.delivery.watch import LOOK_S
+from kafkabench.consumers.watch import LOOK_S
 
 HERE = Path(__file__).parent
 TARGET = 0.97

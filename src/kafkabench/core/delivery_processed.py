@@ -6,6 +6,9 @@ the checker after the run, so it sits below both. In a directory of its own, one
 - `processed.npy` (uint8, one per input sequence, mapped): how many times this process processed the message,
   saturating at 255. A count is in the file as soon as it is stored: a consumer killed with SIGKILL keeps all it
   did.
+- `processed_at.npy` (int64 per input sequence, mapped): when this process last processed the message, in wall-clock
+  ns (0: never); `created_at.npy` (int64): the record's own timestamp (ms), as the consumer read it. Together, the
+  time each record waited and when each partition was read (labs.groups.gaps).
 - `processed.meta`: "FORMAT PRODUCER COUNT", the input producer whose ids the values carry and how many it sent.
 - `commits.txt`: one line per offset commit the client confirmed, "PARTITION NEXT_OFFSET" per partition, joined by
   spaces, written after the commit returned and before anything else is done: the consumer's own account of
@@ -22,24 +25,29 @@ from kafkabench.core.delivery_history import HistoryFileError
 
 FORMAT = 1
 COUNTS, META, COMMITS = "processed.npy", "processed.meta", "commits.txt"
+PROCESSED_AT, CREATED_AT = "processed_at.npy", "created_at.npy"
 SATURATED = 255
 
 
 class Processed:
     """One consumer process's processed counts, mapped to its files (`create`) or read back (`open`)."""
 
-    def __init__(self, producer: int, counts: np.ndarray, commits: list[dict[int, int]] | None = None) -> None:
+    def __init__(self, producer: int, counts: np.ndarray, commits: list[dict[int, int]] | None = None,
+                 processed_at: np.ndarray | None = None, created_at: np.ndarray | None = None) -> None:
         self.producer, self.counts = producer, counts
         self.commits = commits or []  # each commit: partition -> the next offset to read
+        self.processed_at, self.created_at = processed_at, created_at  # None in a history written before they were
 
     @classmethod
     def create(cls, directory: Path, producer: int, count: int) -> Processed:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         counts = np.lib.format.open_memmap(directory / COUNTS, mode="w+", dtype=np.uint8, shape=(count,))
+        times = [np.lib.format.open_memmap(directory / name, mode="w+", dtype=np.int64, shape=(count,))
+                 for name in (PROCESSED_AT, CREATED_AT)]
         (directory / META).write_text(f"{FORMAT} {producer} {count}\n")
         (directory / COMMITS).write_text("")
-        return cls(producer, counts)
+        return cls(producer, counts, None, *times)
 
     @classmethod
     def open(cls, directory: Path) -> Processed:
@@ -50,18 +58,29 @@ class Processed:
             if version != FORMAT or counts.dtype != np.uint8 or counts.shape != (count,):
                 raise ValueError(f"{COUNTS}: {counts.dtype}{list(counts.shape)}, expected uint8[{count}]")
             commits = [_commit(line) for line in (directory / COMMITS).read_text().splitlines() if line.strip()]
+            times = [_times(directory / name, count) for name in (PROCESSED_AT, CREATED_AT)]
         except (OSError, ValueError) as error:
             raise HistoryFileError(f"{directory}: not a readable consumer history ({error})") from error
-        return cls(producer, counts, commits)
+        return cls(producer, counts, commits, *times)
 
-    def record(self, sequence: int) -> None:
-        """The message processed once more."""
+    def record(self, sequence: int, at_ns: int, created_ms: int) -> None:
+        """The message processed once more, now (`at_ns`, wall clock); `created_ms` is the record's timestamp."""
         if (count := self.counts[sequence]) < SATURATED:
             self.counts[sequence] = count + 1
+        self.processed_at[sequence], self.created_at[sequence] = at_ns, created_ms
 
     @staticmethod
     def commit_line(offsets: dict[int, int]) -> str:
         return " ".join(f"{partition} {offset}" for partition, offset in sorted(offsets.items())) + "\n"
+
+
+def _times(path: Path, count: int) -> np.ndarray | None:
+    if not path.is_file():
+        return None
+    times = np.load(path, allow_pickle=False)
+    if times.dtype != np.int64 or times.shape != (count,):
+        raise ValueError(f"{path.name}: {times.dtype}{list(times.shape)}, expected int64[{count}]")
+    return times
 
 
 def _commit(line: str) -> dict[int, int]:

@@ -84,6 +84,10 @@ class ConsumerRun:
     def _values(self, records: list) -> list:
         raise NotImplementedError
 
+    def _timestamps(self, records: list) -> list[int]:
+        """Each record's own timestamp (ms), as the client read it."""
+        raise NotImplementedError
+
     def _next_offsets(self, records: list) -> dict[int, int]:
         """Per partition, the offset after the batch's last record: where the next read starts."""
         raise NotImplementedError
@@ -143,11 +147,11 @@ class ConsumerRun:
 
     def _process(self, records: list) -> None:
         pause, processed, counters = self.params.process_ms / 1000, self.processed, self.counters
-        for value in self._values(records):
+        for value, created_ms in zip(self._values(records), self._timestamps(records)):
             if pause:
                 time.sleep(pause)
             if (sequence := self._sequence(value)) is not None:
-                processed.record(sequence)
+                processed.record(sequence, time.time_ns(), created_ms)
                 counters["processed"] += 1
 
     def _process_then_commit(self, records: list) -> None:

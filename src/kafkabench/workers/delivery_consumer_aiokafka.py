@@ -114,6 +114,9 @@ class AiokafkaConsumerRun(ConsumerRun):
     def _values(self, records: list) -> list:
         return [record.value for record in records]
 
+    def _timestamps(self, records: list) -> list[int]:
+        return [record.timestamp for record in records]
+
     def _next_offsets(self, records: list) -> dict[int, int]:
         return {record.partition: record.offset + 1 for record in records}
 

@@ -57,6 +57,9 @@ class ConfluentConsumerRun(ConsumerRun):
     def _values(self, records: list) -> list:
         return [record.value() for record in records]
 
+    def _timestamps(self, records: list) -> list[int]:
+        return [record.timestamp()[1] for record in records]
+
     def _next_offsets(self, records: list) -> dict[int, int]:
         return {record.partition(): record.offset() + 1 for record in records}
 

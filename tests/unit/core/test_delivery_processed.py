@@ -4,28 +4,38 @@ import numpy as np
 import pytest
 
 from kafkabench.core.delivery_history import HistoryFileError
-from kafkabench.core.delivery_processed import COMMITS, COUNTS, Processed, totals
+from kafkabench.core.delivery_processed import COMMITS, COUNTS, CREATED_AT, PROCESSED_AT, Processed, totals
 
 
 def test_counts_and_commits_are_in_the_files_as_they_are_written(tmp_path):
     written = Processed.create(tmp_path / "c", producer=3, count=5)
-    written.record(1)
-    written.record(1)
-    written.record(4)
+    written.record(1, 1_000, 7)
+    written.record(1, 2_000, 7)
+    written.record(4, 3_000, 9)
     (tmp_path / "c" / COMMITS).write_text(Processed.commit_line({2: 7, 0: 12}))
     # read without the writer closing anything: what a killed process leaves
     read = Processed.open(tmp_path / "c")
     assert read.producer == 3
     assert read.counts.tolist() == [0, 2, 0, 0, 1]
     assert read.commits == [{0: 12, 2: 7}]
+    # when each was last processed (wall-clock ns) and its record's own timestamp (ms); 0: never processed
+    assert read.processed_at.tolist() == [0, 2_000, 0, 0, 3_000] and read.created_at.tolist() == [0, 7, 0, 0, 9]
     assert Processed.commit_line({2: 7, 0: 12}) == "0 12 2 7\n"
 
 
 def test_a_count_saturates_instead_of_wrapping(tmp_path):
     processed = Processed.create(tmp_path, producer=0, count=1)
     for _ in range(300):
-        processed.record(0)
+        processed.record(0, 1, 1)
     assert int(processed.counts[0]) == 255
+
+
+def test_a_history_written_before_the_times_were_kept_opens_without_them(tmp_path):
+    Processed.create(tmp_path, producer=0, count=2).record(1, 5, 5)
+    (tmp_path / PROCESSED_AT).unlink()
+    (tmp_path / CREATED_AT).unlink()
+    read = Processed.open(tmp_path)
+    assert read.counts.tolist() == [0, 1] and read.processed_at is None and read.created_at is None
 
 
 def test_totals_add_every_process_without_overflow(tmp_path):

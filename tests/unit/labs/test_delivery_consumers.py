@@ -160,7 +160,7 @@ def test_a_stall_bound_below_the_session_or_on_a_launcher_that_cannot_stop_a_pro
     from types import SimpleNamespace
 
     from kafkabench.labs.delivery.consumers import CONSUMER_DEFAULTS
-    from kafkabench.labs.delivery.watch import check_stall_bound, stall_bound
+    from kafkabench.labs.delivery.stall_bound import check_stall_bound, stall_bound
 
     local, ray = (SimpleNamespace(launcher=SimpleNamespace(name=name)) for name in ("local", "ray"))
     with pytest.raises(ConfigError, match=r"--stall-bound 5 s is shorter than the consumers' session.timeout.ms \(6 s\)"):
@@ -198,7 +198,7 @@ def test_a_failed_look_is_not_taken_for_one_and_the_next_asks_with_a_fresh_clien
     import threading
 
     from kafkabench.errors import KafkaAdminError
-    from kafkabench.labs.delivery import watch
+    from kafkabench.consumers import watch
 
     answers = iter([{0: 5, 1: 0}, KafkaAdminError("the group's offsets: timed out"), {0: 2, 1: 0}, {0: 0, 1: 0}])
     clients, looks, done = [], [], threading.Event()

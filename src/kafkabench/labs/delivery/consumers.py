@@ -4,9 +4,9 @@ lasts as long as its faults need), faults fired at brokers, the coordinator or t
 group let finish once it has committed the whole input, the cluster healed, and what the group did judged against
 the input as read back (labs.delivery.consumer_checks).
 
-While the group runs, a watch (labs.delivery.watch) looks at its committed offsets against the input's end: what is
+While the group runs, a watch (consumers.watch) looks at its committed offsets against the input's end: what is
 behind on each partition is noted for the member holding it, and a member that makes no progress for --stall-bound
-while records wait on its partitions is stopped and replaced (labs.delivery.group). Every wait is bounded: a group
+while records wait on its partitions is stopped and replaced (consumers.group). Every wait is bounded: a group
 that commits nothing for the give-up bound is left as it is, and the cell ends with what it did, judged, and the
 stall in its liveness verdict (labs.delivery.liveness): a stalled client is its result, not kafkabench's failure.
 """
@@ -33,12 +33,13 @@ from kafkabench.labs.delivery import consumer_checks as checks
 from kafkabench.labs.delivery import liveness
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_settings
 from kafkabench.labs.delivery.faults import FaultRun, Stage
-from kafkabench.labs.delivery.group import ConsumerGroup
+from kafkabench.consumers.group import ConsumerGroup
 from kafkabench.labs.delivery.judge import HISTORY_DIR, heal
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.readback import read_spans, read_topic
 from kafkabench.labs.delivery.scenario import DeliveryScenario
-from kafkabench.labs.delivery.watch import GIVE_UP_MARGIN_S, GroupWatch, stall_bound
+from kafkabench.consumers.watch import GIVE_UP_MARGIN_S, GroupWatch
+from kafkabench.labs.delivery.stall_bound import stall_bound
 from kafkabench.labs.topic_check import fresh_topic
 
 PRODUCER_ID = 0

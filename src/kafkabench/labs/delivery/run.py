@@ -32,7 +32,7 @@ from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
 from kafkabench.labs.delivery.scenario import DeliveryScenario
-from kafkabench.labs.delivery.watch import check_stall_bound
+from kafkabench.labs.delivery.stall_bound import check_stall_bound
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.topic_check import fresh_topic
 

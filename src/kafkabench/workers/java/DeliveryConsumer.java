@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -259,7 +260,7 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
                 strays++;
             } else {
                 if (processNs > 0) pause(processNs);
-                processed.increment(sequence);
+                processed.increment(sequence, record.timestamp());
                 processedRecords++;
                 lastNs = System.nanoTime();
             }
@@ -470,18 +471,24 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
 
     /**
      * The processed history of core/delivery_processed.py: processed.npy (uint8 per sequence, saturating at 255)
-     * mapped read-write, so a count is in the page cache once stored and survives a kill; processed.meta;
-     * commits.txt, one line appended per confirmed commit in one write.
+     * mapped read-write, so a count is in the page cache once stored and survives a kill; processed_at.npy and
+     * created_at.npy (int64 per sequence: when it was last processed, wall-clock ns; the record's timestamp, ms);
+     * processed.meta; commits.txt, one line appended per confirmed commit in one write.
      */
     static final class Processed {
         static final int FORMAT = 1;
         private static final int CHUNK_SHIFT = 30; // 1 GiB per mapping: one MappedByteBuffer holds < 2 GiB
         private static final long CHUNK_MASK = (1L << CHUNK_SHIFT) - 1;
         private final MappedByteBuffer[] chunks;
+        private final History.Column processedAt;
+        private final History.Column createdAt;
         private final FileChannel commits;
 
-        private Processed(MappedByteBuffer[] chunks, FileChannel commits) {
+        private Processed(MappedByteBuffer[] chunks, History.Column processedAt, History.Column createdAt,
+                          FileChannel commits) {
             this.chunks = chunks;
+            this.processedAt = processedAt;
+            this.createdAt = createdAt;
             this.commits = commits;
         }
 
@@ -499,12 +506,14 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
                             Math.min(CHUNK_MASK + 1, count - first));
                 }
             }
+            History.Column processedAt = new History.Column(directory.resolve("processed_at.npy"), "<i8", 8, count);
+            History.Column createdAt = new History.Column(directory.resolve("created_at.npy"), "<i8", 8, count);
             Files.writeString(directory.resolve("processed.meta"), FORMAT + " " + producer + " " + count + "\n",
                     StandardCharsets.US_ASCII);
             Path commitsFile = directory.resolve("commits.txt");
             Files.write(commitsFile, new byte[0]); // empty, then appended to
             FileChannel commits = FileChannel.open(commitsFile, StandardOpenOption.APPEND);
-            return new Processed(chunks, commits);
+            return new Processed(chunks, processedAt, createdAt, commits);
         }
 
         /** NPY 1.0 for a 1-d little-endian array, as numpy.lib.format writes it: the dict with room for the
@@ -522,12 +531,15 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
             return header.array();
         }
 
-        /** The sequence processed once more (at most 255 counted). */
-        void increment(long sequence) {
+        /** The sequence processed once more (at most 255 counted), now; createdMs is the record's timestamp. */
+        void increment(long sequence, long createdMs) {
             MappedByteBuffer chunk = chunks[(int) (sequence >>> CHUNK_SHIFT)];
             int at = (int) (sequence & CHUNK_MASK);
             int times = chunk.get(at) & 0xFF;
             if (times < 255) chunk.put(at, (byte) (times + 1));
+            Instant now = Instant.now();
+            processedAt.putLong(sequence, now.getEpochSecond() * 1_000_000_000L + now.getNano());
+            createdAt.putLong(sequence, createdMs);
         }
 
         /** "PARTITION NEXT_OFFSET" pairs, partitions ascending, as one write. */

@@ -116,7 +116,8 @@ final class History {
 
     /** One .npy file of `count` values of `width` bytes (NPY 1.0, little-endian, C order), mapped in chunks
      *  because one MappedByteBuffer holds less than 2 GiB. */
-    private static final class Column {
+    /** One mapped .npy column (the delivery consumer's processed history uses it too). */
+    static final class Column {
         private static final int CHUNK_SHIFT = 27; // values per chunk: 1 GiB of int64 at most
         private static final long CHUNK_MASK = (1L << CHUNK_SHIFT) - 1;
         private final MappedByteBuffer[] chunks;

@@ -1,7 +1,7 @@
-"""How a delivery cell watches its consumer group (the consumers or copiers): every LOOK_S the group's committed
-offsets against the input's end, what is behind on each partition noted for the member that holds it
-(ConsumerGroup.look: a member stalled past the bound is replaced) and members that ended by themselves replaced
-(ConsumerGroup.check); and the stall bound itself, --stall-bound or STALL_SESSIONS session timeouts."""
+"""A consumer group watched from outside (the consumers or copiers of a delivery cell, the group of a groups cell):
+every LOOK_S its committed offsets against the topic's end, what is behind on each partition noted for the member that
+holds it (ConsumerGroup.look: a member stalled past the bound is replaced) and members that ended by themselves
+replaced (ConsumerGroup.check)."""
 
 from __future__ import annotations
 
@@ -9,47 +9,14 @@ import threading
 import time
 
 from kafkabench.admin import GroupLag
-from kafkabench.cluster.target import Target
 from kafkabench.connection import Connection
-from kafkabench.errors import ConfigError, KafkabenchError
-from kafkabench.labs.delivery.group import ConsumerGroup
-from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.consumers.group import ConsumerGroup
+from kafkabench.errors import KafkabenchError
 
 # between two looks at the group's offsets (a committed-offsets fetch and an end-offset query per partition, sent to
 # the brokers the measured clients use): a stalled member is replaced within a second of its bound
 LOOK_S = 1.0
-# the default stall bound, in session timeouts: long past a broker's failover, well short of max.poll.interval.ms
-# (300 s), after which the group itself drops a member that heartbeats but no longer polls
-STALL_SESSIONS = 5
 GIVE_UP_MARGIN_S = 30  # beyond the scenario's timeout and the stall bound: a group that commits nothing this long
-
-
-def stall_bound(scenario: DeliveryScenario, target: Target, defaults: dict[str, str]) -> float | None:
-    """The bound after which a stalled member is replaced: --stall-bound, else STALL_SESSIONS x the session timeout
-    where the launcher can stop a process; None: stalls are recorded, nobody is replaced."""
-    if scenario.stall_bound is not None:
-        return scenario.stall_bound
-    return STALL_SESSIONS * session_timeout_s(scenario, defaults) if target.launcher.name == "local" else None
-
-
-def check_stall_bound(scenario: DeliveryScenario, target: Target, defaults: dict[str, str]) -> None:
-    """A bound the group's own session would outlast, or one a launcher cannot act on: refused before the cell."""
-    if scenario.stall_bound is None:
-        return
-    if target.launcher.name != "local":
-        raise ConfigError(f"--stall-bound replaces a stalled member by stopping its process; with --launcher "
-                          f"{target.launcher.name} kafkabench cannot stop it: drop --stall-bound (stalls are still "
-                          "recorded) or the launcher")
-    if scenario.stall_bound < (session := session_timeout_s(scenario, defaults)):
-        raise ConfigError(f"--stall-bound {scenario.stall_bound:g} s is shorter than the consumers' session.timeout.ms "
-                          f"({session:g} s): a member would be replaced before the group could move its partitions; "
-                          f"give at least {session:g}")
-
-
-def session_timeout_s(scenario: DeliveryScenario, defaults: dict[str, str]) -> float:
-    """The consumers' session.timeout.ms as the cell gives it to them, in seconds."""
-    given = {**defaults, **scenario.settings({}).values("consumer")}["session.timeout.ms"]
-    return float(given) / 1000
 
 
 class GroupWatch:
