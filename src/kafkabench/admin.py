@@ -128,6 +128,32 @@ class GroupLag:
         self.close()
 
 
+@dataclass(frozen=True)
+class GroupState:
+    """A consumer group as its coordinator describes it."""
+
+    state: str  # STABLE, PREPARING_REBALANCING, COMPLETING_REBALANCING, EMPTY, DEAD, UNKNOWN
+    members: int
+    partitions_held: int  # summed over the members' current assignments
+    reconciling: int  # KIP-848 members whose assignment is not yet the broker's target for them
+    protocol: str  # CLASSIC or CONSUMER
+
+    @property
+    def stable(self) -> bool:
+        return self.state == "STABLE" and not self.reconciling
+
+    @property
+    def said(self) -> str:
+        """The state in words: librdkafka's describe (2.16) reads a KIP-848 group's ASSIGNING and RECONCILING states
+        as UNKNOWN."""
+        state = "ASSIGNING or RECONCILING" if self.protocol == "CONSUMER" and self.state == "UNKNOWN" else self.state
+        return f"{state}{f' ({self.reconciling} reconciling)' if self.reconciling else ''}, {self.members} members"
+
+
+def _partitions(assignment) -> set[tuple[str, int]]:
+    return {(tp.topic, tp.partition) for tp in assignment.topic_partitions or []}
+
+
 class KafkaAdmin:
     """A thin, typed face over the admin APIs; every call is bounded by `timeout_s`."""
 
@@ -262,6 +288,17 @@ class KafkaAdmin:
         finally:
             consumer.close()
         return {tp.partition: tp.offset for tp in found if tp.offset >= 0}
+
+    def group_state(self, group: str) -> GroupState:
+        """The group as its coordinator sees it (DescribeGroups, or ConsumerGroupDescribe for a KIP-848 group)."""
+        future = self._admin.describe_consumer_groups([group], request_timeout=self.timeout_s)[group]
+        found = self._call(f"describe group {group}", lambda: future.result(timeout=self.timeout_s))
+        held = [len(m.assignment.topic_partitions or []) if m.assignment else 0 for m in found.members]
+        # a KIP-848 member is reconciled once it holds what the broker targets for it
+        reconciling = sum(1 for m in found.members if m.target_assignment is not None and m.assignment is not None and
+                          _partitions(m.target_assignment) != _partitions(m.assignment))
+        state = found.state.name if found.state is not None else "UNKNOWN"
+        return GroupState(state, len(found.members), sum(held), reconciling, getattr(found.type, "name", "UNKNOWN"))
 
     def coordinator(self, kind: str, key: str) -> int:
         """The broker coordinating a transactional id (`kind` "transaction") or a consumer group ("group"): the leader

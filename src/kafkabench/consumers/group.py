@@ -1,6 +1,6 @@
-"""The consumers (or copiers) of a delivery cell as the orchestrator runs them: a consumer group of `size` members,
-each a worker process in a slot of its own, killed, paused and replaced as the faults say, until the group has
-committed the whole input.
+"""A consumer group as the orchestrator runs it (a delivery cell's consumers or copiers, a groups cell's members): `size`
+members, each a worker process in a slot of its own, killed, paused and replaced as the faults say, or restarted,
+added and closed as a planned change says, until the group has committed the whole input.
 
 A member killed on purpose (SIGKILL) stays down until its fault heals, then a new process takes its slot: a new
 history directory (`consumer-2.1`: slot 2, second process), the same transactional.id for a copier, so it fences
@@ -47,6 +47,7 @@ class Member:
     result: Result | None = None
     error: str | None = None
     ended: str | None = None  # "killed", "finished", "replaced" (stalled), or why it ended by itself
+    closing: bool = False  # told to finish by a planned change: its end is not a failure to replace
     paused: bool = False
     placement: dict = field(default_factory=dict)
     assigned: list[int] = field(default_factory=list)  # the partitions it last said it holds
@@ -92,7 +93,7 @@ class ConsumerGroup:
     def check(self) -> None:
         """Between looks at the group's offsets: a member that ended by itself is recorded and replaced."""
         for slot, member in list(self.current.items()):
-            if member.ended is not None and member.ended not in ("killed", "replaced"):
+            if member.ended is not None and member.ended not in ("killed", "replaced") and not member.closing:
                 self._replace_if(slot, member, f"ended by itself ({member.ended})")
 
     def look(self, behind: dict[int, int] | None) -> None:
@@ -160,6 +161,40 @@ class ConsumerGroup:
                     with contextlib.suppress(KafkabenchError):  # gone already: nothing to resume
                         self._signal(member, signal.SIGCONT)
                 member.worker.stop(10)
+
+    # ---- planned changes ---------------------------------------------------------------------------------------
+
+    def close(self, slot: int, timeout_s: float = FINISH_S) -> str:
+        """The member told to finish and awaited (its last commit, then its client closed: it leaves the group), its
+        slot left empty; a member that has not ended within `timeout_s` is stopped."""
+        with self._lock:
+            member = self._live(slot)
+            member.closing = True
+        member.worker.send(Finish())
+        deadline = time.monotonic() + timeout_s
+        while member.ended is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if member.ended is None:
+            member.error = f"no result {timeout_s:g} s after finish"
+            member.ended, member.ended_at = "stopped", time.monotonic()
+            member.worker.stop(0)
+        with self._lock:
+            self.current.pop(slot, None)
+        self._event(f"member {slot}.{member.incarnation} closed ({member.ended})")
+        return f"consumer {slot}.{member.incarnation} closed"
+
+    def restart(self, slot: int) -> str:
+        """A deploy's step: the member closed cleanly, then a new process in its slot."""
+        said = self.close(slot)
+        self.start_in(slot)
+        return f"{said}, {slot}.{self.current[slot].incarnation} started"
+
+    def start_in(self, slot: int) -> None:
+        """A new process in `slot` (an emptied one, or one past the group's size: the group grows)."""
+        with self._lock:
+            self.size = max(self.size, slot)
+            self._replace(slot)
+        self._event(f"member {slot}.{self.current[slot].incarnation} started")
 
     # ---- the faults' way in -------------------------------------------------------------------------------
 

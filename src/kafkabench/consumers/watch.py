@@ -34,6 +34,7 @@ class GroupWatch:
         self.looked_at = 0.0  # ... which began then
         self.committed_at = time.monotonic()  # the last look that saw the group commit more
         self.problem = ""
+        self.looks: list[tuple[float, int]] = []  # (monotonic, records behind in all) of every look that succeeded
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="group watch", daemon=True)
 
@@ -89,6 +90,7 @@ class GroupWatch:
                     if sum(behind.values()) != left:
                         left, self.committed_at = sum(behind.values()), time.monotonic()
                     self.behind, self.looked_at = behind, looked_at
+                    self.looks.append((looked_at, sum(behind.values())))
                 try:
                     self.members.look(behind)
                     self.members.check()

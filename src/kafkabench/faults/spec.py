@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kafkabench.faults.grammar import Phrase
+
 PROCESS = ("kill", "pause", "restart")
 NETWORK = ("partition", "delay", "loss", "bandwidth")
 ROLES = ("leader", "follower", "controller", "coordinator", "consumer")
@@ -35,7 +37,7 @@ EXAMPLES = ("kill-leader:5", "pause-follower", "restart-leader", "kill-controlle
             "partition-leader:40,from=followers+controllers", "partition-3:10,from=clients,reset",
             "delay-follower:30,ms=50,jitter=10", "delay-leader:30,ms=20,to=clients", "loss-leader:20,percent=5",
             "bandwidth-follower:30,mbit=10", "kill-consumer:2", "kill-coordinator", "kill-leader,of=output")
-_FAULT = re.compile(r"^([a-z]+)-([a-z]+|[0-9]+)(?::([0-9]*\.?[0-9]+))?((?:,[a-z]+(?:=[^,]+)?)*)$")
+_ACTION_TARGET = re.compile(r"^([a-z]+)-([a-z]+|[0-9]+)$")
 
 
 class FaultSyntaxError(ValueError):
@@ -50,11 +52,12 @@ class FaultSpec:
 
     @classmethod
     def parse(cls, text: str) -> FaultSpec:
-        found = _FAULT.match(text.strip())
-        if not found:
+        phrase = Phrase.read(text)
+        named = _ACTION_TARGET.match(phrase.name) if phrase else None
+        if not named:
             raise FaultSyntaxError(f"{text!r}: expected ACTION-TARGET[:SECONDS][,OPTION=VALUE...], e.g. "
                                    f"{', '.join(EXAMPLES[:2])} or {EXAMPLES[5]}")
-        action, target, seconds, options = found.groups()
+        (action, target), seconds = named.groups(), phrase.number
         if action not in PROCESS + NETWORK:
             raise FaultSyntaxError(f"{text!r}: no fault {action!r}; faults are {', '.join(PROCESS + NETWORK)}")
         if target not in ROLES and not target.isdigit():
@@ -66,8 +69,8 @@ class FaultSpec:
             raise FaultSyntaxError(f"{text!r}: a clean restart takes no duration")
         if seconds and float(seconds) <= 0:
             raise FaultSyntaxError(f"{text!r}: the duration must be > 0 s")
-        pairs = tuple((key, value) for key, _, value in (option.partition("=") for option in options.split(",")[1:]))
-        spec = cls(f"{action}-{target}", None if action == "restart" else float(seconds) if seconds else DOWN_S, pairs)
+        spec = cls(f"{action}-{target}", None if action == "restart" else float(seconds) if seconds else DOWN_S,
+                   phrase.options)
         spec._check_options(text)
         return spec
 

@@ -1,0 +1,74 @@
+"""The groups lab's planned changes, in the faults' grammar (faults.grammar): `NAME[:COUNT][,OPTION=VALUE...]`.
+
+- rolling-restart[,pause=S]: each member in turn closed cleanly (its last commit, then it leaves the group) and a new
+  process started in its slot, S seconds (default 1) between one member's new process being ready and the next close:
+  a deploy.
+- crash:K[,down=S]: K members killed at once (SIGKILL, no goodbye), each replaced by a new process S seconds (default
+  3) later.
+- scale-out:K: K members added. scale-in:K: the K last members closed cleanly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkabench.faults.grammar import Phrase
+
+KINDS = ("rolling-restart", "crash", "scale-out", "scale-in")
+COUNTED = ("crash", "scale-out", "scale-in")
+OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",)}
+DEFAULTS = {"pause": 1.0, "down": 3.0}
+EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "scale-out:2", "scale-in:1")
+
+
+class ChangeSyntaxError(ValueError):
+    """A change kafkabench cannot read; the message says what is wrong and shows forms that work."""
+
+
+@dataclass(frozen=True)
+class ChangeSpec:
+    kind: str
+    count: int  # members it touches (rolling-restart: every member)
+    options: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> ChangeSpec:
+        phrase = Phrase.read(text)
+        if phrase is None or phrase.name not in KINDS:
+            raise ChangeSyntaxError(f"{text!r}: changes are {', '.join(KINDS)}, e.g. {', '.join(EXAMPLES)}")
+        if phrase.name in COUNTED:
+            if phrase.number is None or not phrase.number.isdigit() or int(phrase.number) < 1:
+                raise ChangeSyntaxError(f"{text!r}: {phrase.name} needs how many members, a whole number >= 1: "
+                                        f"{phrase.name}:1")
+        elif phrase.number is not None:
+            raise ChangeSyntaxError(f"{text!r}: a rolling restart touches every member; it takes no count")
+        allowed = OPTIONS.get(phrase.name, ())
+        for key, value in phrase.options:
+            if key not in allowed:
+                takes = f"takes {', '.join(allowed)}" if allowed else "takes no options"
+                raise ChangeSyntaxError(f"{text!r}: {phrase.name} {takes}, not {key!r}")
+            if not _seconds(value):
+                raise ChangeSyntaxError(f"{text!r}: {key} is seconds, a number >= 0, not {value!r}")
+        return cls(phrase.name, int(phrase.number or 0), phrase.options)
+
+    def seconds(self, key: str) -> float:
+        return float(dict(self.options).get(key, DEFAULTS[key]))
+
+    def check_members(self, members: int, text: str) -> None:
+        """A change that names more members than the group has, refused before any process starts."""
+        if self.kind in ("crash", "scale-in") and self.count >= members + (self.kind == "crash"):
+            most = members if self.kind == "crash" else members - 1
+            raise ChangeSyntaxError(f"{text!r}: the group has {members} member(s); {self.kind} takes at most {most}")
+
+
+def parse_change(text: str) -> str:
+    """A pydantic validator: the text, once it reads as a change."""
+    ChangeSpec.parse(text)
+    return text
+
+
+def _seconds(value: str) -> bool:
+    try:
+        return float(value) >= 0
+    except ValueError:
+        return False

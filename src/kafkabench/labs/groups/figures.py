@@ -1,0 +1,109 @@
+"""What a change cost a groups cell, from what was recorded: the members' histories (each record processed when, the
+producer's history saying where it went), the coordinator's states and the group's lag.
+
+- gaps (labs.groups.gaps): each partition's longest unread span overlapping the change's window (from its first step
+  until the group had committed everything), its worst and median, and the stop-the-world time; the same read over
+  the steady time before the change, as the floor to set them beside;
+- time to stable: from the change's first step until the coordinator last said STABLE after saying anything else
+  (for a KIP-848 group: with every member holding its target assignment); 0 when it never left STABLE;
+- lag: the records behind the group's committed offsets, its peak after the change began, the steady peak before it,
+  and the time from the change's first step until lag was back at that steady peak;
+- records processed more than once and never, of those the producer had acknowledged; the rebalances each member
+  process went through (as its client's listener counted assignments).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kafkabench.core.delivery_history import ACKNOWLEDGED, History
+from kafkabench.core.delivery_processed import Processed, totals
+from kafkabench.core.results import Run
+from kafkabench.labs.groups.gaps import Processings, gaps
+
+
+@dataclass
+class ChangeTimes:
+    begun_mono: float | None = None
+    begun_ns: int | None = None  # wall clock: the histories' clock
+    ended_mono: float | None = None
+    caught_up_ns: int | None = None
+
+    def begin(self) -> None:
+        self.begun_mono, self.begun_ns = time.monotonic(), time.time_ns()
+
+    def end(self) -> None:
+        self.ended_mono = time.monotonic()
+
+    def caught_up(self) -> None:
+        self.caught_up_ns = time.time_ns()
+
+
+def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]]) -> None:
+    produced = History.open_mapped(cell_dir / "producer")
+    acked = produced.status == ACKNOWLEDGED
+    histories = [Processed.open(member.history_dir) for member in members.members]
+    times = totals(histories)
+    run.counters.update(records=int(acked.sum()), processed_twice=int(np.count_nonzero(acked & (times >= 2))),
+                        never_processed=int(np.count_nonzero(acked & (times == 0))), processes=len(members.members),
+                        rebalances=sum(int(m.result.counters.get("rebalances", 0)) for m in members.members if m.result))
+    if change.begun_ns is None:
+        run.params["change_not_made"] = "the producer acknowledged nothing, so the change never began"
+        return
+    run.timings["change_s"] = round(change.ended_mono - change.begun_mono, 3)
+    processings = Processings.of(produced.partition, histories)
+    during = gaps(processings, (change.begun_ns, change.caught_up_ns or time.time_ns()))
+    first = int(processings.at_ns.min()) if len(processings.at_ns) else change.begun_ns
+    before = gaps(processings, (first, change.begun_ns), whole=True)
+    run.timings.update(stop_the_world_s=round(during.stop_the_world_s, 3), worst_gap_s=round(during.worst_s, 3),
+                       median_gap_s=round(during.median_s, 3), steady_worst_gap_s=round(before.worst_s, 3),
+                       steady_stop_the_world_s=round(before.stop_the_world_s, 3))
+    run.params["gaps_s"] = {str(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
+    if (stable := time_to_stable(states, change.begun_mono)) is not None:
+        run.timings["time_to_stable_s"] = stable
+    run.params["states"] = transitions(states, change.begun_mono)
+    lag = lag_figures(looks, change.begun_mono)
+    run.counters.update({key: value for key, value in lag.items() if key.startswith("lag_peak")})
+    if "lag_back_s" in lag:
+        run.timings["lag_back_s"] = lag["lag_back_s"]
+
+
+def time_to_stable(states: list, begun: float) -> float | None:
+    """Seconds from `begun` until the coordinator last became stable after anything else; 0.0 if it never left stable
+    after `begun`; None when it was not stable at the end (or never asked)."""
+    after = [(at, state) for at, state in states if at >= begun]
+    if not after or not after[-1][1].stable:
+        return None
+    unstable = [index for index, (_, state) in enumerate(after) if not state.stable]
+    if not unstable:
+        return 0.0
+    return round(after[unstable[-1] + 1][0] - begun, 3)
+
+
+def transitions(states: list, begun: float) -> list[str]:
+    """The coordinator's states as they changed, in seconds from the change's first step."""
+    said, last = [], None
+    for at, state in states:
+        shown = state.said
+        if shown != last:
+            said.append(f"{at - begun:+.1f} s: {shown}")
+            last = shown
+    return said
+
+
+def lag_figures(looks: list[tuple[float, int]], begun: float) -> dict:
+    before = [behind for at, behind in looks if at < begun]
+    after = [(at, behind) for at, behind in looks if at >= begun]
+    if not after:
+        return {}
+    steady = max(before, default=0)
+    peak_at, peak = max(after, key=lambda look: look[1])
+    figures = {"lag_peak": peak, "lag_peak_steady": steady}
+    back = next((at for at, behind in after if at >= peak_at and behind <= steady), None)
+    if back is not None:
+        figures["lag_back_s"] = round(back - begun, 3)
+    return figures

@@ -1,0 +1,105 @@
+"""How long each partition went unread while a record waited on it, and how long the whole group stopped, from the
+members' histories: when each record was processed (wall-clock ns) and its own timestamp (ms).
+
+A partition is **unread** from the moment one of its records waits (its timestamp, or the previous processing on the
+partition if that came later) until that record is processed. For a partition's processings in time order
+t_1 < t_2 < ..., the span before t_i runs from max(t_(i-1), created_i) to t_i; a record processed again after a
+rebalance was created long before, so the span is the whole time since the partition's previous processing. A span
+belongs to a change when it overlaps the change's window. The group's **stop-the-world** time is the longest interval
+in which every partition was unread at once (partitions that got no record never count against it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Processings:
+    """Every processing of the run, one row each: its partition, when it happened (ns), the record's timestamp (ns)."""
+
+    partition: np.ndarray
+    at_ns: np.ndarray
+    created_ns: np.ndarray
+
+    @classmethod
+    def of(cls, partition_of: np.ndarray, histories: list) -> Processings:
+        """From the producer's partition per sequence and each member's history (core.delivery_processed.Processed):
+        each sequence a member processed, at the last time that member processed it."""
+        parts, at, created = [], [], []
+        for history in histories:
+            done = np.flatnonzero((history.counts > 0) & (history.processed_at > 0))
+            parts.append(partition_of[done])
+            at.append(history.processed_at[done])
+            created.append(history.created_at[done] * 1_000_000)
+        joined = [np.concatenate(column) if column else np.zeros(0, np.int64) for column in (parts, at, created)]
+        return cls(*joined)
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """Within one window: each partition's longest unread span (s), and the longest time all were unread at once."""
+
+    longest_s: dict[int, float]
+    stop_the_world_s: float
+    stop_the_world_from_ns: int | None  # where it began (wall clock), None when there was none
+
+    @property
+    def worst_s(self) -> float:
+        return max(self.longest_s.values(), default=0.0)
+
+    @property
+    def median_s(self) -> float:
+        return float(np.median(list(self.longest_s.values()))) if self.longest_s else 0.0
+
+
+def unread_spans(processings: Processings) -> dict[int, np.ndarray]:
+    """Per partition, its unread spans as rows (start_ns, end_ns), in time order, empty ones left out."""
+    order = np.lexsort((processings.at_ns, processings.partition))
+    partition, at, created = (column[order] for column in (processings.partition, processings.at_ns,
+                                                             processings.created_ns))
+    first = np.ones(len(at), bool)
+    first[1:] = partition[1:] != partition[:-1]  # a partition's first processing: only its record waited before
+    previous = np.where(first, created, np.concatenate([at[:1], at[:-1]]))
+    start = np.maximum(previous, created)
+    kept = at > start
+    bounds = np.flatnonzero(first).tolist() + [len(at)]
+    return {int(partition[lo]): np.column_stack([start[lo:hi][kept[lo:hi]], at[lo:hi][kept[lo:hi]]])
+            for lo, hi in zip(bounds[:-1], bounds[1:])}
+
+
+def gaps(processings: Processings, window: tuple[int, int], whole: bool = False) -> Gaps:
+    """The spans that overlap `window` (wall-clock ns, inclusive), or with `whole` only those entirely inside it (the
+    steady time before a change, which a span the change prolonged must not count in): each partition's longest, and
+    the stop-the-world time within them."""
+    begin, end = window
+    longest, overlapping = {}, {}
+    for partition, spans in unread_spans(processings).items():
+        inside = spans[(spans[:, 0] >= begin) & (spans[:, 1] <= end)] if whole else \
+            spans[(spans[:, 1] >= begin) & (spans[:, 0] <= end)]
+        overlapping[partition] = inside
+        longest[partition] = float((inside[:, 1] - inside[:, 0]).max() / NS) if len(inside) else 0.0
+    stop_s, stop_from = _all_unread(list(overlapping.values()))
+    return Gaps(longest, stop_s, stop_from)
+
+
+def _all_unread(per_partition: list[np.ndarray]) -> tuple[float, int | None]:
+    """The longest interval covered by a span of every partition at once: a sweep over the spans' ends (integer ns
+    throughout: a float would round wall-clock nanoseconds to a quarter of a microsecond)."""
+    if not per_partition or any(len(spans) == 0 for spans in per_partition):
+        return 0.0, None
+    times = np.concatenate([spans[:, 0] for spans in per_partition] + [spans[:, 1] for spans in per_partition])
+    steps = np.concatenate([np.ones(len(spans), np.int64) for spans in per_partition] +
+                           [-np.ones(len(spans), np.int64) for spans in per_partition])
+    order = np.lexsort((steps, times))  # at one instant an end comes before a start
+    times, unread = times[order], np.cumsum(steps[order])
+    everyone = np.flatnonzero(unread[:-1] == len(per_partition))  # all unread from this edge to the next
+    if not len(everyone):
+        return 0.0, None
+    lengths = times[everyone + 1] - times[everyone]
+    best = int(np.argmax(lengths))
+    return int(lengths[best]) / NS, int(times[everyone[best]])

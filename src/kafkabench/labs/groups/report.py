@@ -1,0 +1,82 @@
+"""The groups lab's report parts: per cell (client, protocol, change) what the change cost the group, in one table,
+and in words which protocol stopped the group least and processed the fewest records twice."""
+
+from __future__ import annotations
+
+from kafkabench.core.results import ResultDocument, Run
+from kafkabench.report.table import Table, columns, fixed
+
+NAMES = ["change", "protocol", "client", "stopped s", "worst gap s", "median gap s", "steady gap s",
+         "stable s", "lag peak", "lag back s", "twice", "never", "rebalances"]
+WIDE = ("median gap s", "steady gap s", "lag peak", "lag back s", "rebalances")
+TIPS = {"stopped s": "groups_stop_the_world", "worst gap s": "groups_gap", "median gap s": "groups_gap",
+        "steady gap s": "groups_gap", "stable s": "groups_stable", "lag peak": "groups_lag",
+        "lag back s": "groups_lag", "twice": "groups_twice", "never": "groups_twice", "rebalances": "groups_rebalances"}
+
+
+def measured(document: ResultDocument) -> list[Run]:
+    return [run for run in document.runs if "worst_gap_s" in run.timings]
+
+
+def table(document: ResultDocument) -> Table:
+    p = document.params
+    found = Table(f"groups: what each change cost, {p.get('members', '?')} members on {p.get('partitions', '?')} "
+                  f"partitions at {p.get('rate', 0):,.0f} records/s",
+                  columns(NAMES, ("change", "protocol", "client"), TIPS, WIDE))
+    for run in document.runs:
+        if run.error or "worst_gap_s" not in run.timings:
+            found.add(run.params.get("change", "?"), run.params.get("protocol", "?"), run.client,
+                      run.error or run.params.get("change_not_made", "not measured"), *[""] * (len(NAMES) - 4),
+                      kind="error")
+            continue
+        t, c = run.timings, run.counters
+        found.add(run.params["change"], run.params["protocol"], run.client, fixed(t["stop_the_world_s"]),
+                  fixed(t["worst_gap_s"]), fixed(t["median_gap_s"]), fixed(t["steady_worst_gap_s"]),
+                  fixed(t.get("time_to_stable_s")), f"{c.get('lag_peak', 0):,}", fixed(t.get("lag_back_s")),
+                  f"{c['processed_twice']:,}", f"{c['never_processed']:,}", f"{c['rebalances']:,}")
+    return found
+
+
+def lines(document: ResultDocument) -> list[str]:
+    said = []
+    for run in document.runs:
+        label = f"{run.params.get('change')} under {run.params.get('protocol')} ({run.client})"
+        if run.error:
+            said.append(f"{label}: {run.error}")
+            continue
+        if "unfinished" in run.params:
+            said.append(f"{label}: {run.params['unfinished']}")
+        c = run.counters
+        if "records" in c:
+            kept = "kept" if c["never_processed"] == 0 else "broken"
+            said.append(f"{label}: {c['records']:,} records acknowledged, {c['never_processed']:,} never processed, "
+                        f"{c['processed_twice']:,} processed more than once; at least once: {kept}")
+        if states := run.params.get("states"):
+            said.append(f"{label}: the coordinator said " + "; ".join(states))
+    return said + _best(document)
+
+
+def _best(document: ResultDocument) -> list[str]:
+    """Per change, which protocol stopped the group least and which processed the fewest records twice."""
+    said = []
+    for change in dict.fromkeys(run.params["change"] for run in measured(document)):
+        runs = [run for run in measured(document) if run.params["change"] == change]
+        if len(runs) < 2:
+            continue
+        stopped = min(runs, key=lambda run: run.timings["stop_the_world_s"])
+        twice = min(runs, key=lambda run: run.counters["processed_twice"])
+        said.append(f"{change}: the group stopped least under {stopped.params['protocol']} ({stopped.client}, "
+                    f"{stopped.timings['stop_the_world_s']:.2f} s); the fewest records processed twice under "
+                    f"{twice.params['protocol']} ({twice.client}, {twice.counters['processed_twice']:,})")
+    return said
+
+
+def headline(document: ResultDocument) -> str:
+    runs = measured(document)
+    if not runs:
+        return ""
+    broken = [run for run in runs if run.counters.get("never_processed")]
+    worst = max(runs, key=lambda run: run.timings["stop_the_world_s"])
+    return (f"{len(runs)} cell(s); longest stop-the-world {worst.timings['stop_the_world_s']:.2f} s "
+            f"({worst.params['change']} under {worst.params['protocol']}, {worst.client}); "
+            + (f"{len(broken)} cell(s) left records unprocessed" if broken else "every record processed at least once"))

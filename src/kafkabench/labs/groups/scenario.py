@@ -1,0 +1,64 @@
+"""The groups lab's parameters: `kafkabench groups` and a plan's `lab: groups` scenario."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
+
+from kafkabench.labs.groups.changes import ChangeSpec, parse_change
+from kafkabench.labs.groups.protocols import PROTOCOLS, unsupported
+from kafkabench.labs.scenario import Cli, ConsumerSettings, Overrides, ProducerSettings, Rate, Scenario, TopicSettings
+
+Change = Annotated[str, AfterValidator(parse_change)]
+Protocol = Literal[tuple(PROTOCOLS)]
+
+
+class GroupsScenario(Scenario):
+    lab: Literal["groups"] = "groups"
+    clients_together: ClassVar[bool] = True  # a plan's clients are crossed inside the lab
+    panels: ClassVar[dict[str, tuple[str, ...]]] = {
+        "Workload": ("clients", "partitions", "replication_factor", "count", "rate", "size", "timeout"),
+        "Group": ("protocols", "members", "batch", "process_ms"),
+        "Change": ("changes", "change_at"),
+    }
+    clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, "
+                                                                        "aiokafka.")
+    protocols: list[Protocol] = Field(
+        ["eager", "consumer"], min_length=1,
+        description="Comma-separated rebalance protocols, each a cell: eager (classic, range assignor), cooperative "
+                    "(classic, cooperative-sticky), consumer (KIP-848, the broker's uniform assignor), consumer-range "
+                    "(KIP-848, range), static (classic, range, group.instance.id per member), consumer-static (KIP-848 "
+                    "with group.instance.id). kafka-python and aiokafka: eager and static.")
+    changes: Annotated[list[Change], Cli("--change", repeat=True)] = Field(
+        ["rolling-restart"], min_length=1,
+        description="What happens to the group, each a cell (repeatable): rolling-restart[,pause=S], crash:K[,down=S], "
+                    "scale-out:K, scale-in:K.")
+    change_at: PositiveFloat = Field(4.0, description="Seconds after the first record is written when the change begins.")
+    members: int = Field(3, ge=1, le=32, description="Consumer processes in the group at the start.")
+    partitions: PositiveInt = Field(6, le=10_000, description="Partitions of each cell's topic.")
+    replication_factor: PositiveInt = Field(1, description="Replicas of each cell's topic.")
+    count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(
+        15_000, le=2**32, description="Records per cell, written at --rate: the run lasts count / rate seconds.")
+    rate: Rate = Field(1_000, description="Records/s the producer writes, on an open-loop schedule.")
+    size: int = Field(64, ge=14, le=1_000_000, description="Bytes per record (the id takes 14).")
+    batch: PositiveInt = Field(100, description="Records per poll of a member: per commit (commit-after).")
+    process_ms: float = Field(0.0, ge=0, description="Milliseconds each record's processing takes (a sleep).")
+    timeout: PositiveFloat = Field(60, description="Seconds a worker may go without progress, and the group may take "
+                                                   "to read what is left once the producer is done.")
+    producer: ProducerSettings = {}
+    consumer: ConsumerSettings = {}
+    topic_config: TopicSettings = {}
+    overrides: Overrides = {}
+
+    @model_validator(mode="after")
+    def _possible(self) -> GroupsScenario:
+        if self.rate <= 0:
+            raise ValueError("--rate: the group is measured against a steady producer; give records/s > 0")
+        for text in self.changes:
+            ChangeSpec.parse(text).check_members(self.members, text)
+        refused = [why for client in self.clients for protocol in self.protocols
+                   if (why := unsupported(client, protocol))]
+        if refused:
+            raise ValueError("; ".join(refused))
+        return self

@@ -1,0 +1,45 @@
+"""The groups lab on the session's broker: a rolling restart of 3 members under the consumer protocol (KIP-848) and
+under eager classic, every record processed at least once as the histories show, each partition's gap measured
+and the coordinator's own view recorded; a crash costs the killed member's partitions the session timeout."""
+
+import pytest
+
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT
+from kafkabench.labs.groups import report
+from kafkabench.labs.groups.run import run_groups
+from kafkabench.labs.groups.scenario import GroupsScenario
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def target(kafka_cluster):
+    return Target.embedded(kafka_cluster) if isinstance(kafka_cluster, EmbeddedCluster) else \
+        Target.external(kafka_cluster.bootstrap_servers)
+
+
+def test_a_rolling_restart_under_the_consumer_protocol_and_eager_classic_loses_nothing_and_is_measured(target, tmp_path):
+    scenario = GroupsScenario(protocols=["consumer", "eager"], members=3, partitions=6, count=6_000, rate=1_000,
+                              change_at=2.0, changes=["rolling-restart,pause=0.5"])
+    document = run_groups(scenario, target, tmp_path, SILENT)
+    for run in document.runs:
+        assert run.error is None, (run.params["protocol"], run.error)
+        c, t = run.counters, run.timings
+        # every acknowledged record processed at least once, as the members' histories say
+        assert c["records"] == 6_000 and c["never_processed"] == 0, run.params["protocol"]
+        assert c["processes"] == 6  # three members, each closed and replaced once
+        # a gap for every partition, none shorter than the steady floor's reads and none longer than the change lasted
+        gaps = run.params["gaps_s"]
+        assert sorted(gaps) == [str(p) for p in range(6)] and all(0 < s < t["change_s"] + 10 for s in gaps.values())
+        assert t["worst_gap_s"] == max(gaps.values()) and 0 <= t["stop_the_world_s"] <= t["worst_gap_s"]
+        assert t["time_to_stable_s"] >= 0 and c["lag_peak"] >= 0 and c["lag_peak_steady"] >= 0
+        assert run.params["states"][0].endswith("STABLE, 3 members")  # settled before the change began
+    consumer, eager = sorted(document.runs, key=lambda run: run.params["protocol"])
+    # eager classic: each close and each join a rebalance the coordinator is seen in
+    assert any("PREPARING_REBALANCING" in said for said in eager.params["states"])
+    assert any("RECONCILING" in said or "STABLE" in said for said in consumer.params["states"])
+    said = "\n".join(report.lines(document))
+    assert "6,000 records acknowledged, 0 never processed" in said and "at least once: kept" in said
+    assert "rolling-restart,pause=0.5: the group stopped least under" in said

@@ -1,0 +1,92 @@
+"""The groups lab before any process starts: its changes read in the faults' grammar, each refused in one line; the
+protocols as each client is told them; and the figures read from recorded states and lag."""
+
+import pytest
+from pydantic import ValidationError
+
+from kafkabench.admin import GroupState
+from kafkabench.faults.spec import FaultSpec
+from kafkabench.labs.groups.changes import ChangeSpec, ChangeSyntaxError
+from kafkabench.labs.groups.figures import lag_figures, time_to_stable, transitions
+from kafkabench.labs.groups.protocols import PROTOCOLS
+from kafkabench.labs.groups.scenario import GroupsScenario
+
+
+@pytest.mark.parametrize("text, kind, count, seconds", [
+    ("rolling-restart", "rolling-restart", 0, ("pause", 1.0)),
+    ("rolling-restart,pause=2.5", "rolling-restart", 0, ("pause", 2.5)),
+    ("crash:2,down=5", "crash", 2, ("down", 5.0)),
+    ("crash:1", "crash", 1, ("down", 3.0)),
+    ("scale-out:3", "scale-out", 3, None),
+    ("scale-in:1", "scale-in", 1, None),
+])
+def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
+    spec = ChangeSpec.parse(text)
+    assert (spec.kind, spec.count) == (kind, count)
+    if seconds:
+        assert spec.seconds(seconds[0]) == seconds[1]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in"),
+    ("crash", "crash needs how many members"),
+    ("crash:0", "crash needs how many members"),
+    ("rolling-restart:2", "takes no count"),
+    ("crash:1,pause=2", "crash takes down, not 'pause'"),
+    ("scale-out:1,down=2", "scale-out takes no options"),
+    ("rolling-restart,pause=soon", "pause is seconds"),
+])
+def test_a_change_kafkabench_cannot_read_is_one_line_saying_what_works(text, said):
+    with pytest.raises(ChangeSyntaxError, match=said):
+        ChangeSpec.parse(text)
+
+
+def test_faults_still_read_as_before_through_the_shared_grammar():
+    spec = FaultSpec.parse("partition-leader:40,from=followers+controllers")
+    assert (spec.kind, spec.down_s, spec.options) == ("partition-leader", 40.0, (("from", "followers+controllers"),))
+
+
+@pytest.mark.parametrize("given, said", [
+    ({"changes": ["scale-in:5"], "members": 3}, "scale-in takes at most 2"),
+    ({"changes": ["crash:4"], "members": 3}, "crash takes at most 3"),
+    ({"changes": ["scale-in:3"], "members": 3}, "scale-in takes at most 2"),
+    ({"clients": ["aiokafka"], "protocols": ["consumer"]}, "aiokafka speaks the classic protocol only"),
+    ({"clients": ["kafka-python"], "protocols": ["cooperative"]}, "kafka-python speaks the classic protocol only"),
+    ({"protocols": ["sticky"]}, "protocols"),
+    ({"rate": -1}, "steady producer"),
+])
+def test_a_request_that_cannot_run_is_refused_before_any_process_starts(given, said):
+    with pytest.raises(ValidationError, match=said):
+        GroupsScenario(**given)
+
+
+def test_each_protocol_as_each_client_is_told_it():
+    assert PROTOCOLS["eager"].settings("confluent", "g", 1) == {"librdkafka:partition.assignment.strategy": "range"}
+    assert PROTOCOLS["cooperative"].settings("java", "g", 1) == {
+        "partition.assignment.strategy": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}
+    assert PROTOCOLS["consumer-range"].settings("java", "g", 2) == {"group.protocol": "consumer",
+                                                                     "group.remote.assignor": "range"}
+    assert PROTOCOLS["static"].settings("kafka-python", "g", 2) == {"group.instance.id": "g-member-2"}
+    assert PROTOCOLS["consumer-static"].settings("confluent", "g", 3)["group.instance.id"] == "g-member-3"
+
+
+def state(name, members=3, reconciling=0, protocol="CLASSIC"):
+    return GroupState(name, members, 6, reconciling, protocol)
+
+
+def test_stable_again_is_when_the_coordinator_last_became_stable_after_the_change_began():
+    states = [(9.0, state("STABLE")), (10.1, state("PREPARING_REBALANCING", 2)), (10.5, state("STABLE")),
+              (11.0, state("PREPARING_REBALANCING")), (12.4, state("STABLE")), (13.0, state("STABLE"))]
+    assert time_to_stable(states, begun=10.0) == pytest.approx(2.4)
+    assert time_to_stable(states[:1] + states[-1:], begun=10.0) == 0.0  # it never left stable
+    assert time_to_stable(states[:-2], begun=10.0) is None  # not stable when last asked
+    reconciling = [(10.2, state("UNKNOWN", reconciling=1, protocol="CONSUMER")), (10.9, state("STABLE", protocol="CONSUMER"))]
+    assert time_to_stable(reconciling, begun=10.0) == pytest.approx(0.9)
+    assert transitions(reconciling, begun=10.0) == ["+0.2 s: ASSIGNING or RECONCILING (1 reconciling), 3 members",
+                                                    "+0.9 s: STABLE, 3 members"]
+
+
+def test_lag_peaks_after_the_change_and_is_back_once_at_its_steady_peak():
+    looks = [(8.0, 30), (9.0, 50), (10.5, 400), (11.5, 900), (12.5, 200), (13.5, 45)]
+    assert lag_figures(looks, begun=10.0) == {"lag_peak": 900, "lag_peak_steady": 50, "lag_back_s": 3.5}
+    assert "lag_back_s" not in lag_figures(looks[:-1], begun=10.0)
