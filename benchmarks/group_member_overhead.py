@@ -1,0 +1,113 @@
+"""Does a groups lab member read at the client's own speed? kafkabench's delivery_consumer worker in commit-after mode
+(what `kafkabench groups` runs: each record processed and recorded with its times in a mapped history, each batch
+committed after) / a minimal commit-after loop of the same client.
+
+    .venv/bin/python benchmarks/group_member_overhead.py [--count 200000] [--size 64] [--batch 500] [--repeats 3]
+        [--bootstrap-servers HOST:PORT]
+
+One embedded broker (or --bootstrap-servers). A topic of 4 partitions is filled once with --count delivery ids; then
+kafkabench's member (one worker, started by the lab's launcher, in a group of its own) and the minimal loop
+(benchmarks/minimal_confluent_commit_after.py: no kafkabench code) take turns reading the whole backlog, one discarded
+pass of each, then --repeats in ABBA order. records/s = count / (the first poll that returned records -> the last
+commit returned), as each measures itself. Prints each repeat, the medians and the ratio kafkabench / minimal (median
+of the per-repeat ratios); target >= 0.90. A backlog rather than the lab's steady rate: at a rate both keep up with,
+the ratio would be 1 by construction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.target import Target
+from kafkabench.core.protocol import DeliveryConsumerParams, Finish, Progress, Ready, Result, Start, Task, task_params
+
+from copier_overhead import PARTITIONS, fill
+from harness import open_target
+
+HERE = Path(__file__).parent
+TARGET = 0.90
+READ_S = 600  # a read that takes longer than this has hung
+
+
+def kafkabench_rate(target: Target, topic: str, count: int, batch: int, work: Path) -> float:
+    run = uuid.uuid4().hex[:8]
+    worker = target.launcher.start("groups member confluent", "confluent")
+    try:
+        worker.send(Task(scenario="delivery_consumer", client="confluent", bootstrap_servers=target.bootstrap_servers,
+                         topic=topic, timeout_s=60,
+                         params=task_params(DeliveryConsumerParams(mode="commit-after", group=f"member-{run}",
+                                                                   count=count, batch=batch,
+                                                                   history_dir=str(work / f"member-{run}")))))
+        worker.receive(Ready, timeout_s=120)
+        worker.send(Start())
+        deadline, committed = time.monotonic() + READ_S, 0
+        while committed < count and time.monotonic() < deadline:
+            message = worker.next_message(0.2)
+            if isinstance(message, Progress):
+                committed = message.acked or 0
+        worker.send(Finish())
+        result = None
+        while not isinstance(result, Result) and time.monotonic() < deadline:
+            result = worker.next_message(0.2)
+    finally:
+        worker.stop()
+    assert isinstance(result, Result) and result.counters["processed"] == count, result
+    return count / result.duration_s
+
+
+def minimal_rate(bootstrap: str, topic: str, count: int, batch: int) -> float:
+    done = subprocess.run([sys.executable, str(HERE / "minimal_confluent_commit_after.py"), bootstrap, topic,
+                           f"minimal-{uuid.uuid4().hex[:8]}", str(batch), str(count)],
+                          capture_output=True, text=True, check=True, timeout=READ_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["records"] == count, report
+    return count / report["seconds"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--bootstrap-servers")
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-member-overhead-")))
+        target = open_target(stack, args.bootstrap_servers, work)
+        topic = f"member-input-{uuid.uuid4().hex[:8]}"
+        with KafkaAdmin(target.connection) as admin:
+            admin.create_topic(topic, PARTITIONS, 1)
+        try:
+            fill(target.bootstrap_servers, topic, args.count, args.size)
+            sides = {"kafkabench": lambda: kafkabench_rate(target, topic, args.count, args.batch, work),
+                     "minimal": lambda: minimal_rate(target.bootstrap_servers, topic, args.count, args.batch)}
+            for read in sides.values():  # discarded: broker JIT, page cache
+                read()
+            rates: dict[str, list[float]] = {name: [] for name in sides}
+            for repeat in range(args.repeats):
+                for name in (["kafkabench", "minimal"] if repeat % 2 == 0 else ["minimal", "kafkabench"]):
+                    rates[name].append(sides[name]())
+                print(f"repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
+                      flush=True)
+        finally:
+            with KafkaAdmin(target.connection) as admin:
+                admin.delete_topic(topic)
+    ratio = statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
+    print(f"confluent commit-after member, {args.count:,} x {args.size} B in polls of <= {args.batch}: kafkabench "
+          f"{statistics.median(rates['kafkabench']):,.0f} records/s, minimal {statistics.median(rates['minimal']):,.0f} "
+          f"records/s, ratio {ratio:.2f} (target >= {TARGET:.2f}: {'met' if ratio >= TARGET else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()
