@@ -42,4 +42,4 @@ def test_a_rolling_restart_under_the_consumer_protocol_and_eager_classic_loses_n
     assert any("RECONCILING" in said or "STABLE" in said for said in consumer.params["states"])
     said = "\n".join(report.lines(document))
     assert "6,000 records acknowledged, 0 never processed" in said and "at least once: kept" in said
-    assert "rolling-restart,pause=0.5: the group stopped least under" in said
+    assert "rolling-restart,pause=0.5: the group stopped least under" in said and "records twice" in said

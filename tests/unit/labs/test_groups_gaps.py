@@ -34,15 +34,25 @@ def test_a_span_runs_from_the_record_or_the_previous_read_whichever_is_later():
 def test_each_partitions_gap_and_the_time_all_stood_still():
     found = gaps(RECORDED, (100 * MS, 400 * MS))
     assert found.longest_s == pytest.approx({0: 0.250, 1: 0.190})
-    # both unread from 60 ms (partition 1's record came) to 250 ms (it was read)
-    assert found.stop_the_world_s == pytest.approx(0.190) and found.stop_the_world_from_ns == 60 * MS
+    # the group read nothing from 52 ms (its last read before the change) to 250 ms, while partition 0's record of
+    # 50 ms waited
+    assert found.stop_the_world_s == pytest.approx(0.198) and found.stop_the_world_from_ns == 52 * MS
     assert found.worst_s == pytest.approx(0.250) and found.median_s == pytest.approx(0.220)
 
 
 def test_before_the_change_the_group_never_stood_still():
     steady = gaps(RECORDED, (0, 39 * MS))
-    assert steady.longest_s == pytest.approx({0: 0.001, 1: 0.001}) and steady.stop_the_world_s == 0.0
-    assert steady.stop_the_world_from_ns is None
+    assert steady.longest_s == pytest.approx({0: 0.001, 1: 0.001})
+    # before the change the group was never idle with a record waiting for more than the read itself took
+    assert steady.stop_the_world_s == pytest.approx(0.001)
+
+
+def test_the_group_stops_when_it_reads_nothing_while_any_record_waits_even_on_a_partition_that_rarely_gets_one():
+    # partition 1 gets a record every 10 ms and partition 0 one record in all: while the group reads nothing from 30 to
+    # 200 ms, only partition 1 has records waiting; the group stood still all the same
+    sparse = timeline((1, 11, 10), (1, 21, 20), (1, 31, 30), (0, 5, 1), (1, 200, 40), (1, 201, 50))
+    found = gaps(sparse, (100 * MS, 300 * MS))
+    assert found.stop_the_world_s == pytest.approx(0.160) and found.stop_the_world_from_ns == 40 * MS
 
 
 def test_a_record_processed_twice_after_a_rebalance_counts_from_the_previous_read():

@@ -32,7 +32,8 @@ class GroupsLab(Lab):
                    "committed everything); steady gap: the worst before the change, the floor to set them beside.",
                    LAB),
         Definition("groups_stop_the_world", "stop-the-world", "s",
-                   "The longest time every partition was unread at once during the change.", LAB),
+                   "The longest time the whole group processed nothing while a record waited (on any partition), during the "
+                   "change.", LAB),
         Definition("groups_stable", "stable after", "s",
                    "From the change's first step until the group's coordinator last said STABLE after saying anything "
                    "else (a KIP-848 group: every member holding its target assignment), asked every 0.1 s; 0: it never "

@@ -6,7 +6,9 @@ partition if that came later) until that record is processed. For a partition's 
 t_1 < t_2 < ..., the span before t_i runs from max(t_(i-1), created_i) to t_i; a record processed again after a
 rebalance was created long before, so the span is the whole time since the partition's previous processing. A span
 belongs to a change when it overlaps the change's window. The group's **stop-the-world** time is the longest interval
-in which every partition was unread at once (partitions that got no record never count against it).
+in which the group processed nothing at all while a record waited: for all processings in time order, the span before
+t_i runs from max(t_(i-1), the earliest timestamp of any record processed at t_i or later) to t_i. It does not need
+every partition to have a record waiting, so a sparse partition cannot hide a stop.
 """
 
 from __future__ import annotations
@@ -75,31 +77,32 @@ def unread_spans(processings: Processings) -> dict[int, np.ndarray]:
 def gaps(processings: Processings, window: tuple[int, int], whole: bool = False) -> Gaps:
     """The spans that overlap `window` (wall-clock ns, inclusive), or with `whole` only those entirely inside it (the
     steady time before a change, which a span the change prolonged must not count in): each partition's longest, and
-    the stop-the-world time within them."""
+    the group's longest stop."""
+    longest = {partition: _longest(spans, window, whole) for partition, spans in unread_spans(processings).items()}
+    stopped = _longest(idle_spans(processings), window, whole)
+    stops = _inside(idle_spans(processings), window, whole)
+    start = int(stops[np.argmax(stops[:, 1] - stops[:, 0]), 0]) if len(stops) and stopped else None
+    return Gaps({partition: length / NS for partition, length in longest.items()}, stopped / NS, start)
+
+
+def idle_spans(processings: Processings) -> np.ndarray:
+    """The group's spans (start_ns, end_ns) in which it processed nothing while a record waited, in time order."""
+    order = np.argsort(processings.at_ns, kind="stable")
+    at, created = processings.at_ns[order], processings.created_ns[order]
+    if not len(at):
+        return np.zeros((0, 2), np.int64)
+    waiting_since = np.minimum.accumulate(created[::-1])[::-1]  # the oldest record still to be processed at each t_i
+    start = np.maximum(np.concatenate([waiting_since[:1], at[:-1]]), waiting_since)
+    kept = at > start
+    return np.column_stack([start[kept], at[kept]])
+
+
+def _inside(spans: np.ndarray, window: tuple[int, int], whole: bool) -> np.ndarray:
     begin, end = window
-    longest, overlapping = {}, {}
-    for partition, spans in unread_spans(processings).items():
-        inside = spans[(spans[:, 0] >= begin) & (spans[:, 1] <= end)] if whole else \
-            spans[(spans[:, 1] >= begin) & (spans[:, 0] <= end)]
-        overlapping[partition] = inside
-        longest[partition] = float((inside[:, 1] - inside[:, 0]).max() / NS) if len(inside) else 0.0
-    stop_s, stop_from = _all_unread(list(overlapping.values()))
-    return Gaps(longest, stop_s, stop_from)
+    return spans[(spans[:, 0] >= begin) & (spans[:, 1] <= end)] if whole else \
+        spans[(spans[:, 1] >= begin) & (spans[:, 0] <= end)]
 
 
-def _all_unread(per_partition: list[np.ndarray]) -> tuple[float, int | None]:
-    """The longest interval covered by a span of every partition at once: a sweep over the spans' ends (integer ns
-    throughout: a float would round wall-clock nanoseconds to a quarter of a microsecond)."""
-    if not per_partition or any(len(spans) == 0 for spans in per_partition):
-        return 0.0, None
-    times = np.concatenate([spans[:, 0] for spans in per_partition] + [spans[:, 1] for spans in per_partition])
-    steps = np.concatenate([np.ones(len(spans), np.int64) for spans in per_partition] +
-                           [-np.ones(len(spans), np.int64) for spans in per_partition])
-    order = np.lexsort((steps, times))  # at one instant an end comes before a start
-    times, unread = times[order], np.cumsum(steps[order])
-    everyone = np.flatnonzero(unread[:-1] == len(per_partition))  # all unread from this edge to the next
-    if not len(everyone):
-        return 0.0, None
-    lengths = times[everyone + 1] - times[everyone]
-    best = int(np.argmax(lengths))
-    return int(lengths[best]) / NS, int(times[everyone[best]])
+def _longest(spans: np.ndarray, window: tuple[int, int], whole: bool) -> int:
+    inside = _inside(spans, window, whole)
+    return int((inside[:, 1] - inside[:, 0]).max()) if len(inside) else 0

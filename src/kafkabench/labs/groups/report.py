@@ -8,6 +8,7 @@ from kafkabench.report.table import Table, columns, fixed
 
 NAMES = ["change", "protocol", "client", "stopped s", "worst gap s", "median gap s", "steady gap s",
          "stable s", "lag peak", "lag back s", "twice", "never", "rebalances"]
+SHOWN_STATES = 8  # the coordinator's state changes printed per cell, the first and the last halves
 WIDE = ("median gap s", "steady gap s", "lag peak", "lag back s", "rebalances")
 TIPS = {"stopped s": "groups_stop_the_world", "worst gap s": "groups_gap", "median gap s": "groups_gap",
         "steady gap s": "groups_gap", "stable s": "groups_stable", "lag peak": "groups_lag",
@@ -52,7 +53,10 @@ def lines(document: ResultDocument) -> list[str]:
             said.append(f"{label}: {c['records']:,} records acknowledged, {c['never_processed']:,} never processed, "
                         f"{c['processed_twice']:,} processed more than once; at least once: {kept}")
         if states := run.params.get("states"):
-            said.append(f"{label}: the coordinator said " + "; ".join(states))
+            shown = states if len(states) <= SHOWN_STATES + 1 else [
+                *states[:SHOWN_STATES // 2], f"... {len(states) - SHOWN_STATES} more in result.json ...",
+                *states[-SHOWN_STATES // 2:]]
+            said.append(f"{label}: the coordinator said " + "; ".join(shown))
     return said + _best(document)
 
 
@@ -65,9 +69,12 @@ def _best(document: ResultDocument) -> list[str]:
             continue
         stopped = min(runs, key=lambda run: run.timings["stop_the_world_s"])
         twice = min(runs, key=lambda run: run.counters["processed_twice"])
+        same = len({run.counters["processed_twice"] for run in runs}) == 1
         said.append(f"{change}: the group stopped least under {stopped.params['protocol']} ({stopped.client}, "
-                    f"{stopped.timings['stop_the_world_s']:.2f} s); the fewest records processed twice under "
-                    f"{twice.params['protocol']} ({twice.client}, {twice.counters['processed_twice']:,})")
+                    f"{stopped.timings['stop_the_world_s']:.2f} s); " + (
+                        f"every cell processed {twice.counters['processed_twice']:,} records twice" if same else
+                        f"the fewest records processed twice under {twice.params['protocol']} ({twice.client}, "
+                        f"{twice.counters['processed_twice']:,})"))
     return said
 
 
