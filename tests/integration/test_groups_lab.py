@@ -36,6 +36,9 @@ def test_a_rolling_restart_under_the_consumer_protocol_and_eager_classic_loses_n
         assert t["worst_gap_s"] == max(gaps.values()) and 0 <= t["stop_the_world_s"] <= t["worst_gap_s"]
         assert t["time_to_stable_s"] >= 0 and c["lag_peak"] >= 0 and c["lag_peak_steady"] >= 0
         assert run.params["states"][0].endswith("STABLE, 3 members")  # settled before the change began
+        # the chart's counts: every processing of the histories in some partition's window
+        processed = run.params["processed"]
+        assert len(processed["counts"]) == 6 and sum(map(sum, processed["counts"])) >= 6_000
     consumer, eager = sorted(document.runs, key=lambda run: run.params["protocol"])
     # eager classic: each close and each join a rebalance the coordinator is seen in
     assert any("PREPARING_REBALANCING" in said for said in eager.params["states"])

@@ -54,6 +54,9 @@ def test_faults_still_read_as_before_through_the_shared_grammar():
     ({"clients": ["kafka-python"], "protocols": ["cooperative"]}, "kafka-python speaks the classic protocol only"),
     ({"protocols": ["sticky"]}, "protocols"),
     ({"rate": -1}, "steady producer"),
+    ({"protocols": ["eager", "consumer"], "overrides": {"session.timeout.ms": "6000"}},
+     "session.timeout.ms: the classic protocol's settings, which a KIP-848 member refuses \\(consumer\\)"),
+    ({"overrides": {"partition.assignment.strategy": "range"}}, "--protocols sets the protocol and the assignor"),
 ])
 def test_a_request_that_cannot_run_is_refused_before_any_process_starts(given, said):
     with pytest.raises(ValidationError, match=said):
@@ -90,3 +93,25 @@ def test_lag_peaks_after_the_change_and_is_back_once_at_its_steady_peak():
     looks = [(8.0, 30), (9.0, 50), (10.5, 400), (11.5, 900), (12.5, 200), (13.5, 45)]
     assert lag_figures(looks, begun=10.0) == {"lag_peak": 900, "lag_peak_steady": 50, "lag_back_s": 3.5}
     assert "lag_back_s" not in lag_figures(looks[:-1], begun=10.0)
+
+
+def test_the_chart_draws_each_partitions_records_per_window_with_the_change_marked():
+    import numpy as np
+
+    from kafkabench.labs.groups.charts import processed_chart
+    from kafkabench.labs.groups.figures import ChangeTimes, per_partition
+    from kafkabench.labs.groups.gaps import Processings
+
+    ms = 1_000_000
+    # partition 0 read at 0..0.9 s, partition 1 at 0..0.3 s then again from 0.8 s: the change ran from 0.35 to 0.75 s
+    at = np.array([0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 0, 100, 200, 300, 800, 900]) * ms + 10**18
+    processings = Processings(np.array([0] * 10 + [1] * 6), at, at)
+    change = ChangeTimes(begun_mono=5.0, begun_ns=10**18 + 350 * ms, ended_mono=5.4)
+    processed = per_partition(processings, change)
+    assert processed["window_s"] == 0.1 and processed["change_s"] == [0.35, 0.75]
+    assert processed["counts"] == [[1] * 10, [1, 1, 1, 1, 0, 0, 0, 0, 1, 1]]
+    chart = processed_chart({"id": "r1", "runs": [{"label": "crash:1 eager (java)", "params": {
+        "processed": processed, "change": "crash:1"}}]})
+    heatmap = chart["figure"]["data"][0]
+    assert heatmap["type"] == "heatmap" and heatmap["z"] == processed["counts"]
+    assert chart["figure"]["layout"]["shapes"][0]["x0"] == 0.35

@@ -63,6 +63,11 @@ class GroupsLab(Lab):
     def lines(self, document):
         return report.lines(document)
 
+    def charts(self, entry):
+        from kafkabench.labs.groups.charts import processed_chart
+
+        return [processed_chart(entry)]
+
     def run_label(self, run: Run) -> str:
         return f"{run.params.get('change')} {run.params.get('protocol')} ({run.client})"
 

@@ -14,6 +14,7 @@ producer's history saying where it went), the coordinator's states and the group
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,9 @@ import numpy as np
 from kafkabench.core.delivery_history import ACKNOWLEDGED, History
 from kafkabench.core.delivery_processed import Processed, totals
 from kafkabench.core.results import Run
-from kafkabench.labs.groups.gaps import Processings, gaps
+from kafkabench.labs.groups.gaps import NS, Processings, gaps
+
+MAX_WINDOWS = 150  # the chart's columns per cell
 
 
 @dataclass
@@ -63,6 +66,7 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
                        median_gap_s=round(during.median_s, 3), steady_worst_gap_s=round(before.worst_s, 3),
                        steady_stop_the_world_s=round(before.stop_the_world_s, 3))
     run.params["gaps_s"] = {str(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
+    run.params["processed"] = per_partition(processings, change)
     if (stable := time_to_stable(states, change.begun_mono)) is not None:
         run.timings["time_to_stable_s"] = stable
     run.params["states"] = transitions(states, change.begun_mono)
@@ -70,6 +74,21 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
     run.counters.update({key: value for key, value in lag.items() if key.startswith("lag_peak")})
     if "lag_back_s" in lag:
         run.timings["lag_back_s"] = lag["lag_back_s"]
+
+
+def per_partition(processings: Processings, change: ChangeTimes, most: int = MAX_WINDOWS) -> dict:
+    """Records processed per partition and window (windows of 0.1 s or more, at most `most` of them), from the first
+    processing on, and the change's first and last step in the same seconds: what the chart draws."""
+    first = int(processings.at_ns.min())
+    span_s = (int(processings.at_ns.max()) - first) / NS
+    window_s = max(0.1, math.ceil(span_s / most * 10) / 10)
+    index = (processings.at_ns - first) // round(window_s * NS)  # integers: 0.3 / 0.1 is 2.999... in floats
+    partitions = int(processings.partition.max()) + 1
+    counts = np.zeros((partitions, int(index.max()) + 1), np.int64)
+    np.add.at(counts, (processings.partition, index), 1)
+    ended_ns = change.begun_ns + int((change.ended_mono - change.begun_mono) * NS)
+    return {"window_s": window_s, "counts": counts.tolist(), "change_s": [round((change.begun_ns - first) / NS, 3),
+                                                                          round((ended_ns - first) / NS, 3)]}
 
 
 def time_to_stable(states: list, begun: float) -> float | None:

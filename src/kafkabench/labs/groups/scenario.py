@@ -11,6 +11,7 @@ from kafkabench.labs.groups.protocols import PROTOCOLS, unsupported
 from kafkabench.labs.scenario import Cli, ConsumerSettings, Overrides, ProducerSettings, Rate, Scenario, TopicSettings
 
 Change = Annotated[str, AfterValidator(parse_change)]
+CLASSIC_ONLY = {"session.timeout.ms", "heartbeat.interval.ms"}
 Protocol = Literal[tuple(PROTOCOLS)]
 
 
@@ -57,6 +58,15 @@ class GroupsScenario(Scenario):
             raise ValueError("--rate: the group is measured against a steady producer; give records/s > 0")
         for text in self.changes:
             ChangeSpec.parse(text).check_members(self.members, text)
+        given = set(self.settings({}).values("consumer"))
+        if assignor := given & {"partition.assignment.strategy", "group.protocol", "group.remote.assignor"}:
+            raise ValueError(f"{', '.join(sorted(assignor))}: --protocols sets the protocol and the assignor of each "
+                             "cell; drop the setting")
+        kip848 = [protocol for protocol in self.protocols if not PROTOCOLS[protocol].classic]
+        if kip848 and (classic := given & CLASSIC_ONLY):
+            raise ValueError(f"{', '.join(sorted(classic))}: the classic protocol's settings, which a KIP-848 member "
+                             f"refuses ({', '.join(kip848)}): the broker sets them there (group.consumer.*); drop them "
+                             "or those protocols")
         refused = [why for client in self.clients for protocol in self.protocols
                    if (why := unsupported(client, protocol))]
         if refused:
