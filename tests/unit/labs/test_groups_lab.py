@@ -54,6 +54,7 @@ def test_faults_still_read_as_before_through_the_shared_grammar():
     ({"clients": ["kafka-python"], "protocols": ["cooperative"]}, "kafka-python speaks the classic protocol only"),
     ({"protocols": ["sticky"]}, "protocols"),
     ({"rate": -1}, "steady producer"),
+    ({"count": 2_000, "rate": 1_000, "change_at": 4}, "written in 2 s, before the change begins"),
     ({"protocols": ["eager", "consumer"], "overrides": {"session.timeout.ms": "6000"}},
      "session.timeout.ms: the classic protocol's settings, which a KIP-848 member refuses \\(consumer\\)"),
     ({"overrides": {"partition.assignment.strategy": "range"}}, "--protocols sets the protocol and the assignor"),

@@ -56,6 +56,9 @@ class GroupsScenario(Scenario):
     def _possible(self) -> GroupsScenario:
         if self.rate <= 0:
             raise ValueError("--rate: the group is measured against a steady producer; give records/s > 0")
+        if (writing_s := self.count / self.rate) <= self.change_at:
+            raise ValueError(f"--count {self.count:,} at --rate {self.rate:g}/s is written in {writing_s:g} s, before "
+                             f"the change begins (--change-at {self.change_at:g}): give more records or an earlier change")
         for text in self.changes:
             ChangeSpec.parse(text).check_members(self.members, text)
         given = set(self.settings({}).values("consumer"))
