@@ -2,12 +2,12 @@
 (what `kafkabench groups` runs: each record processed and recorded with its times in a mapped history, each batch
 committed after) / a minimal commit-after loop of the same client.
 
-    .venv/bin/python benchmarks/group_member_overhead.py [--count 200000] [--size 64] [--batch 500] [--repeats 3]
-        [--bootstrap-servers HOST:PORT]
+    .venv/bin/python benchmarks/group_member_overhead.py [--clients confluent,java] [--count 200000] [--size 64]
+        [--batch 500] [--repeats 3] [--bootstrap-servers HOST:PORT]
 
 One embedded broker (or --bootstrap-servers). A topic of 4 partitions is filled once with --count delivery ids; then
-kafkabench's member (one worker, started by the lab's launcher, in a group of its own) and the minimal loop
-(benchmarks/minimal_confluent_commit_after.py: no kafkabench code) take turns reading the whole backlog, one discarded
+for each client, kafkabench's member (one worker, started by the lab's launcher, in a group of its own) and the client's
+minimal loop (benchmarks/minimal_confluent_commit_after.py, MinimalJavaCommitAfter.java: no kafkabench code) take turns reading the whole backlog, one discarded
 pass of each, then --repeats in ABBA order. records/s = count / (the first poll that returned records -> the last
 commit returned), as each measures itself. Prints each repeat, the medians and the ratio kafkabench / minimal (median
 of the per-repeat ratios); target >= 0.90. A backlog rather than the lab's steady rate: at a rate both keep up with,
@@ -32,18 +32,18 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.protocol import DeliveryConsumerParams, Finish, Progress, Ready, Result, Start, Task, task_params
 
 from copier_overhead import PARTITIONS, fill
-from harness import open_target
+from harness import java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
 READ_S = 600  # a read that takes longer than this has hung
 
 
-def kafkabench_rate(target: Target, topic: str, count: int, batch: int, work: Path) -> float:
+def kafkabench_rate(target: Target, client: str, topic: str, count: int, batch: int, work: Path) -> float:
     run = uuid.uuid4().hex[:8]
-    worker = target.launcher.start("groups member confluent", "confluent")
+    worker = target.launcher.start(f"groups member {client}", client)
     try:
-        worker.send(Task(scenario="delivery_consumer", client="confluent", bootstrap_servers=target.bootstrap_servers,
+        worker.send(Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers,
                          topic=topic, timeout_s=60,
                          params=task_params(DeliveryConsumerParams(mode="commit-after", group=f"member-{run}",
                                                                    count=count, batch=batch,
@@ -65,9 +65,10 @@ def kafkabench_rate(target: Target, topic: str, count: int, batch: int, work: Pa
     return count / result.duration_s
 
 
-def minimal_rate(bootstrap: str, topic: str, count: int, batch: int) -> float:
-    done = subprocess.run([sys.executable, str(HERE / "minimal_confluent_commit_after.py"), bootstrap, topic,
-                           f"minimal-{uuid.uuid4().hex[:8]}", str(batch), str(count)],
+def minimal_rate(client: str, bootstrap: str, topic: str, count: int, batch: int, work: Path) -> float:
+    loop = java_loop_command("MinimalJavaCommitAfter", work) if client == "java" else \
+        [sys.executable, str(HERE / "minimal_confluent_commit_after.py")]
+    done = subprocess.run([*loop, bootstrap, topic, f"minimal-{uuid.uuid4().hex[:8]}", str(batch), str(count)],
                           capture_output=True, text=True, check=True, timeout=READ_S)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["records"] == count, report
@@ -76,6 +77,7 @@ def minimal_rate(bootstrap: str, topic: str, count: int, batch: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", default="confluent,java")
     parser.add_argument("--count", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--batch", type=int, default=500)
@@ -90,21 +92,26 @@ def main() -> None:
             admin.create_topic(topic, PARTITIONS, 1)
         try:
             fill(target.bootstrap_servers, topic, args.count, args.size)
-            sides = {"kafkabench": lambda: kafkabench_rate(target, topic, args.count, args.batch, work),
-                     "minimal": lambda: minimal_rate(target.bootstrap_servers, topic, args.count, args.batch)}
-            for read in sides.values():  # discarded: broker JIT, page cache
-                read()
-            rates: dict[str, list[float]] = {name: [] for name in sides}
-            for repeat in range(args.repeats):
-                for name in (["kafkabench", "minimal"] if repeat % 2 == 0 else ["minimal", "kafkabench"]):
-                    rates[name].append(sides[name]())
-                print(f"repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
-                      flush=True)
+            for client in args.clients.split(","):
+                compare(client, target, topic, args, work)
         finally:
             with KafkaAdmin(target.connection) as admin:
                 admin.delete_topic(topic)
+
+
+def compare(client: str, target: Target, topic: str, args, work: Path) -> None:
+    sides = {"kafkabench": lambda: kafkabench_rate(target, client, topic, args.count, args.batch, work),
+             "minimal": lambda: minimal_rate(client, target.bootstrap_servers, topic, args.count, args.batch, work)}
+    for read in sides.values():  # discarded: broker JIT, page cache
+        read()
+    rates: dict[str, list[float]] = {name: [] for name in sides}
+    for repeat in range(args.repeats):
+        for name in (["kafkabench", "minimal"] if repeat % 2 == 0 else ["minimal", "kafkabench"]):
+            rates[name].append(sides[name]())
+        print(f"{client} repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
+              flush=True)
     ratio = statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
-    print(f"confluent commit-after member, {args.count:,} x {args.size} B in polls of <= {args.batch}: kafkabench "
+    print(f"{client} commit-after member, {args.count:,} x {args.size} B in polls of <= {args.batch}: kafkabench "
           f"{statistics.median(rates['kafkabench']):,.0f} records/s, minimal {statistics.median(rates['minimal']):,.0f} "
           f"records/s, ratio {ratio:.2f} (target >= {TARGET:.2f}: {'met' if ratio >= TARGET else 'MISSED'})")
 
