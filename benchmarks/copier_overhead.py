@@ -24,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -33,9 +32,9 @@ from confluent_kafka import Producer
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core import delivery_ids as ids
-from kafkabench.core.protocol import DeliveryConsumerParams, Finish, Progress, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryConsumerParams, Task, task_params
 
-from harness import java_loop_command, open_target
+from harness import consumer_result, interleaved, java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
@@ -60,29 +59,15 @@ def kafkabench_rate(target: Target, client: str, source: str, count: int, batch:
     output = f"copier-output-{run}"
     with KafkaAdmin(target.connection) as admin:
         admin.create_topic(output, PARTITIONS, 1)
-    worker = target.launcher.start(f"copier {client}", client)
     try:
-        worker.send(Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers,
-                         topic=source, producer_config={**settings, "transactional.id": f"copier-{run}"}, timeout_s=60,
-                         params=task_params(DeliveryConsumerParams(mode="copy", group=f"copier-{run}", count=count,
-                                                                   batch=batch, output_topic=output))))
-        worker.receive(Ready, timeout_s=120)
-        worker.send(Start())
-        deadline = time.monotonic() + COPY_S
-        copied = 0
-        while copied < count and time.monotonic() < deadline:
-            message = worker.next_message(0.2)
-            if isinstance(message, Progress):
-                copied = message.acked or 0
-        worker.send(Finish())
-        result = None
-        while not isinstance(result, Result) and time.monotonic() < deadline:
-            result = worker.next_message(0.2)
+        result = consumer_result(target, Task(
+            scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers, topic=source,
+            producer_config={**settings, "transactional.id": f"copier-{run}"}, timeout_s=60,
+            params=task_params(DeliveryConsumerParams(mode="copy", group=f"copier-{run}", count=count, batch=batch,
+                                                      output_topic=output))), count, COPY_S)
     finally:
-        worker.stop()
         with KafkaAdmin(target.connection) as admin:
             admin.delete_topic(output)
-    assert isinstance(result, Result) and result.counters["processed"] == count, result
     print(f"  kafkabench: {result.counters['commits']} transactions, {result.duration_s:.2f} s", flush=True)
     return count / result.duration_s
 
@@ -142,16 +127,7 @@ def compare(client: str, target: Target, source: str, args, work: Path) -> None:
     sides = {"kafkabench": lambda: kafkabench_rate(target, client, source, args.count, args.batch, args.settings),
              "minimal": lambda: minimal_rate(target.bootstrap_servers, client, source, args.count, args.batch,
                                              args.settings, work)}
-    for run in sides.values():  # discarded: broker JIT, page cache
-        run()
-    rates: dict[str, list[float]] = {name: [] for name in sides}
-    for repeat in range(args.repeats):
-        order = ["kafkabench", "minimal"] if repeat % 2 == 0 else ["minimal", "kafkabench"]
-        for name in order:
-            rates[name].append(sides[name]())
-        print(f"{client} repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
-              flush=True)
-    ratio = statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
+    rates, ratio = interleaved(client, sides, args.repeats)
     given = "".join(f", {key}={value}" for key, value in args.settings.items())
     print(f"{client} copier, {args.count:,} x {args.size} B in transactions of <= {args.batch}{given}: kafkabench "
           f"{statistics.median(rates['kafkabench']):,.0f} records/s, minimal {statistics.median(rates['minimal']):,.0f} "

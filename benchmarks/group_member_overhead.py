@@ -23,16 +23,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
-from kafkabench.core.protocol import DeliveryConsumerParams, Finish, Progress, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryConsumerParams, Task, task_params
 
 from copier_overhead import PARTITIONS, fill
-from harness import java_loop_command, open_target
+from harness import consumer_result, interleaved, java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
@@ -41,27 +40,11 @@ READ_S = 600  # a read that takes longer than this has hung
 
 def kafkabench_rate(target: Target, client: str, topic: str, count: int, batch: int, work: Path) -> float:
     run = uuid.uuid4().hex[:8]
-    worker = target.launcher.start(f"groups member {client}", client)
-    try:
-        worker.send(Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers,
-                         topic=topic, timeout_s=60,
-                         params=task_params(DeliveryConsumerParams(mode="commit-after", group=f"member-{run}",
-                                                                   count=count, batch=batch,
-                                                                   history_dir=str(work / f"member-{run}")))))
-        worker.receive(Ready, timeout_s=120)
-        worker.send(Start())
-        deadline, committed = time.monotonic() + READ_S, 0
-        while committed < count and time.monotonic() < deadline:
-            message = worker.next_message(0.2)
-            if isinstance(message, Progress):
-                committed = message.acked or 0
-        worker.send(Finish())
-        result = None
-        while not isinstance(result, Result) and time.monotonic() < deadline:
-            result = worker.next_message(0.2)
-    finally:
-        worker.stop()
-    assert isinstance(result, Result) and result.counters["processed"] == count, result
+    result = consumer_result(target, Task(
+        scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
+        timeout_s=60, params=task_params(DeliveryConsumerParams(mode="commit-after", group=f"member-{run}", count=count,
+                                                                batch=batch, history_dir=str(work / f"member-{run}")))),
+        count, READ_S)
     return count / result.duration_s
 
 
@@ -102,15 +85,7 @@ def main() -> None:
 def compare(client: str, target: Target, topic: str, args, work: Path) -> None:
     sides = {"kafkabench": lambda: kafkabench_rate(target, client, topic, args.count, args.batch, work),
              "minimal": lambda: minimal_rate(client, target.bootstrap_servers, topic, args.count, args.batch, work)}
-    for read in sides.values():  # discarded: broker JIT, page cache
-        read()
-    rates: dict[str, list[float]] = {name: [] for name in sides}
-    for repeat in range(args.repeats):
-        for name in (["kafkabench", "minimal"] if repeat % 2 == 0 else ["minimal", "kafkabench"]):
-            rates[name].append(sides[name]())
-        print(f"{client} repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
-              flush=True)
-    ratio = statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
+    rates, ratio = interleaved(client, sides, args.repeats)
     print(f"{client} commit-after member, {args.count:,} x {args.size} B in polls of <= {args.batch}: kafkabench "
           f"{statistics.median(rates['kafkabench']):,.0f} records/s, minimal {statistics.median(rates['minimal']):,.0f} "
           f"records/s, ratio {ratio:.2f} (target >= {TARGET:.2f}: {'met' if ratio >= TARGET else 'MISSED'})")

@@ -134,7 +134,6 @@ class GroupState:
 
     state: str  # STABLE, PREPARING_REBALANCING, COMPLETING_REBALANCING, EMPTY, DEAD, UNKNOWN
     members: int
-    partitions_held: int  # summed over the members' current assignments
     reconciling: int  # KIP-848 members whose assignment is not yet the broker's target for them
     protocol: str  # CLASSIC or CONSUMER
 
@@ -293,12 +292,11 @@ class KafkaAdmin:
         """The group as its coordinator sees it (DescribeGroups, or ConsumerGroupDescribe for a KIP-848 group)."""
         future = self._admin.describe_consumer_groups([group], request_timeout=self.timeout_s)[group]
         found = self._call(f"describe group {group}", lambda: future.result(timeout=self.timeout_s))
-        held = [len(m.assignment.topic_partitions or []) if m.assignment else 0 for m in found.members]
         # a KIP-848 member is reconciled once it holds what the broker targets for it
         reconciling = sum(1 for m in found.members if m.target_assignment is not None and m.assignment is not None and
                           _partitions(m.target_assignment) != _partitions(m.assignment))
         state = found.state.name if found.state is not None else "UNKNOWN"
-        return GroupState(state, len(found.members), sum(held), reconciling, getattr(found.type, "name", "UNKNOWN"))
+        return GroupState(state, len(found.members), reconciling, getattr(found.type, "name", "UNKNOWN"))
 
     def coordinator(self, kind: str, key: str) -> int:
         """The broker coordinating a transactional id (`kind` "transaction") or a consumer group ("group"): the leader

@@ -96,8 +96,10 @@ class LatencyHistogram:
         """Exactly what HdrHistogram's get_value_at_percentile gives for each, read from the recorded buckets alone:
         its loop walks the counts array in Python (a few ms a value; a run's timeline and a plan's report read
         thousands)."""
+        return self._percentiles_ms(*self.buckets(), percentiles)
+
+    def _percentiles_ms(self, indexes: np.ndarray, counts: np.ndarray, percentiles) -> list[float]:
         hdr = self._hdr
-        indexes, counts = self.buckets()
         reached = np.cumsum(counts)
         values = []
         for percentile in percentiles:
@@ -118,7 +120,7 @@ class LatencyHistogram:
         # hdrh's get_mean_value, read from the recorded buckets: Python integers, one division, as it does
         total = sum(int(count) * hdr._hdr_median_equiv_value(hdr.get_value_from_index(int(index)))
                     for index, count in zip(indexes, counts))
-        p50, p90, p99, p999 = self.percentiles_ms(50, 90, 99, 99.9)
+        p50, p90, p99, p999 = self._percentiles_ms(indexes, counts, (50, 90, 99, 99.9))
         return Stat(count=self.count, mean_ms=float(total) / hdr.get_total_count() / 1000, p50_ms=p50, p90_ms=p90,
                     p99_ms=p99, p999_ms=p999, max_ms=hdr.get_max_value() / 1000, min_ms=hdr.get_min_value() / 1000)
 

@@ -75,7 +75,7 @@ def test_each_protocol_as_each_client_is_told_it():
 
 
 def state(name, members=3, reconciling=0, protocol="CLASSIC"):
-    return GroupState(name, members, 6, reconciling, protocol)
+    return GroupState(name, members, reconciling, protocol)
 
 
 def test_stable_again_is_when_the_coordinator_last_became_stable_after_the_change_began():

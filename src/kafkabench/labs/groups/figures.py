@@ -24,7 +24,7 @@ import numpy as np
 from kafkabench.core.delivery_history import ACKNOWLEDGED, History
 from kafkabench.core.delivery_processed import Processed, totals
 from kafkabench.core.results import Run
-from kafkabench.labs.groups.gaps import NS, Processings, gaps
+from kafkabench.labs.groups.gaps import NS, Processings, Spans
 
 MAX_WINDOWS = 150  # the chart's columns per cell
 
@@ -59,9 +59,12 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
         return
     run.timings["change_s"] = round(change.ended_mono - change.begun_mono, 3)
     processings = Processings.of(produced.partition, histories)
-    during = gaps(processings, (change.begun_ns, change.caught_up_ns or time.time_ns()))
+    spans = Spans.of(processings)
+    during = spans.gaps((change.begun_ns, change.caught_up_ns or time.time_ns()))
+    if not len(processings.at_ns):
+        return {}
     first = int(processings.at_ns.min()) if len(processings.at_ns) else change.begun_ns
-    before = gaps(processings, (first, change.begun_ns), whole=True)
+    before = spans.gaps((first, change.begun_ns), whole=True)
     run.timings.update(stop_the_world_s=round(during.stop_the_world_s, 3), worst_gap_s=round(during.worst_s, 3),
                        median_gap_s=round(during.median_s, 3), steady_worst_gap_s=round(before.worst_s, 3),
                        steady_stop_the_world_s=round(before.stop_the_world_s, 3))
@@ -78,7 +81,8 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
 
 def per_partition(processings: Processings, change: ChangeTimes, most: int = MAX_WINDOWS) -> dict:
     """Records processed per partition and window (windows of 0.1 s or more, at most `most` of them), from the first
-    processing on, and the change's first and last step in the same seconds: what the chart draws."""
+    processing on, and the change's first and last step in the same seconds: what the chart draws ({}: nothing was
+    processed)."""
     first = int(processings.at_ns.min())
     span_s = (int(processings.at_ns.max()) - first) / NS
     window_s = max(0.1, math.ceil(span_s / most * 10) / 10)

@@ -74,15 +74,31 @@ def unread_spans(processings: Processings) -> dict[int, np.ndarray]:
             for lo, hi in zip(bounds[:-1], bounds[1:])}
 
 
+@dataclass(frozen=True)
+class Spans:
+    """A run's unread spans, read once from its processings: per partition, and the group's idle ones."""
+
+    unread: dict[int, np.ndarray]
+    idle: np.ndarray
+
+    @classmethod
+    def of(cls, processings: Processings) -> Spans:
+        return cls(unread_spans(processings), idle_spans(processings))
+
+    def gaps(self, window: tuple[int, int], whole: bool = False) -> Gaps:
+        """The spans that overlap `window` (wall-clock ns, inclusive), or with `whole` only those entirely inside it
+        (the steady time before a change, which a span the change prolonged must not count in): each partition's
+        longest, and the group's longest stop."""
+        longest = {partition: _longest(_inside(spans, window, whole)) for partition, spans in self.unread.items()}
+        stops = _inside(self.idle, window, whole)
+        stopped = _longest(stops)
+        start = int(stops[np.argmax(stops[:, 1] - stops[:, 0]), 0]) if stopped else None
+        return Gaps({partition: length / NS for partition, length in longest.items()}, stopped / NS, start)
+
+
 def gaps(processings: Processings, window: tuple[int, int], whole: bool = False) -> Gaps:
-    """The spans that overlap `window` (wall-clock ns, inclusive), or with `whole` only those entirely inside it (the
-    steady time before a change, which a span the change prolonged must not count in): each partition's longest, and
-    the group's longest stop."""
-    longest = {partition: _longest(spans, window, whole) for partition, spans in unread_spans(processings).items()}
-    stopped = _longest(idle_spans(processings), window, whole)
-    stops = _inside(idle_spans(processings), window, whole)
-    start = int(stops[np.argmax(stops[:, 1] - stops[:, 0]), 0]) if len(stops) and stopped else None
-    return Gaps({partition: length / NS for partition, length in longest.items()}, stopped / NS, start)
+    """Spans.of(processings).gaps(window, whole), for one window."""
+    return Spans.of(processings).gaps(window, whole)
 
 
 def idle_spans(processings: Processings) -> np.ndarray:
@@ -103,6 +119,5 @@ def _inside(spans: np.ndarray, window: tuple[int, int], whole: bool) -> np.ndarr
         spans[(spans[:, 1] >= begin) & (spans[:, 0] <= end)]
 
 
-def _longest(spans: np.ndarray, window: tuple[int, int], whole: bool) -> int:
-    inside = _inside(spans, window, whole)
-    return int((inside[:, 1] - inside[:, 0]).max()) if len(inside) else 0
+def _longest(spans: np.ndarray) -> int:
+    return int((spans[:, 1] - spans[:, 0]).max()) if len(spans) else 0
