@@ -55,3 +55,16 @@ def test_a_damaged_history_is_refused_in_one_line(tmp_path, damage):
     with pytest.raises(HistoryFileError) as refused:
         Processed.open(tmp_path)
     assert "not a readable consumer history" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_batch_recorded_at_once_leaves_what_recording_each_would(tmp_path):
+    one_by_one, batch = (Processed.create(tmp_path / name, producer=0, count=4) for name in ("a", "b"))
+    for _ in range(254):
+        one_by_one.record(3, 1, 1)
+    batch.counts[3] = 254
+    sequences = np.array([1, 3, 1, 3, 0])  # twice in one batch counts twice; 3 saturates at 255
+    for sequence in sequences:
+        one_by_one.record(int(sequence), 50, 9)
+    batch.record_many(sequences, 50, np.full(5, 9))
+    assert batch.counts.tolist() == one_by_one.counts.tolist() == [1, 2, 0, 255]
+    assert batch.processed_at.tolist() == [50, 50, 0, 50] and batch.created_at.tolist() == [9, 9, 0, 9]
