@@ -114,7 +114,8 @@ def test_a_member_stopped_past_the_stall_bound_is_replaced_and_the_cell_gets_bot
     role = "copier" if copying else "consumer"
     stalled = next(row for row in run.params["liveness"] if row["process"] == f"{role} 1.1")
     fired_s = run.params["faults"][0]["fired_s"]
-    assert stalled["ended"] == "replaced" and stalled["stalls"] == 1, stalled
+    # the longest stall is the pause's (below); a loaded machine may add a short one beside it (CI once saw 2)
+    assert stalled["ended"] == "replaced" and stalled["stalls"] >= 1, stalled
     assert abs(stalled["longest_stall_s"] - (_replaced_at(run, "1.1") - fired_s)) <= 1.0, (stalled, fired_s)
     assert 6.0 <= stalled["longest_stall_s"] <= 8.0 and abs(stalled["began_s"] - fired_s) <= 1.0, stalled
     assert any("member 1.1 not resumed: replaced meanwhile" in line for line in run.params["consumer_events"])
