@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # more than it computes (16 min 46 s with two, 13 min 28 s with three; four gained nothing more: 13 min 11 s, and
 # later 12 min 10 s against three's 12 min 15 s, with the cores busy); a module's tests stay on one worker
 # (tests/conftest.py says how they are grouped); the slowest tests named at the end, to keep the whole run short
-PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --durations=15
+PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder --durations=15
 
 .PHONY: demo test test-quick test-stress bytecode docs docs-serve network-tools clean
 

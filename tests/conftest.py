@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -112,8 +114,10 @@ def isolated_cluster_dir(tmp_path_factory):
 
 
 # the packages whose modules share one cluster they break on purpose (tests/integration/faulty_cluster.py), each a
-# group of its own, and the longest groups: they start first, each on a worker, the others taking every module meanwhile
+# group of its own
 SHARED_CLUSTER_PACKAGES = ("tests/integration/three_plus_controller/", "tests/integration/three_plus_controller_delivery/")
+# seconds per group in a full run (tools/test_durations.py writes it): the workers take the longest groups first
+DURATIONS = Path(__file__).with_name("durations.json")
 
 
 def _group(nodeid: str) -> str:
@@ -121,19 +125,32 @@ def _group(nodeid: str) -> str:
     return next((package.rstrip("/") for package in SHARED_CLUSTER_PACKAGES if path.startswith(package)), path)
 
 
+def expected_seconds(groups: set[str]) -> dict[str, float]:
+    """Each group's seconds in the last measured run; an integration module not measured yet counts as the median
+    measured one, any other group as nothing."""
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    integration = sorted(s for group, s in known.items() if group.startswith("tests/integration/")) or [0.0]
+    default = integration[len(integration) // 2]
+    return {group: known.get(group, default if group.startswith("tests/integration/") else 0.0) for group in groups}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     """`make test` runs pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker, so its
-    cluster fixture starts once, and a shared-cluster package's modules share its one cluster; those packages run
-    first, being the longest, so the other workers take every other module meanwhile. Every unit test is `quick`."""
+    cluster fixture starts once, and a shared-cluster package's modules share its one cluster. The groups are handed
+    out longest first (--no-loadscope-reorder keeps this order; xdist's own puts the groups with most tests first, and
+    long modules of one or two tests came last, each on a worker alone: 815 s against 771 s, simulated from the
+    same run's durations, the first as measured). Every unit test is `quick`."""
     for item in items:
         if item.nodeid.startswith("tests/unit/"):
             item.add_marker(pytest.mark.quick)
     if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
         return
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
-    items.sort(key=lambda item: not item.nodeid.startswith(SHARED_CLUSTER_PACKAGES))
+    groups = {item: _group(item.nodeid) for item in items}
+    for item, group in groups.items():
+        item.add_marker(pytest.mark.xdist_group(group))
+    seconds = expected_seconds(set(groups.values()))
+    items.sort(key=lambda item: -seconds[groups[item]])  # stable: a module's tests keep their order
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist has no such hook
