@@ -12,7 +12,7 @@ PING = """\
         lab: latency
         clients: [confluent]
         size: 1000
-        count: 50
+        count: 20
         warmup: 2
         rounds: 1
     """
@@ -21,7 +21,7 @@ FLOOR = """\
         lab: latency
         clients: [tcp]
         size: 1000
-        count: 50
+        count: 20
         warmup: 2
         rounds: 1
     """
