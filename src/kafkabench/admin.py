@@ -217,6 +217,12 @@ class KafkaAdmin:
                                                request_timeout=self.timeout_s)[name]
         self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))
 
+    def grow_topic(self, name: str, count: int) -> None:
+        """`count` new partitions at the end of the topic, placed by the controller."""
+        total = len(self.describe_topic(name).partitions) + count
+        future = self._admin.create_partitions([NewPartitions(name, total)], request_timeout=self.timeout_s)[name]
+        self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))
+
     def elect_preferred_leaders(self, name: str, partitions: list[int]) -> None:
         """Give each partition back to its preferred leader (the first of its replicas), where that broker is alive."""
         # no request_timeout keyword: confluent-kafka 2.16's elect_leaders fails on any keyword argument

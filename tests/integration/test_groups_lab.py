@@ -1,6 +1,6 @@
 """The groups lab on the session's broker: a rolling restart of 3 members under the consumer protocol (KIP-848) and
 under eager classic, every record processed at least once as the histories show, each partition's gap measured
-and the coordinator's own view recorded; a crash costs the killed member's partitions the session timeout."""
+and the coordinator's own view recorded; partitions added mid-run are read by a KIP-848 group."""
 
 import pytest
 
@@ -46,3 +46,17 @@ def test_a_rolling_restart_under_the_consumer_protocol_and_eager_classic_loses_n
     said = "\n".join(report.lines(document))
     assert "6,000 records acknowledged, 0 never processed" in said and "at least once: kept" in said
     assert "rolling-restart,pause=0.5: the group stopped least under" in said and "records twice" in said
+
+
+def test_partitions_added_mid_run_are_read_by_a_kip_848_group_without_a_client_refresh(target, tmp_path):
+    # the coordinator sees the new partitions in the cluster's metadata and assigns them; the members' clients keep
+    # their 5 min metadata refresh (a classic group would not read them within this run: the lab's docs)
+    scenario = GroupsScenario(protocols=["consumer"], members=2, partitions=2, count=5_000, rate=1_000, change_at=1.5,
+                              changes=["add-partitions:2"])
+    [run] = run_groups(scenario, target, tmp_path, SILENT).runs
+    assert run.error is None and "unfinished" not in run.params, run.error
+    assert run.params["partitions_after"] == 4 and run.counters["never_processed"] == 0
+    waited = run.params["new_partitions_s"]
+    assert set(waited) == {"2", "3"} and run.timings["new_partitions_read_s"] == max(waited.values()) < 30, waited
+    assert run.config["producer"]["topic.metadata.refresh.interval.ms"] == "1000"  # the input finds them at once
+    assert len(run.params["processed"]["counts"]) == 4

@@ -35,7 +35,7 @@ class GroupWatch:
         self.committed_at = time.monotonic()  # the last look that saw the group commit more
         self.problem = ""
         self.looks: list[tuple[float, int]] = []  # (monotonic, records behind in all) of every look that succeeded
-        self._stop = threading.Event()
+        self._stop, self._grown = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._run, name="group watch", daemon=True)
 
     def start(self) -> None:
@@ -45,6 +45,11 @@ class GroupWatch:
         self._stop.set()
         if self._thread.ident is not None:
             self._thread.join(60)
+
+    def grow(self, partitions: int) -> None:
+        """The topic has `partitions` now: the next look asks for every one of them."""
+        self.partitions = partitions
+        self._grown.set()
 
     def until_caught_up(self, give_up_s: float) -> float | None:
         """Seconds from now until the group has committed the whole input (None: it committed nothing for
@@ -79,6 +84,10 @@ class GroupWatch:
         lag, left = self._lag(), -1  # left: records behind in all; once the input is written, only commits lower it
         try:
             while not self._stop.wait(LOOK_S):
+                if self._grown.is_set():  # the topic has more partitions: asked of a client that knows them
+                    self._grown.clear()
+                    _close_aside(lag)
+                    lag = self._lag()
                 looked_at = time.monotonic()
                 try:
                     behind = lag.behind()

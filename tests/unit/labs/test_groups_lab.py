@@ -19,6 +19,7 @@ from kafkabench.labs.groups.scenario import GroupsScenario
     ("crash:1", "crash", 1, ("down", 3.0)),
     ("scale-out:3", "scale-out", 3, None),
     ("scale-in:1", "scale-in", 1, None),
+    ("add-partitions:6", "add-partitions", 6, None),
 ])
 def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
     spec = ChangeSpec.parse(text)
@@ -28,7 +29,8 @@ def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in"),
+    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in, add-partitions"),
+    ("add-partitions", "add-partitions needs how many partitions"),
     ("crash", "crash needs how many members"),
     ("crash:0", "crash needs how many members"),
     ("rolling-restart:2", "takes no count"),
@@ -50,6 +52,7 @@ def test_faults_still_read_as_before_through_the_shared_grammar():
     ({"changes": ["scale-in:5"], "members": 3}, "scale-in takes at most 2"),
     ({"changes": ["crash:4"], "members": 3}, "crash takes at most 3"),
     ({"changes": ["scale-in:3"], "members": 3}, "scale-in takes at most 2"),
+    ({"changes": ["add-partitions:9995"], "partitions": 6}, "6 \\+ 9,995 partitions; a cell's topic takes at most 10,000"),
     ({"clients": ["aiokafka"], "protocols": ["consumer"]}, "aiokafka speaks the classic protocol only"),
     ({"clients": ["kafka-python"], "protocols": ["cooperative"]}, "kafka-python speaks the classic protocol only"),
     ({"protocols": ["sticky"]}, "protocols"),
@@ -116,3 +119,28 @@ def test_the_chart_draws_each_partitions_records_per_window_with_the_change_mark
     heatmap = chart["figure"]["data"][0]
     assert heatmap["type"] == "heatmap" and heatmap["z"] == processed["counts"]
     assert chart["figure"]["layout"]["shapes"][0]["x0"] == 0.35
+
+
+def test_new_partitions_are_timed_from_their_first_record_and_one_never_read_is_named():
+    import numpy as np
+
+    from kafkabench.core.results import Run
+    from kafkabench.labs.groups.figures import _new_partitions
+    from kafkabench.labs.groups.gaps import NS, Processings
+    from kafkabench.labs.groups.report import lines
+
+    # partitions 0-1 before the change, 2-3 added: 2's first record (created at 10 s) processed at 12.5 s, a later
+    # one at 13 s; 3 written to and never read
+    created = np.array([1, 2, 10, 11]) * NS
+    processings = Processings(np.array([0, 1, 2, 2]), np.array([1.1, 2.1, 12.5, 13.0]) * NS, created)
+    run = Run(client="java", scenario="add-partitions:2 eager",
+              params={"change": "add-partitions:2", "protocol": "eager", "partitions": 2, "partitions_after": 4})
+    _new_partitions(run, processings, np.array([0, 1, 2, 2, 3]), 2)
+    assert run.params["new_partitions_s"] == {"2": 2.5, "3": None} and run.counters["new_partitions_unread"] == 1
+    assert "new_partitions_read_s" not in run.timings
+    said = lines(type("Document", (), {"runs": [run]})())
+    assert any("1 of the 2 new partition(s) written to never read within the run ([3])" in line for line in said)
+
+    _new_partitions(run, processings, np.array([0, 1, 2, 2]), 2)
+    assert run.params["new_partitions_s"] == {"2": 2.5} and run.timings["new_partitions_read_s"] == 2.5
+    assert ChangeSpec.parse("add-partitions:2").member_slots == 0 and ChangeSpec.parse("crash:2").member_slots == 2

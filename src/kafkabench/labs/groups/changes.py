@@ -6,6 +6,10 @@
 - crash:K[,down=S]: K members killed at once (SIGKILL, no goodbye), each replaced by a new process S seconds (default
   3) later.
 - scale-out:K: K members added. scale-in:K: the K last members closed cleanly.
+- add-partitions:K: K partitions added to the topic (placed by the controller), which the producer writes to once its
+  metadata shows them (it refreshes every second in such a cell) and the group reads once its members' or its
+  coordinator's metadata does: a classic member's client refreshes every metadata.max.age.ms (librdkafka:
+  topic.metadata.refresh.interval.ms), 5 min by default; a KIP-848 coordinator sees them in the cluster's metadata.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase
 
-KINDS = ("rolling-restart", "crash", "scale-out", "scale-in")
-COUNTED = ("crash", "scale-out", "scale-in")
+KINDS = ("rolling-restart", "crash", "scale-out", "scale-in", "add-partitions")
+COUNTED = ("crash", "scale-out", "scale-in", "add-partitions")
 OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",)}
 DEFAULTS = {"pause": 1.0, "down": 3.0}
-EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "scale-out:2", "scale-in:1")
+EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "scale-out:2", "scale-in:1",
+            "add-partitions:6")
 
 
 class ChangeSyntaxError(ValueError):
@@ -28,7 +33,7 @@ class ChangeSyntaxError(ValueError):
 @dataclass(frozen=True)
 class ChangeSpec:
     kind: str
-    count: int  # members it touches (rolling-restart: every member)
+    count: int  # members it touches (rolling-restart: every member), or partitions it adds
     options: tuple[tuple[str, str], ...] = ()
 
     @classmethod
@@ -38,7 +43,8 @@ class ChangeSpec:
             raise ChangeSyntaxError(f"{text!r}: changes are {', '.join(KINDS)}, e.g. {', '.join(EXAMPLES)}")
         if phrase.name in COUNTED:
             if phrase.number is None or not phrase.number.isdigit() or int(phrase.number) < 1:
-                raise ChangeSyntaxError(f"{text!r}: {phrase.name} needs how many members, a whole number >= 1: "
+                what = "partitions" if phrase.name == "add-partitions" else "members"
+                raise ChangeSyntaxError(f"{text!r}: {phrase.name} needs how many {what}, a whole number >= 1: "
                                         f"{phrase.name}:1")
         elif phrase.number is not None:
             raise ChangeSyntaxError(f"{text!r}: a rolling restart touches every member; it takes no count")
@@ -53,6 +59,11 @@ class ChangeSpec:
 
     def seconds(self, key: str) -> float:
         return float(dict(self.options).get(key, DEFAULTS[key]))
+
+    @property
+    def member_slots(self) -> int:
+        """Member processes the change starts beyond the group's first ones (a slot each)."""
+        return 0 if self.kind == "add-partitions" else max(self.count, 1)
 
     def check_members(self, members: int, text: str) -> None:
         """A change that names more members than the group has, refused before any process starts."""

@@ -9,7 +9,9 @@ producer's history saying where it went), the coordinator's states and the group
 - lag: the records behind the group's committed offsets, its peak after the change began, the steady peak before it,
   and the time from the change's first step until lag was back at that steady peak;
 - records processed more than once and never, of those the producer had acknowledged; the rebalances each member
-  process went through (as its client's listener counted assignments).
+  process went through (as its client's listener counted assignments);
+- new partitions (add-partitions): per partition added, from its first record's timestamp until the group processed
+  that record, the slowest of them; and how many acknowledged records in them the group never read.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ class ChangeTimes:
         self.caught_up_ns = time.time_ns()
 
 
-def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]]) -> None:
+def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]],
+         partitions: int) -> None:
+    """`partitions`: the topic's before the change (more after an add-partitions, `params.partitions_after`)."""
     produced = History.open_mapped(cell_dir / "producer")
     acked = produced.status == ACKNOWLEDGED
     histories = [Processed.open(member.history_dir) for member in members.members]
@@ -70,6 +74,8 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
                        steady_stop_the_world_s=round(before.stop_the_world_s, 3))
     run.params["gaps_s"] = {str(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
     run.params["processed"] = per_partition(processings, change)
+    if run.params.get("partitions_after", partitions) > partitions:
+        _new_partitions(run, processings, produced.partition[acked], partitions)
     if (stable := time_to_stable(states, change.begun_mono)) is not None:
         run.timings["time_to_stable_s"] = stable
     run.params["states"] = transitions(states, change.begun_mono)
@@ -77,6 +83,25 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
     run.counters.update({key: value for key, value in lag.items() if key.startswith("lag_peak")})
     if "lag_back_s" in lag:
         run.timings["lag_back_s"] = lag["lag_back_s"]
+
+
+def _new_partitions(run: Run, processings: Processings, acked_partitions: np.ndarray, first_new: int) -> None:
+    """Per partition the change added (numbered from `first_new`) that the producer wrote to: the seconds from its
+    first record's timestamp until the group processed that record (`params.new_partitions_s`, None: never); the
+    slowest (`timings.new_partitions_read_s`) when every one was read; the acknowledged records in them never read."""
+    written = sorted(int(p) for p in np.unique(acked_partitions[acked_partitions >= first_new]))
+    waited: dict[str, float | None] = {}
+    for partition in written:
+        here = processings.partition == partition
+        if not here.any():
+            waited[str(partition)] = None
+            continue
+        first = int(np.argmin(processings.created_ns[here]))  # the earliest record processed there
+        waited[str(partition)] = round((int(processings.at_ns[here][first]) - int(processings.created_ns[here][first])) / NS, 3)
+    run.params["new_partitions_s"] = waited
+    run.counters["new_partitions_unread"] = sum(value is None for value in waited.values())
+    if waited and None not in waited.values():
+        run.timings["new_partitions_read_s"] = max(waited.values())
 
 
 def per_partition(processings: Processings, change: ChangeTimes, most: int = MAX_WINDOWS) -> dict:

@@ -49,9 +49,13 @@ def lines(document: ResultDocument) -> list[str]:
             said.append(f"{label}: {run.params['unfinished']}")
         c = run.counters
         if "records" in c:
-            kept = "kept" if c["never_processed"] == 0 else "broken"
+            # an unfinished read leaves its records in the topic for a later member: not judged, rather than broken
+            kept = "kept" if c["never_processed"] == 0 else "not judged (the run ended before the group read " \
+                "everything)" if "unfinished" in run.params else "broken"
             said.append(f"{label}: {c['records']:,} records acknowledged, {c['never_processed']:,} never processed, "
                         f"{c['processed_twice']:,} processed more than once; at least once: {kept}")
+        if (waited := run.params.get("new_partitions_s")) is not None:
+            said.append(f"{label}: {_new_partitions(waited, run)}")
         if states := run.params.get("states"):
             shown = states if len(states) <= SHOWN_STATES + 1 else [
                 *states[:SHOWN_STATES // 2], f"... {len(states) - SHOWN_STATES} more in result.json ...",
@@ -60,11 +64,25 @@ def lines(document: ResultDocument) -> list[str]:
     return said + _best(document)
 
 
+def _new_partitions(waited: dict, run: Run) -> str:
+    added = run.params["partitions_after"] - run.params["partitions"]
+    if not waited:
+        return f"{added} partition(s) added, none written to before the producer was done"
+    unread = [partition for partition, s in waited.items() if s is None]
+    if not unread:
+        return (f"{added} partition(s) added, each first read {min(waited.values()):.1f}-"
+                f"{run.timings['new_partitions_read_s']:.1f} s after its first record was written")
+    return (f"{len(unread)} of the {len(waited)} new partition(s) written to never read within the run "
+            f"([{', '.join(unread)}]): a classic member sees new partitions at its client's next metadata refresh "
+            "(metadata.max.age.ms; librdkafka: topic.metadata.refresh.interval.ms; 5 min by default)")
+
+
 def _best(document: ResultDocument) -> list[str]:
-    """Per change, which protocol stopped the group least and which processed the fewest records twice."""
-    said = []
-    for change in dict.fromkeys(run.params["change"] for run in measured(document)):
-        runs = [run for run in measured(document) if run.params["change"] == change]
+    """Per change, which protocol stopped the group least and which processed the fewest records twice, among the
+    cells in which the group read everything (one given up has not finished paying for the change)."""
+    said, finished = [], [run for run in measured(document) if "unfinished" not in run.params]
+    for change in dict.fromkeys(run.params["change"] for run in finished):
+        runs = [run for run in finished if run.params["change"] == change]
         if len(runs) < 2:
             continue
         stopped = min(runs, key=lambda run: run.timings["stop_the_world_s"])

@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.config.redact import redact
@@ -85,9 +85,10 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
     client, protocol, spec = run.client, PROTOCOLS[run.params["protocol"]], ChangeSpec.parse(run.params["change"])
     settings = scenario.settings({})
     group = f"{topic}-group"
-    producer = translate(client, "producer", {**settings.values("producer"), "acks": "all", "enable.idempotence": "true"})
+    producer = translate(client, "producer", {**settings.values("producer"), "acks": "all", "enable.idempotence": "true",
+                                              **(input_refresh(client) if spec.kind == "add-partitions" else {})})
     consumers = {slot: translate(client, "consumer", {**settings.values("consumer"), **protocol.settings(client, group, slot)})
-                 for slot in range(1, scenario.members + max(spec.count, 1) + 1)}
+                 for slot in range(1, scenario.members + spec.member_slots + 1)}
     run.config = {"producer": redact(producer.config), "consumer": redact(consumers[1].config),
                   "topic": settings.values("topic")}
     (cell_dir / "producer").mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,7 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                 time.sleep(max(0.0, sender.first_at + scenario.change_at - time.monotonic()))
                 listener.note(f"{run.params['change']}: begins")
                 change.begin()
-                apply(spec, members, scenario.members)
+                apply(spec, members, scenario.members, lambda count: _add_partitions(target, topic, count, watch))
                 change.end()
             sender.join()
             if sender.error:
@@ -143,13 +144,28 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
             members.stop()
             sender.stop()
         run.client_version = sender.client_version
+        if spec.kind == "add-partitions":
+            run.params["partitions_after"] = watch.partitions
         run.params["events"] = members.said(since=change.begun_mono or time.monotonic())
         run.workers = [member.to_dict() for member in members.members]
-        figures.fill(run, cell_dir, members, change, states.seen, watch.looks)
+        figures.fill(run, cell_dir, members, change, states.seen, watch.looks, scenario.partitions)
 
 
-def apply(spec: ChangeSpec, members: ConsumerGroup, size: int) -> None:
-    """The change, step by step, each bounded (a close by FINISH_S, a start by the worker's start bound)."""
+def input_refresh(client: str) -> dict[str, str]:
+    """The input producer's metadata refreshed every second, so that it writes to new partitions at once: what is
+    measured is how soon the group reads them."""
+    return {"topic.metadata.refresh.interval.ms": "1000"} if client == "confluent" else {"metadata.max.age.ms": "1000"}
+
+
+def _add_partitions(target: Target, topic: str, count: int, watch: GroupWatch) -> None:
+    with KafkaAdmin(target.connection, timeout_s=30) as admin:
+        admin.grow_topic(topic, count)
+    watch.grow(watch.partitions + count)
+
+
+def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: Callable[[int], None]) -> None:
+    """The change, step by step, each bounded (a close by FINISH_S, a start by the worker's start bound, new
+    partitions by the admin client's timeout)."""
     if spec.kind == "rolling-restart":
         for slot in range(1, size + 1):
             members.restart(slot)
@@ -168,6 +184,8 @@ def apply(spec: ChangeSpec, members: ConsumerGroup, size: int) -> None:
     elif spec.kind == "scale-in":
         for slot in range(size, size - spec.count, -1):
             members.close(slot)
+    elif spec.kind == "add-partitions":
+        add_partitions(spec.count)
 
 
 def _until_settled(members: ConsumerGroup, partitions: int, target: Target, group: str) -> None:

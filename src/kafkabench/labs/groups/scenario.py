@@ -11,6 +11,7 @@ from kafkabench.labs.groups.protocols import PROTOCOLS, unsupported
 from kafkabench.labs.scenario import Cli, ConsumerSettings, Overrides, ProducerSettings, Rate, Scenario, TopicSettings
 
 Change = Annotated[str, AfterValidator(parse_change)]
+MAX_PARTITIONS = 10_000
 CLASSIC_ONLY = {"session.timeout.ms", "heartbeat.interval.ms"}
 Protocol = Literal[tuple(PROTOCOLS)]
 
@@ -34,10 +35,10 @@ class GroupsScenario(Scenario):
     changes: Annotated[list[Change], Cli("--change", repeat=True)] = Field(
         ["rolling-restart"], min_length=1,
         description="What happens to the group, each a cell (repeatable): rolling-restart[,pause=S], crash:K[,down=S], "
-                    "scale-out:K, scale-in:K.")
+                    "scale-out:K, scale-in:K, add-partitions:K.")
     change_at: PositiveFloat = Field(4.0, description="Seconds after the first record is written when the change begins.")
     members: int = Field(3, ge=1, le=32, description="Consumer processes in the group at the start.")
-    partitions: PositiveInt = Field(6, le=10_000, description="Partitions of each cell's topic.")
+    partitions: PositiveInt = Field(6, le=MAX_PARTITIONS, description="Partitions of each cell's topic.")
     replication_factor: PositiveInt = Field(1, description="Replicas of each cell's topic.")
     count: Annotated[PositiveInt, Cli("--count", "-n")] = Field(
         15_000, le=2**32, description="Records per cell, written at --rate: the run lasts count / rate seconds.")
@@ -60,7 +61,11 @@ class GroupsScenario(Scenario):
             raise ValueError(f"--count {self.count:,} at --rate {self.rate:g}/s is written in {writing_s:g} s, before "
                              f"the change begins (--change-at {self.change_at:g}): give more records or an earlier change")
         for text in self.changes:
-            ChangeSpec.parse(text).check_members(self.members, text)
+            spec = ChangeSpec.parse(text)
+            spec.check_members(self.members, text)
+            if spec.kind == "add-partitions" and self.partitions + spec.count > MAX_PARTITIONS:
+                raise ValueError(f"{text!r}: {self.partitions:,} + {spec.count:,} partitions; a cell's topic takes at "
+                                 f"most {MAX_PARTITIONS:,}")
         given = set(self.settings({}).values("consumer"))
         if assignor := given & {"partition.assignment.strategy", "group.protocol", "group.remote.assignor"}:
             raise ValueError(f"{', '.join(sorted(assignor))}: --protocols sets the protocol and the assignor of each "
