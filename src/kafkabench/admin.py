@@ -210,17 +210,13 @@ class KafkaAdmin:
                 return
             raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
 
-    def add_partitions(self, name: str, assignment: list[list[int]]) -> None:
-        """New partitions at the end of the topic, each on these brokers (its preferred leader first)."""
-        total = len(self.describe_topic(name).partitions) + len(assignment)
-        future = self._admin.create_partitions([NewPartitions(name, total, replica_assignment=assignment)],
+    def add_partitions(self, name: str, assignment: list[list[int]] | int) -> None:
+        """New partitions at the end of the topic: each on these brokers (its preferred leader first), or as many as
+        given, placed by the controller."""
+        placed = {} if isinstance(assignment, int) else {"replica_assignment": assignment}
+        total = len(self.describe_topic(name).partitions) + (assignment if isinstance(assignment, int) else len(assignment))
+        future = self._admin.create_partitions([NewPartitions(name, total, **placed)],
                                                request_timeout=self.timeout_s)[name]
-        self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))
-
-    def grow_topic(self, name: str, count: int) -> None:
-        """`count` new partitions at the end of the topic, placed by the controller."""
-        total = len(self.describe_topic(name).partitions) + count
-        future = self._admin.create_partitions([NewPartitions(name, total)], request_timeout=self.timeout_s)[name]
         self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))
 
     def elect_preferred_leaders(self, name: str, partitions: list[int]) -> None:

@@ -1,8 +1,8 @@
 """A groups run: a cell per client, protocol and change. Each cell writes a fresh topic at a steady rate (the delivery
 lab's idempotent producer, its history saying where each record went) while a consumer group reads it, each record
 processed and each batch's offsets committed after it (at least once). The group starts, holds every partition, the
-producer starts, and --change-at seconds after its first record the change happens to the group (consumers.group);
-meanwhile the group's coordinator is asked for its state every STATE_S and the group's lag looked at
+producer starts, and --change-at seconds after its first record the change happens to the group (consumers.group)
+or to its topic; meanwhile the group's coordinator is asked for its state every STATE_S and the group's lag looked at
 (consumers.watch). Once the producer is done and the group has committed everything, the members finish and their
 histories say what the change cost (labs.groups.figures)."""
 
@@ -159,7 +159,7 @@ def input_refresh(client: str) -> dict[str, str]:
 
 def _add_partitions(target: Target, topic: str, count: int, watch: GroupWatch) -> None:
     with KafkaAdmin(target.connection, timeout_s=30) as admin:
-        admin.grow_topic(topic, count)
+        admin.add_partitions(topic, count)
     watch.grow(watch.partitions + count)
 
 
