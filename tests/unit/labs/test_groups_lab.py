@@ -144,3 +144,13 @@ def test_new_partitions_are_timed_from_their_first_record_and_one_never_read_is_
     _new_partitions(run, processings, np.array([0, 1, 2, 2]), 2)
     assert run.params["new_partitions_s"] == {"2": 2.5} and run.timings["new_partitions_read_s"] == 2.5
     assert ChangeSpec.parse("add-partitions:2").member_slots == 0 and ChangeSpec.parse("crash:2").member_slots == 2
+
+
+def test_a_long_list_of_unread_new_partitions_names_ten_and_counts_the_rest():
+    from kafkabench.core.results import Run
+    from kafkabench.labs.groups.report import _new_partitions
+
+    run = Run(client="confluent", scenario="x", params={"partitions": 2, "partitions_after": 14})
+    said = _new_partitions({str(p): None for p in range(2, 14)}, run)
+    assert said.startswith("12 of the 12 new partition(s) written to never read within the run ([2, 3, 4, 5, 6, 7, 8, "
+                           "9, 10, 11, ... 2 more in result.json])")

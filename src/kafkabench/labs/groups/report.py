@@ -8,6 +8,7 @@ from kafkabench.report.table import Table, columns, fixed
 
 NAMES = ["change", "protocol", "client", "stopped s", "worst gap s", "median gap s", "steady gap s",
          "stable s", "lag peak", "lag back s", "twice", "never", "rebalances"]
+NAMED = 10  # partitions named in a line, the rest left to result.json
 SHOWN_STATES = 8  # the coordinator's state changes printed per cell, the first and the last halves
 WIDE = ("median gap s", "steady gap s", "lag peak", "lag back s", "rebalances")
 TIPS = {"stopped s": "groups_stop_the_world", "worst gap s": "groups_gap", "median gap s": "groups_gap",
@@ -72,8 +73,9 @@ def _new_partitions(waited: dict, run: Run) -> str:
     if not unread:
         return (f"{added} partition(s) added, each first read {min(waited.values()):.1f}-"
                 f"{run.timings['new_partitions_read_s']:.1f} s after its first record was written")
+    named = ", ".join(unread[:NAMED]) + (f", ... {len(unread) - NAMED} more in result.json" if len(unread) > NAMED else "")
     return (f"{len(unread)} of the {len(waited)} new partition(s) written to never read within the run "
-            f"([{', '.join(unread)}]): a classic member sees new partitions at its client's next metadata refresh "
+            f"([{named}]): a classic member sees new partitions at its client's next metadata refresh "
             "(metadata.max.age.ms; librdkafka: topic.metadata.refresh.interval.ms; 5 min by default)")
 
 
