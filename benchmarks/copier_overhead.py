@@ -27,31 +27,15 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from confluent_kafka import Producer
-
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
-from kafkabench.core import delivery_ids as ids
 from kafkabench.core.protocol import DeliveryConsumerParams, Task, task_params
 
-from harness import consumer_result, interleaved, java_loop_command, open_target
+from harness import PARTITIONS, consumer_result, filled_topic, interleaved, java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
-PARTITIONS = 4
 COPY_S = 600  # a copy that takes longer than this has hung
-
-
-def fill(bootstrap: str, topic: str, count: int, size: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
-    for sequence in range(count):
-        while True:
-            try:
-                producer.produce(topic, ids.encode(0, sequence, size))
-                break
-            except BufferError:
-                producer.poll(0.05)
-    assert producer.flush(120) == 0
 
 
 def kafkabench_rate(target: Target, client: str, source: str, count: int, batch: int, settings: dict) -> float:
@@ -111,16 +95,9 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-copier-overhead-")))
         target = open_target(stack, args.bootstrap_servers, work)
-        source = f"copier-input-{uuid.uuid4().hex[:8]}"
-        with KafkaAdmin(target.connection) as admin:
-            admin.create_topic(source, PARTITIONS, 1)
-        try:
-            fill(target.bootstrap_servers, source, args.count, args.size)
-            for client in args.clients.split(","):
-                compare(client, target, source, args, work)
-        finally:
-            with KafkaAdmin(target.connection) as admin:
-                admin.delete_topic(source)
+        source = stack.enter_context(filled_topic(target, "copier-input", args.count, args.size))
+        for client in args.clients.split(","):
+            compare(client, target, source, args, work)
 
 
 def compare(client: str, target: Target, source: str, args, work: Path) -> None:

@@ -26,12 +26,10 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.protocol import DeliveryConsumerParams, Task, task_params
 
-from copier_overhead import PARTITIONS, fill
-from harness import consumer_result, interleaved, java_loop_command, open_target
+from harness import consumer_result, filled_topic, interleaved, java_loop_command, open_target
 
 HERE = Path(__file__).parent
 TARGET = 0.90
@@ -70,16 +68,9 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-member-overhead-")))
         target = open_target(stack, args.bootstrap_servers, work)
-        topic = f"member-input-{uuid.uuid4().hex[:8]}"
-        with KafkaAdmin(target.connection) as admin:
-            admin.create_topic(topic, PARTITIONS, 1)
-        try:
-            fill(target.bootstrap_servers, topic, args.count, args.size)
-            for client in args.clients.split(","):
-                compare(client, target, topic, args, work)
-        finally:
-            with KafkaAdmin(target.connection) as admin:
-                admin.delete_topic(topic)
+        topic = stack.enter_context(filled_topic(target, "member-input", args.count, args.size))
+        for client in args.clients.split(","):
+            compare(client, target, topic, args, work)
 
 
 def compare(client: str, target: Target, topic: str, args, work: Path) -> None:

@@ -1,4 +1,5 @@
-"""What the kafkabench-side benchmarks share: the cluster they measure on, a minimal Java loop compiled and started as
+"""What the kafkabench-side benchmarks share: the cluster they measure on, an input topic filled with delivery ids, a
+minimal Java loop compiled and started as
 kafkabench's Java worker is (its JVM flags, the pinned Kafka jars), a consumer worker run to its result, and the
 kafkabench-against-minimal comparison in ABBA order."""
 
@@ -9,17 +10,23 @@ import os
 import statistics
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import Callable
 
+from confluent_kafka import Producer
+
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import find_java
 from kafkabench.cluster.target import Target
+from kafkabench.core import delivery_ids as ids
 from kafkabench.core.protocol import Finish, Progress, Ready, Result, Start, Task
 from kafkabench.workers.java_build import JVM_FLAGS
 
 HERE = Path(__file__).parent
+PARTITIONS = 4  # of an input topic
 
 
 def open_target(stack: contextlib.ExitStack, bootstrap_servers: str | None, work: Path) -> Target:
@@ -27,6 +34,33 @@ def open_target(stack: contextlib.ExitStack, bootstrap_servers: str | None, work
     if bootstrap_servers:
         return Target.external(bootstrap_servers)
     return Target.embedded(stack.enter_context(EmbeddedCluster(brokers=1, directory=work / "cluster")))
+
+
+@contextlib.contextmanager
+def filled_topic(target: Target, prefix: str, count: int, size: int):
+    """A fresh topic of PARTITIONS named `prefix`-..., filled with `count` delivery ids of `size` bytes (producer 0),
+    deleted afterwards."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    with KafkaAdmin(target.connection) as admin:
+        admin.create_topic(topic, PARTITIONS, 1)
+    try:
+        fill(target.bootstrap_servers, topic, count, size)
+        yield topic
+    finally:
+        with KafkaAdmin(target.connection) as admin:
+            admin.delete_topic(topic)
+
+
+def fill(bootstrap: str, topic: str, count: int, size: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    for sequence in range(count):
+        while True:
+            try:
+                producer.produce(topic, ids.encode(0, sequence, size))
+                break
+            except BufferError:
+                producer.poll(0.05)
+    assert producer.flush(120) == 0
 
 
 def java_loop_command(class_name: str, work: Path) -> list[str]:

@@ -8,7 +8,7 @@ Watched: the worker the lab runs (its watchdog thread reporting progress every 0
 and on the orchestrator's side the group's committed offsets against the input's end looked at every 0.5 s
 (admin.GroupLag, as consumers.watch.GroupWatch does) and each report noted in a core.liveness.Track.
 Unwatched: benchmarks/untracked_copier_worker.py (the same ConsumerRun, no watchdog, no call labels, progress from
-the copy loop) and no looks. Both copy the same filled input (benchmarks/copier_overhead.py's) to a fresh output
+the copy loop) and no looks. Both copy the same filled input (harness.filled_topic) to a fresh output
 topic, in a group of their own; one discarded pass each, then --repeats in ABBA order. records/s = count / (the
 first poll that returned records -> the last commit), as the worker measures itself. Prints each repeat, the
 medians and the ratio watched / unwatched (median of the per-repeat ratios); target >= 0.97. --worker-only: the
@@ -27,8 +27,8 @@ import time
 import uuid
 from pathlib import Path
 
-from copier_overhead import COPY_S, PARTITIONS, fill
-from harness import open_target
+from copier_overhead import COPY_S
+from harness import PARTITIONS, filled_topic, open_target
 
 from kafkabench.admin import GroupLag, KafkaAdmin
 from kafkabench.core.liveness import Track
@@ -98,10 +98,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kafkabench-liveness-cost-")))
         target = open_target(stack, args.bootstrap_servers, work)
-        source = f"liveness-input-{uuid.uuid4().hex[:8]}"
-        with KafkaAdmin(target.connection) as admin:
-            admin.create_topic(source, PARTITIONS, 1)
-        fill(target.bootstrap_servers, source, args.count, args.size)
+        source = stack.enter_context(filled_topic(target, "liveness-input", args.count, args.size))
         sides = {name: (lambda watched=name == "watched": copy_rate(target, source, args.count, args.batch, settings,
                                                                     watched, not args.worker_only))
                  for name in ("watched", "unwatched")}
