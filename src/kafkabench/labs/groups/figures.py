@@ -48,9 +48,7 @@ class ChangeTimes:
         self.caught_up_ns = time.time_ns()
 
 
-def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]],
-         partitions: int) -> None:
-    """`partitions`: the topic's before the change (more after an add-partitions, `params.partitions_after`)."""
+def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]]) -> None:
     produced = History.open_mapped(cell_dir / "producer")
     acked = produced.status == ACKNOWLEDGED
     histories = [Processed.open(member.history_dir) for member in members.members]
@@ -74,8 +72,8 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
                        steady_stop_the_world_s=round(before.stop_the_world_s, 3))
     run.params["gaps_s"] = {str(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
     run.params["processed"] = per_partition(processings, change)
-    if run.params.get("partitions_after", partitions) > partitions:
-        _new_partitions(run, processings, produced.partition[acked], partitions)
+    if "partitions_after" in run.params:  # an add-partitions: the new ones numbered from the topic's first count
+        _new_partitions(run, processings, produced.partition[acked], run.params["partitions"])
     if (stable := time_to_stable(states, change.begun_mono)) is not None:
         run.timings["time_to_stable_s"] = stable
     run.params["states"] = transitions(states, change.begun_mono)

@@ -148,7 +148,7 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
             run.params["partitions_after"] = watch.partitions
         run.params["events"] = members.said(since=change.begun_mono or time.monotonic())
         run.workers = [member.to_dict() for member in members.members]
-        figures.fill(run, cell_dir, members, change, states.seen, watch.looks, scenario.partitions)
+        figures.fill(run, cell_dir, members, change, states.seen, watch.looks)
 
 
 def input_refresh(client: str) -> dict[str, str]:
