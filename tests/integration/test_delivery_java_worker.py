@@ -6,7 +6,7 @@ import pytest
 
 from kafkabench.clients import availability
 from kafkabench.core.launcher import LOCAL_WORKERS
-from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryParams, Finish, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
@@ -160,3 +160,33 @@ def test_a_sleep_without_async_sleep_is_a_config_error_naming_the_param(tmp_path
         assert worker.wait_exit(30) == 1
     finally:
         worker.stop()
+
+
+def test_a_finish_ends_the_sending_between_two_transactions_and_the_history_counts_what_was_sent(
+        kafka_cluster, admin, topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=2)
+    count = 100_000  # 100 s at 1,000/s in transactions of 100: told to finish after 1,000 acknowledgements
+    task = Task(scenario="delivery", client="java", bootstrap_servers=bootstrap, topic=topic_name, timeout_s=30,
+                producer_config={"acks": "all", "enable.idempotence": "true", "transactional.id": f"{topic_name}-t"},
+                params=task_params(DeliveryParams(mode="async-close", count=count, producer=3, size=100,
+                                                  rate_per_s=1000, transaction_size=100, singles=0,
+                                                  history_dir=str(tmp_path / "h"))))
+    worker = LOCAL_WORKERS.start("java delivery told to finish", "java")
+    try:
+        worker.send(task)
+        worker.receive(Ready, timeout_s=READY_TIMEOUT_S)
+        worker.send(Start())
+        while not isinstance(message := worker.next_message(60), Result):
+            if isinstance(message, Progress) and message.acked >= 1000:
+                worker.send(Finish())
+        assert worker.wait_exit(30) == 0
+    finally:
+        worker.stop()
+    sent = message.counters["sent"]
+    assert 1000 <= sent < 10_000 and sent % 100 == 0, sent  # whole transactions only
+    assert message.counters == {"sent": sent, "acked": sent, "failed": 0, "unknown": 0, "aborted": 0}
+    history = History.open_mapped(tmp_path / "h")
+    assert history.sent == sent and history.acked == sent
+    result = verdict(bootstrap, topic_name, history)
+    assert (result.sent, result.acknowledged, result.lost, result.strays) == (sent, sent, 0, 0)

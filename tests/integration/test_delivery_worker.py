@@ -5,7 +5,7 @@ unknown, never lost."""
 import pytest
 
 from kafkabench.core.launcher import LOCAL_WORKERS
-from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryParams, Finish, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.readback import read_spans, read_topic
@@ -91,3 +91,32 @@ def test_the_pure_python_clients_record_every_answer_through_their_tracked_sends
     assert (history.partition >= 0).all() and (history.offset >= 0).all()
     found = verdict(bootstrap, topic_name, history)
     assert (found.acknowledged, found.lost, found.duplicated, found.offset_mismatch) == (count, 0, 0, 0)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async-close"])
+def test_a_finish_while_sending_ends_it_there_and_the_history_counts_what_was_sent(mode, kafka_cluster, admin,
+                                                                                   topic_name, tmp_path):
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=2)
+    count = 100_000  # 100 s at 1,000/s: told to finish after 1,000 acknowledgements
+    task = Task(scenario="delivery", client="confluent", bootstrap_servers=bootstrap, topic=topic_name,
+                producer_config={"acks": "all"}, timeout_s=30,
+                params=task_params(DeliveryParams(mode=mode, count=count, producer=3, size=100, rate_per_s=1000,
+                                                  history_dir=str(tmp_path / "h"))))
+    worker = LOCAL_WORKERS.start(f"delivery {mode} told to finish", "confluent")
+    try:
+        worker.send(task)
+        worker.receive(Ready, timeout_s=60)
+        worker.send(Start())
+        while not isinstance(message := worker.next_message(60), Result):
+            if isinstance(message, Progress) and message.acked >= 1000:
+                worker.send(Finish())
+        assert worker.wait_exit(30) == 0
+    finally:
+        worker.stop()
+    sent = message.counters["sent"]
+    assert 1000 <= sent < 10_000 and message.counters == {"sent": sent, "acked": sent, "failed": 0, "unknown": 0}
+    history = History.open_mapped(tmp_path / "h")
+    assert history.sent == sent and history.acked == sent
+    result = verdict(bootstrap, topic_name, history)
+    assert (result.sent, result.acknowledged, result.lost, result.strays) == (sent, sent, 0, 0)

@@ -100,7 +100,7 @@ def cut_leader(target, tmp_path: Path, monkeypatch, **fields):
     monkeypatch.setattr(KafkaAdmin, "delete_topic", lambda self, topic: None)
     with KafkaAdmin(target.connection) as admin:
         before = set(admin.topic_names())
-    scenario = DeliveryScenario(modes=["async-close"], count=30_000, rate=1500, fault_after=1500,
+    scenario = DeliveryScenario(modes=["async-close"], count=60_000, rate=1500, fault_after=1500, end_after_heal=1,
                                 faults=[f"partition-leader:{HELD_S},from=followers+controllers"], faults_must_fire=True,
                                 overrides={"request.timeout.ms": "5000"}, **fields)
     document = run_delivery(scenario, target, tmp_path, SILENT)

@@ -93,6 +93,15 @@ class History:
         history._names_file.write_text("")
         return history
 
+    def end_at(self, sent: int) -> None:
+        """A mapped history whose producer was told to stop before its count: only the first `sent` sequences were
+        handed to the client; the files keep their size, and their meta says how many of them count."""
+        if not 0 <= sent <= self.sent:
+            raise ValueError(f"sent {sent}: the history holds {self.sent}")
+        for name in ARRAYS:
+            setattr(self, name, getattr(self, name)[:sent])
+        self._names_file.with_name(MAPPED_META).write_text(f"{FORMAT} {self.producer} {sent}\n")
+
     @classmethod
     def open_mapped(cls, directory: Path) -> History:
         """A mapped history as its files hold it, read into memory (the writer may have exited at any point)."""
@@ -103,9 +112,9 @@ class History:
             history = cls(producer, 0, ["", *names])
             for name, dtype in ARRAYS.items():
                 array = np.load(directory / f"{name}.npy", allow_pickle=False)
-                if version != FORMAT or array.dtype != dtype or array.shape != (sent,):
+                if version != FORMAT or array.dtype != dtype or array.ndim != 1 or len(array) < sent:
                     raise ValueError(f"{name}.npy: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{sent}]")
-                setattr(history, name, array)
+                setattr(history, name, array[:sent])  # longer: a producer told to stop before its count
         except (OSError, ValueError) as error:
             raise HistoryFileError(f"{directory}: not a readable mapped delivery history ({error})") from error
         return history

@@ -14,7 +14,8 @@ PROGRESS_S, so the orchestrator can fire faults after a message count and draw t
 
 The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
 answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
-async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
+async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / messages sent.
+A `finish` while it sends ends the sending there (between transactions); the mode's ending follows.
 Then the mode decides how the process ends: async-exit and async-sleep send their result and `os._exit`
 at once; async-return returns without closing the client, and the orchestrator records whether and when
 the process ended by itself.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
 
@@ -57,8 +59,10 @@ def aborted(transaction: int, ratio: float) -> bool:
 
 class DeliveryRun:
     def __init__(self, client: KafkaClient, task: Task, params: DeliveryParams,
-                 report: Callable[[Progress], None] = lambda progress: None) -> None:
+                 report: Callable[[Progress], None] = lambda progress: None,
+                 finish: threading.Event | None = None) -> None:
         self.client, self.task, self.params, self.report = client, task, params, report
+        self.finish = finish or threading.Event()  # set while sending: stop there (between transactions)
         self.history: History | None = None
         self.timings: dict[str, float] = {}
         self.sent = 0
@@ -97,15 +101,21 @@ class DeliveryRun:
             self._transactions(begun, synchronous)
         elif synchronous:
             for sequence in range(singles, params.count):
+                if self.finish.is_set():
+                    break
                 self._await_turn(begun, sequence - singles)
                 self._send(sequence, sequence + 1)
                 self._wait_answered(sequence)
         else:
             step = 1 if params.rate_per_s > 0 else BATCH
             for first in range(singles, params.count, step):
+                if self.finish.is_set():
+                    break
                 self._await_turn(begun, first - singles)
                 self._send(first, min(first + step, params.count))
                 self._take_answers()
+        if self.sent < params.count:  # told to finish: the history counts what the client was given
+            self.history.end_at(self.sent)
         self.timings["bulk_ms"] = (time.perf_counter() - begun) * 1000
         begun = time.perf_counter()
         if params.mode in ("sync", "async-close"):
@@ -113,13 +123,15 @@ class DeliveryRun:
         elif params.mode == "async-sleep":
             self._serve_for(params.sleep_ms / 1000)
         self.timings["ending_ms"] = (time.perf_counter() - begun) * 1000
-        self.timings["ms_per_event"] = (time.perf_counter() - started) * 1000 / params.count
+        self.timings["ms_per_event"] = (time.perf_counter() - started) * 1000 / max(self.sent, 1)
         self._progress(force=True)
 
     def _transactions(self, begun: float, synchronous: bool) -> None:
         """The messages in transactions: begun, sent (on the schedule, as the bulk), then committed or aborted."""
         params, client = self.params, self.client
         for transaction, first in enumerate(range(0, params.count, params.transaction_size)):
+            if self.finish.is_set():
+                return
             end = min(first + params.transaction_size, params.count)
             try:
                 client.begin_transaction()

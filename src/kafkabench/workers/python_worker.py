@@ -117,12 +117,12 @@ def serve_throughput(task: Task, params: ProduceParams | ConsumeParams) -> int:
 
 
 def serve_delivery(task: Task, params: DeliveryParams) -> int:
-    """delivery: ready, wait for start, send as the mode says, result; then the mode ends the process (an
-    exit at once, or a return that leaves the client open for the orchestrator to watch)."""
+    """delivery: ready, wait for start, send as the mode says (until its count, or `finish`), result; then the mode
+    ends the process (an exit at once, or a return that leaves the client open for the orchestrator to watch)."""
     if task.client not in ADAPTERS:
         return _no_such_client(task)
     client, started, stop = _controlled(task)
-    run = DeliveryRun(client, task, params, send)
+    run = DeliveryRun(client, task, params, send, finish=stop)
     version = client.version()
 
     def scenario() -> int:

@@ -30,10 +30,11 @@ def deliver(target, out: Path, **fields):
 
 def test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_two_leader_kills(target, tmp_path):
     # scheduled by what happened, not by this machine's speed: the first kill after 3,000 acknowledgements, the
-    # second 0.5 s after the first healed (a restart takes ~10 s here, more under load) within 40 s of sending
+    # second 0.5 s after the first healed (a restart takes ~10 s here, more under load), the sending ended 1 s after
+    # the second healed (within 60 s: at most 120,000 messages)
     document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2],
-                       count=80_000, rate=2000, faults=["kill-leader:1"], fault_after=3000, bounces=2,
-                       bounce_after_heal=0.5, faults_must_fire=True)
+                       count=120_000, rate=2000, faults=["kill-leader:1"], fault_after=3000, bounces=2,
+                       bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True)
     run = document.runs[0]
     assert run.params["fault_coverage"] == "2 of 2 planned faults fired" and not run.error, run.params["faults"]
     fired = run.params["faults"]
@@ -41,12 +42,16 @@ def test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_tw
     assert fired[1]["fired_s"] >= fired[0]["healed_s"] + 0.5
     assert fired[1]["fired_s"] < run.timeline[-1]["t_s"]  # the producer was still sending
     assert run.params["healed"] == []  # the brokers the faults restarted stayed up after the fault thread ended
+    sent = run.params["sending_ended"]["sent"]
+    assert 3000 < sent < 120_000 and run.params["sending_ended"]["told_s"] >= fired[1]["healed_s"] + 1, run.params
     verdict = verdict_of(run)
     assert (verdict.sent, verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered,
-            verdict.offset_mismatch) == (80_000, 80_000, 0, 0, 0, 0), run.counters
+            verdict.offset_mismatch) == (sent, sent, 0, 0, 0, 0), run.counters
     assert verdict.failures == []
-    assert document_lines(document)[0].endswith("; 2 of 2 planned faults fired")
-    assert History.load(tmp_path / run.params["history"]).acked == 80_000  # the history is kept, compressed
+    said = document_lines(document)
+    assert said[0].endswith("; 2 of 2 planned faults fired")
+    assert f"after the last planned fault: {sent:,} of at most 120,000 messages sent" in "\n".join(said)
+    assert History.load(tmp_path / run.params["history"]).acked == sent  # the history is kept, compressed
 
 
 def test_a_fault_that_cannot_fire_is_told_and_fails_the_cell_when_it_must_fire(target, tmp_path):
@@ -123,11 +128,11 @@ def document_lines(document):
 
 def test_every_other_fault_fires_after_a_message_count_and_heals(target, tmp_path):
     document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2],
-                       # 80 s of sending: three faults in turn, each fired 0.5 s after the one before healed and the
-                       # topic was back to its full ISR (a heal takes ~10 s here; a loaded machine took 24 s, and 50 s
-                       # of sending then ended before the third fault)
-                       count=80_000, rate=1000, faults=["restart-leader", "kill-follower:1", "kill-controller:1"],
-                       fault_after=2000, bounces=3, bounce_after_heal=0.5, faults_must_fire=True)
+                       # three faults in turn, each fired 0.5 s after the one before healed and the topic was back to
+                       # its full ISR (a heal takes ~10 s here; a loaded machine took 24 s), the sending ended 1 s
+                       # after the last healed (within 120 s: at most 120,000 messages)
+                       count=120_000, rate=1000, faults=["restart-leader", "kill-follower:1", "kill-controller:1"],
+                       fault_after=2000, bounces=3, bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True)
     run = document.runs[0]
     events = run.params["faults"]
     assert run.params["fault_coverage"] == "3 of 3 planned faults fired", events
@@ -135,6 +140,8 @@ def test_every_other_fault_fires_after_a_message_count_and_heals(target, tmp_pat
     assert all(event["healed_s"] and not event["error"] for event in events), events
     assert events[0]["fired_s"] >= 1.5  # 2,000 messages at 1,000/s
     assert events[2]["broker"] == 101 and events[1]["broker"] not in (None, 101)
+    sent = run.params["sending_ended"]["sent"]
+    assert run.params["sending_ended"]["told_s"] >= events[2]["healed_s"] + 1 and sent < 120_000, run.params
     verdict = verdict_of(run)
-    assert (verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered) == (80_000, 0, 0, 0)
+    assert (verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered) == (sent, 0, 0, 0)
     assert run.params["healed"] == []

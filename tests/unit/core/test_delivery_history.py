@@ -119,3 +119,15 @@ def test_a_damaged_mapped_history_is_refused_in_one_line(tmp_path):
     (tmp_path / "p1" / "offset.npy").write_bytes(b"not numpy")
     with pytest.raises(HistoryFileError, match="not a readable mapped delivery history"):
         History.open_mapped(tmp_path / "p1")
+
+
+def test_a_mapped_history_ended_early_counts_only_what_was_sent(tmp_path):
+    history = History.mapped(tmp_path / "p2", producer=2, sent=1000)
+    history.record_acks(np.arange(40), 0, np.arange(40))
+    history.end_at(50)  # told to finish: 50 handed to the client, 40 of them answered
+    assert (history.sent, history.acked, history.unknown) == (50, 40, 10)
+    read = History.open_mapped(tmp_path / "p2")
+    assert (read.producer, read.sent, read.acked, read.unknown) == (2, 50, 40, 10)
+    assert read.offset[:40].tolist() == list(range(40))
+    with pytest.raises(ValueError, match="the history holds 50"):
+        history.end_at(51)

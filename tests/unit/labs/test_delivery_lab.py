@@ -62,6 +62,9 @@ def test_transactions_make_the_producer_idempotent_with_acks_all_and_refuse_what
     ({"faults": ["partition-leader,from=friends"]}, "cut from followers, controllers"),
     ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate\n.*must be a finite number > 0"),
     ({"bounce_every": 2, "bounce_after_heal": 1}, "--bounce-every or --bounce-after-heal, not both"),
+    ({"end_after_heal": 1}, "--end-after-heal ends the sending after the faults: give --fault too"),
+    ({"end_after_heal": 1, "faults": ["kill-leader"], "compare_apache": True}, "VerifiableProducer sends its whole"),
+    ({"end_after_heal": -1, "faults": ["kill-leader"]}, "end_after_heal\n.*greater than or equal to 0"),
 ])
 def test_bad_scenarios_say_what_is_wrong(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -138,6 +141,7 @@ def test_faults_take_turns_heal_after_their_duration_and_are_recorded():
                    every_s=0.1, at_s=0.02)
     run.start()
     wait_for(lambda: len(run.events) == 3 and run.events[-1].healed_s is not None, "the third fault to heal")
+    assert run.done.wait(10)  # the schedule is over: what --end-after-heal waits for
     events = run.stop()
     assert [(e.fault, e.broker, e.planned_s) for e in events] == [("kill-leader", 1, 0.02), ("pause-leader", 1, 0.12),
                                                                   ("kill-leader", 1, 0.22)]
@@ -154,6 +158,7 @@ def test_stopping_heals_at_once_and_marks_what_never_fired_and_a_failed_heal_is_
     run = FaultRun([FaultSpec("kill-leader", 30)], faults, "", "t", bounces=3, every_s=60, at_s=0)
     run.start()
     wait_for(lambda: faults.calls, "the first kill")
+    assert not run.done.is_set()  # a fault is down and two are to come
     begun = time.monotonic()
     events = run.stop()
     # cut short: a stop that waited out the 30 s down time would take all of it; a loaded machine wakes the thread
@@ -174,6 +179,7 @@ def test_a_fault_that_did_not_heal_blocks_the_rest_with_why():
     run = FaultRun([FaultSpec("kill-leader", 0.01)], faults, "", "t", bounces=2, every_s=0.05, at_s=0)
     run.start()
     wait_for(lambda: run._thread and not run._thread.is_alive())
+    assert run.done.is_set()  # no fault can fire any more: over too
     events = run.stop()
     assert events[1].error == ("not fired: the cluster had not healed from kill-leader of broker 3: broker 3 did not "
                                "come back")

@@ -64,6 +64,7 @@ class FaultRun:
         self._blocked = ""  # why no further fault can fire (the cluster did not heal)
         self._index = 0  # the planned fault the thread is at
         self._stop = threading.Event()
+        self.done = threading.Event()  # the schedule is over: every planned fault fired and healed, or cannot fire
         self._thread: threading.Thread | None = None
         self._start = 0.0
         self._member_turn = 0  # consumer faults hit the group's members in turn
@@ -154,6 +155,12 @@ class FaultRun:
         return time.monotonic() - self._start
 
     def _run(self) -> None:
+        try:
+            self._schedule()
+        finally:
+            self.done.set()
+
+    def _schedule(self) -> None:
         due = self._first_time()
         for index in range(self.bounces):
             self._index = index

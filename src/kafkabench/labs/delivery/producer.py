@@ -4,15 +4,15 @@ itself (and when), or still running after its bound and killed."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.liveness import Track
-from kafkabench.core.protocol import Progress, Ready, Result, Start, Task
+from kafkabench.core.protocol import Finish, Progress, Ready, Result, Start, Task
 from kafkabench.core.results import Run
-from kafkabench.core.shares import even_shares
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.config.redact import redact
 from kafkabench.labs.delivery.cells import DeliveryCell
@@ -40,6 +40,7 @@ class ProducerRun:
     exit_s: float | None = None  # result -> the process gone
     killed: bool = False
     refused: bool = False  # the worker's client refused its settings
+    told_to_finish_s: float | None = None  # --end-after-heal: when it was told to stop sending, since the start
     worker: dict = field(default_factory=dict)  # its entry in the result's `workers`: name and where it ran
 
 
@@ -76,6 +77,8 @@ def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliverySce
                      for worker, one in zip(workers, seen) if not one.error]
         for follower in followers:
             follower.start()
+        if scenario.end_after_heal is not None and faults.planned:
+            _finish_after_faults(workers, seen, faults, scenario.end_after_heal, start, followers)
         for follower in followers:  # each ends by itself: a silent worker is given up after its own bound
             follower.join()
     except WorkerFailed as failed:  # could not start, or could not be given its task
@@ -85,6 +88,26 @@ def drive_producers(tasks: list[Task], cell: DeliveryCell, scenario: DeliverySce
             worker.stop(0 if one.exit_code is None else 10)
             one.ended_at = one.ended_at or time.monotonic()
     return seen
+
+
+def _finish_after_faults(workers: list, seen: list[ProducerRun], faults: FaultRun, after_s: float, start: float,
+                         followers: list[threading.Thread]) -> None:
+    """--end-after-heal: once the faults' schedule is over, `after_s` seconds more, then every producer still sending
+    is told to finish (it stops between two sends, or two transactions, and ends as its mode says). Returns as soon
+    as every producer ended by itself."""
+    def sending() -> bool:
+        return any(follower.is_alive() for follower in followers)
+
+    while sending() and not faults.done.wait(0.1):
+        pass
+    until = time.monotonic() + after_s
+    while sending() and time.monotonic() < until:
+        time.sleep(0.1)
+    for worker, one in zip(workers, seen):
+        if one.result is None and not one.error:
+            one.told_to_finish_s = round(time.monotonic() - start, 3)
+            with contextlib.suppress(WorkerFailed):  # it ended meanwhile: its follower says how
+                worker.send(Finish())
 
 
 def _failing_into(seen: ProducerRun, call, *args, **kwargs) -> None:
@@ -133,9 +156,9 @@ def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None
     """The cell's run from what was seen of its producers: one as before; several as one run, each process's end
     and error named by its producer. Several
     started together, so the cell's stopwatch is the slowest one's: its parts are the cell's, and ms/event is its
-    whole over the cell's count; each producer's own stopwatch stays in its `workers` entry."""
+    whole over the messages they sent; each producer's own stopwatch stays in its `workers` entry."""
     several = len(seen) > 1
-    counts = even_shares(run.params["count"], len(seen))
+    counts = [one.result.counters.get("sent", one.sent) if one.result else one.sent for one in seen]
     stopwatch_ms = [one.result.timings.get("ms_per_event", 0.0) * count if one.result else -1.0
                     for one, count in zip(seen, counts)]
     slowest = max(range(len(seen)), key=stopwatch_ms.__getitem__)
@@ -146,8 +169,10 @@ def fill_producer(run: Run, seen: list[ProducerRun], cell: DeliveryCell) -> None
             run.config["producer"] = redact(result.effective_config["producer"])
         run.duration_s = stopwatch_ms[slowest] / 1000
         if several:
-            run.timings["ms_per_event"] = stopwatch_ms[slowest] / run.params["count"]
+            run.timings["ms_per_event"] = stopwatch_ms[slowest] / max(sum(counts), 1)
             run.params["stopwatch"] = f"producer {slowest + 1}'s, the slowest of {len(seen)}"
+    if told := [one.told_to_finish_s for one in seen if one.told_to_finish_s is not None]:
+        run.params["sending_ended"] = {"told_s": min(told), "sent": sum(counts), "at_most": run.params["count"]}
     ended = [(number, one) for number, one in enumerate(seen, 1) if one.exit_s is not None]
     if ended:
         run.timings["exit_s"] = max(one.exit_s for _, one in ended)

@@ -207,6 +207,9 @@ def lines(document: ResultDocument) -> list[str]:
             found += transaction_lines(run, label)
         found += consumer_lines(run, label)
         found += [f"{label}: {text}" for text in fault_texts(run)]
+        if ended := run.params.get("sending_ended"):
+            found.append(f"{label}: sending ended at {ended['told_s']:.1f} s, --end-after-heal after the last planned "
+                         f"fault: {ended['sent']:,} of at most {ended['at_most']:,} messages sent")
         found += liveness_lines(run, label)
         if run.error:
             found.append(f"{label}: {run.error}")

@@ -36,7 +36,7 @@ class DeliveryScenario(Scenario):
         "Producer modes": ("modes", "acks", "idempotence", "return_wait", "compare_apache"),
         "Consumers and copier": ("consumer_modes", "copier", "consumers", "stall_bound", "batch", "process_ms"),
         "Faults": ("faults", "fault_at", "fault_after", "bounces", "bounce_every", "bounce_after_heal",
-                   "faults_must_fire", "heal_timeout"),
+                   "end_after_heal", "faults_must_fire", "heal_timeout"),
         "Transactions": ("transactions", "abort_ratio", "transaction_versions"),
     }
     clients: list[str] = Field(["confluent"], min_length=1, description="Comma-separated: confluent, java, kafka-python, aiokafka.")
@@ -77,6 +77,10 @@ class DeliveryScenario(Scenario):
     bounce_after_heal: PositiveFloat | None = Field(
         None, description="Fire each next fault this many seconds after the previous one healed and the topic is back "
                           "to its full ISR (instead of --bounce-every): a schedule that holds on a slow machine.")
+    end_after_heal: float | None = Field(
+        None, ge=0, description="Stop sending this many seconds after the last planned fault healed (and, with "
+                                "--bounce-after-heal, the topic is back to its full ISR): a run as long as its faults "
+                                "take on this machine; --count is then the most each cell sends.")
     faults_must_fire: bool = Field(False, description="Fail a cell in which a planned fault did not fire (the run "
                                                       "ended first, the cluster did not heal, no leader to kill); "
                                                       "without it the verdict says how many fired.")
@@ -130,6 +134,10 @@ class DeliveryScenario(Scenario):
             raise ValueError("give --fault-at or --fault-after, not both")
         if self.bounce_after_heal is not None and "bounce_every" in self.model_fields_set:
             raise ValueError("give --bounce-every or --bounce-after-heal, not both")
+        if self.end_after_heal is not None and not self.faults:
+            raise ValueError("--end-after-heal ends the sending after the faults: give --fault too")
+        if self.end_after_heal is not None and self.compare_apache:
+            raise ValueError("--end-after-heal: Apache's VerifiableProducer sends its whole --count; drop one of them")
         if self.abort_ratio and self.transactions is None:
             raise ValueError("--abort-ratio aborts transactions: give --transactions too")
         if self.consumer_modes and self.copier:

@@ -29,7 +29,8 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
  *
  * <p>The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for
  * the answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush;
- * async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / count.
+ * async-sleep: the sleep; async-exit and async-return: nothing), and ms per event = all of it / messages sent.
+ * A `finish` while it sends ends the sending there (between transactions) and the mode's ending follows.
  * A `progress` (sent and acknowledged so far) every 0.2 s lets the orchestrator fire faults after a message
  * count. After the result the mode decides how the process ends, in close() and exitsWhenDone().
  */
@@ -107,7 +108,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
             case FINISH: return true;
             case START: break;
         }
-        sendAll(); // a finish from now on changes nothing: the run is its count and its ending
+        sendAll(inbox); // a finish from now on ends the sending early (at a transaction's end); the ending stays
         return true;
     }
 
@@ -132,7 +133,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
 
     /** Every message as the mode says, timed as the seed's stopwatch; the ending that ends the process
      *  (a halt) comes in close(), once the result is out. */
-    private void sendAll() throws InterruptedException, WorkerFailure {
+    private void sendAll(Inbox inbox) throws InterruptedException, WorkerFailure {
         long started = System.nanoTime();
         nextProgressNs = started;
         boolean synchronous = mode.equals("sync");
@@ -146,6 +147,11 @@ final class Delivery implements KafkabenchWorker.Scenario {
         int every = synchronous || rate > 0 ? 1 : PROGRESS_EVERY;
         for (long sequence = timedAlone; sequence < count; sequence++) {
             long transaction = transactionSize > 0 ? sequence / transactionSize : -1;
+            boolean between = transaction < 0 || sequence % transactionSize == 0;
+            if (between && inbox.finishRequested()) {
+                endEarly();
+                break;
+            }
             if (transaction >= 0 && sequence % transactionSize == 0) producer.beginTransaction();
             if (rate > 0) awaitTurn(begun + Math.round((sequence - timedAlone) * 1e9 / rate));
             send(sequence, synchronous);
@@ -163,8 +169,17 @@ final class Delivery implements KafkabenchWorker.Scenario {
         }
         long ended = System.nanoTime();
         timings.put("ending_ms", millis(ended - begun));
-        timings.put("ms_per_event", millis(ended - started) / count);
+        timings.put("ms_per_event", millis(ended - started) / Math.max(sent, 1));
         progress(true);
+    }
+
+    /** Told to finish before the count: the history counts what was handed to the client. */
+    private void endEarly() throws WorkerFailure {
+        try {
+            history.endAt(sent);
+        } catch (IOException e) {
+            throw new WorkerFailure("failure", "cannot write the history's meta in " + historyDir + ": " + e);
+        }
     }
 
     /** Commit (or abort) and record what became of the transaction's messages: a commit that timed out is tried

@@ -28,13 +28,16 @@ final class History {
     static final long MAX_COUNT = 1L << 32; // as DeliveryParams.count allows
     static final String META = "history.meta", NAMES = "error_names.txt";
 
-    private final long count;
+    private long count; // lowered once by endAt
+    private final int producer;
     private final Column status, partition, offset, error;
-    private final Path namesFile;
+    private final Path namesFile, metaFile;
     private final Map<String, Integer> codes = new HashMap<>(); // guarded by this; 0 is no error
 
-    private History(Path directory, long count) throws IOException {
+    private History(Path directory, int producer, long count) throws IOException {
         this.count = count;
+        this.producer = producer;
+        metaFile = directory.resolve(META);
         status = new Column(directory.resolve("status.npy"), "|u1", 1, count);
         partition = new Column(directory.resolve("partition.npy"), "<i4", 4, count);
         offset = new Column(directory.resolve("offset.npy"), "<i8", 8, count);
@@ -47,11 +50,22 @@ final class History {
     /** A history of `count` sequences in `directory` (created), every one unknown to start with. */
     static History mapped(Path directory, int producer, long count) throws IOException {
         Files.createDirectories(directory);
-        History history = new History(directory, count);
-        String meta = FORMAT + " " + producer + " " + count + "\n";
-        Files.writeString(directory.resolve(META), meta, StandardCharsets.US_ASCII);
+        History history = new History(directory, producer, count);
+        history.writeMeta();
         Files.write(history.namesFile, new byte[0]);
         return history;
+    }
+
+    /** The producer was told to stop before its count: only the first `sent` sequences were handed to the client.
+     *  The files keep their size; the meta says how many of them count (Python's `History.end_at`). */
+    void endAt(long sent) throws IOException {
+        if (sent < 0 || sent > count) throw new IllegalArgumentException("sent " + sent + ": the history holds " + count);
+        count = sent;
+        writeMeta();
+    }
+
+    private void writeMeta() throws IOException {
+        Files.writeString(metaFile, FORMAT + " " + producer + " " + count + "\n", StandardCharsets.US_ASCII);
     }
 
     void recordAck(long sequence, int partitionNumber, long offsetValue) {
