@@ -32,7 +32,7 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     bootstrap = ["-b", kafka_cluster.bootstrap_servers]
     done = kafkabench("tune", "latency", "--size", "1000", "--rate", "100", "--slo", "p99=2s", "--space", str(space),
                       "--trials", "2", "--noise-runs", "2", "--finalists", "1", "--final-runs", "2",
-                      "--settle", "0.5", "--measure", "2", *bootstrap, "--out", str(out))
+                      "--settle", "0.25", "--measure", "1", *bootstrap, "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(out)
     trials = document.params["trials"]
@@ -74,7 +74,7 @@ def test_a_small_pareto_tune_samples_the_rate_and_re_measures_the_front_against_
     space.write_text(SPACE)
     done = kafkabench("tune", "pareto", "--size", "1000", "--max-rate", "3000", "--slo", "p99=2s", "--space",
                       str(space), "--trials", "3", "--noise-runs", "2", "--finalists", "1", "--final-runs", "2",
-                      "--settle", "0.5", "--measure", "2", "-b", kafka_cluster.bootstrap_servers, "--out", str(out))
+                      "--settle", "0.25", "--measure", "1", "-b", kafka_cluster.bootstrap_servers, "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(out)
     trials = document.params["trials"]
