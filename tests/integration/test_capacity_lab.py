@@ -33,7 +33,7 @@ def test_two_short_searches_end_with_a_rate_their_range_and_every_step_judged(ka
     # it; a machine busy enough to fail one still ends with steps that say why and a rate or none
     slos = ["p99=2s", "p50=1s"]
     done = kafkabench("max-rate", "--slo", slos[0], "--slo", slos[1], "--start-rate", "500", "--ceiling", "1000",
-                      "--settle", "1", "--measure", "2", "--hold", "2", "--max-steps", "3", "--searches", "2",
+                      "--settle", "0.5", "--measure", "1", "--hold", "1", "--max-steps", "3", "--searches", "2",
                       "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(tmp_path)
@@ -71,7 +71,7 @@ def test_two_short_searches_end_with_a_rate_their_range_and_every_step_judged(ka
 
 
 def test_a_sweep_of_three_rates_gives_a_point_per_rate_with_intervals(kafka_cluster, tmp_path):
-    done = kafkabench("max-rate", "--sweep", "200,400,800", "--repeats", "1", "--settle", "1", "--measure", "1.5",
+    done = kafkabench("max-rate", "--sweep", "200,400,800", "--repeats", "1", "--settle", "0.5", "--measure", "1",
                       "--slo", "p99=5s", "-X", "linger.ms=1", "-b", kafka_cluster.bootstrap_servers,
                       "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
