@@ -2,12 +2,12 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# three pytest-xdist workers on this 2-core machine: the suite waits on brokers (sessions to expire, faults to heal)
-# more than it computes (16 min 46 s with two, 13 min 28 s with three; four gained nothing more: 13 min 11 s, and
-# later 12 min 10 s against three's 12 min 15 s, with the cores busy; with the groups longest first, 11 min 53 s
-# against 12 min 22 s, each test a quarter slower); a module's tests stay on one worker, the groups handed out
+# four pytest-xdist workers on this 2-core machine: the suite waits on brokers (sessions to expire, faults to heal)
+# more than it computes (16 min 46 s with two, 13 min 28 s with three; with the groups longest first and the fault
+# tests as long as their faults take, 11 min 6 s with three against 10 min 32 s with four, each test a quarter
+# slower: the cores are then busy 84 % of the run); a module's tests stay on one worker, the groups handed out
 # longest first (tests/conftest.py, tests/durations.json); the slowest tests named at the end
-PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder --durations=15
+PYTEST := $(BIN)/python -m pytest -n 4 --dist loadgroup --no-loadscope-reorder --durations=15
 
 .PHONY: demo test test-quick test-stress bytecode docs docs-serve network-tools clean
 
