@@ -213,8 +213,9 @@ class KafkaAdmin:
     def add_partitions(self, name: str, assignment: list[list[int]] | int) -> None:
         """New partitions at the end of the topic: each on these brokers (its preferred leader first), or as many as
         given, placed by the controller."""
-        placed = {} if isinstance(assignment, int) else {"replica_assignment": assignment}
-        total = len(self.describe_topic(name).partitions) + (assignment if isinstance(assignment, int) else len(assignment))
+        added, placed = (assignment, {}) if isinstance(assignment, int) else \
+            (len(assignment), {"replica_assignment": assignment})
+        total = len(self.describe_topic(name).partitions) + added
         future = self._admin.create_partitions([NewPartitions(name, total, **placed)],
                                                request_timeout=self.timeout_s)[name]
         self._call(f"add partitions to {name}", lambda: future.result(timeout=self.timeout_s + 5))

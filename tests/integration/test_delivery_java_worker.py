@@ -6,11 +6,11 @@ import pytest
 
 from kafkabench.clients import availability
 from kafkabench.core.launcher import LOCAL_WORKERS
-from kafkabench.core.protocol import DeliveryParams, Finish, Progress, Ready, Result, Start, Task, task_params
+from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.worker_process import WorkerFailed
-from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
-from kafkabench.labs.delivery.readback import read_spans, read_topic
+
+from tests.integration.delivery_workers import told_to_finish, verdict
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not availability("java").available, reason="the Java worker needs a JDK (javac)")]
@@ -49,11 +49,6 @@ def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config:
         return result, progress, worker.wait_exit(30)
     finally:
         worker.stop()
-
-
-def verdict(bootstrap, topic, history):
-    return check([history], read_topic(bootstrap, topic), idempotent=False,
-                 second_read=lambda missing: read_spans(bootstrap, topic, missing.spans()))
 
 
 def test_sync_with_acks_all_delivers_every_message_and_times_the_seeds_stopwatch(kafka_cluster, admin, topic_name,
@@ -172,17 +167,7 @@ def test_a_finish_ends_the_sending_between_two_transactions_and_the_history_coun
                 params=task_params(DeliveryParams(mode="async-close", count=count, producer=3, size=100,
                                                   rate_per_s=1000, transaction_size=100, singles=0,
                                                   history_dir=str(tmp_path / "h"))))
-    worker = LOCAL_WORKERS.start("java delivery told to finish", "java")
-    try:
-        worker.send(task)
-        worker.receive(Ready, timeout_s=READY_TIMEOUT_S)
-        worker.send(Start())
-        while not isinstance(message := worker.next_message(60), Result):
-            if isinstance(message, Progress) and message.acked >= 1000:
-                worker.send(Finish())
-        assert worker.wait_exit(30) == 0
-    finally:
-        worker.stop()
+    message = told_to_finish(task, ready_timeout_s=READY_TIMEOUT_S)
     sent = message.counters["sent"]
     assert 1000 <= sent < 10_000 and sent % 100 == 0, sent  # whole transactions only
     assert message.counters == {"sent": sent, "acked": sent, "failed": 0, "unknown": 0, "aborted": 0}

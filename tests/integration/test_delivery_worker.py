@@ -5,10 +5,10 @@ unknown, never lost."""
 import pytest
 
 from kafkabench.core.launcher import LOCAL_WORKERS
-from kafkabench.core.protocol import DeliveryParams, Finish, Progress, Ready, Result, Start, Task, task_params
-from kafkabench.labs.delivery.checker import check
+from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.delivery_history import History
-from kafkabench.labs.delivery.readback import read_spans, read_topic
+
+from tests.integration.delivery_workers import told_to_finish, verdict
 
 pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
@@ -34,11 +34,6 @@ def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config:
         return message, worker.wait_exit(30)
     finally:
         worker.stop()
-
-
-def verdict(bootstrap, topic, history):
-    return check([history], read_topic(bootstrap, topic), idempotent=False,
-                 second_read=lambda missing: read_spans(bootstrap, topic, missing.spans()))
 
 
 def test_sync_with_acks_all_delivers_every_message_and_times_the_seeds_stopwatch(kafka_cluster, admin, topic_name, tmp_path):
@@ -103,17 +98,7 @@ def test_a_finish_while_sending_ends_it_there_and_the_history_counts_what_was_se
                 producer_config={"acks": "all"}, timeout_s=30,
                 params=task_params(DeliveryParams(mode=mode, count=count, producer=3, size=100, rate_per_s=1000,
                                                   history_dir=str(tmp_path / "h"))))
-    worker = LOCAL_WORKERS.start(f"delivery {mode} told to finish", "confluent")
-    try:
-        worker.send(task)
-        worker.receive(Ready, timeout_s=60)
-        worker.send(Start())
-        while not isinstance(message := worker.next_message(60), Result):
-            if isinstance(message, Progress) and message.acked >= 1000:
-                worker.send(Finish())
-        assert worker.wait_exit(30) == 0
-    finally:
-        worker.stop()
+    message = told_to_finish(task, ready_timeout_s=60)
     sent = message.counters["sent"]
     assert 1000 <= sent < 10_000 and message.counters == {"sent": sent, "acked": sent, "failed": 0, "unknown": 0}
     history = History.open_mapped(tmp_path / "h")
