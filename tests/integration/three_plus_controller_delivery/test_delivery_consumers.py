@@ -81,9 +81,11 @@ def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_
     assert successors, sorted(path.name for path in cell.iterdir())  # slot 1's later processes: consumer-1.2, ...
     read_later = np.any([successor.counts > 0 for successor in successors], axis=0)
     # where the successor started reading each of the killed one's partitions: the group's committed offset, the
-    # killed one's last confirmed commit, or the one it had sent when the kill landed, before the answer came
+    # killed one's last confirmed commit, or the one it had sent when the kill landed, before the answer came. Every
+    # partition it ever read or committed: the batch in flight may hold one its last confirmed commit did not
+    owned = {p for commit in killed.commits for p in commit} | set(written.partition[killed.counts > 0].tolist())
     started = {p: int(np.min(written.offset[(written.partition == p) & read_later], initial=np.iinfo(np.int64).max))
-               for p in killed.commits[-1]}
+               for p in owned}
     # committed and not processed by the killed consumer: below where the successor started, counted zero times by it
     expected = sum(int(np.count_nonzero((written.partition == p) & (written.offset < start) & (killed.counts == 0)))
                    for p, start in started.items())
