@@ -13,7 +13,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic, OffsetSpec
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, \
+    OffsetSpec, ResourceType
 
 from kafkabench.connection import Connection
 from kafkabench.errors import KafkaAdminError, WaitTimeout
@@ -340,6 +341,17 @@ class KafkaAdmin:
         outcome = answer.get("broker_logger", {}).get(str(broker_id))
         if outcome != "OK":
             raise KafkaAdminError(f"setting {logger}={level} on broker {broker_id} failed: {outcome}")
+
+    def set_group_config(self, group: str, settings: dict[str, str]) -> None:
+        """A group's own settings (KIP-848 and KIP-932 group configs: `share.auto.offset.reset`,
+        `share.record.lock.duration.ms`, ...), set incrementally; the group need not exist yet."""
+        entries = [ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET) for key, value in settings.items()]
+        resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+        futures = self._call(f"setting group {group}'s {', '.join(settings)}",
+                             lambda: self._admin.incremental_alter_configs([resource], request_timeout=self.timeout_s))
+        for future in futures.values():
+            self._call(f"setting group {group}'s {', '.join(f'{k}={v}' for k, v in settings.items())}",
+                       lambda: future.result(timeout=self.timeout_s))
 
     def feature_level(self, name: str) -> int | None:
         """The cluster's finalized level of feature `name` (`transaction.version`, `metadata.version`; DescribeFeatures,

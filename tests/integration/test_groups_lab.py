@@ -1,11 +1,14 @@
 """The groups lab on the session's broker: a rolling restart of 3 members under the consumer protocol (KIP-848) and
 under eager classic, every record processed at least once as the histories show, each partition's gap measured
-and the coordinator's own view recorded; partitions added mid-run are read by a KIP-848 group."""
+and the coordinator's own view recorded; partitions added mid-run are read by a KIP-848 group; a share group's crashed
+member's records come again with the delivery counts its members' histories stored."""
 
+import numpy as np
 import pytest
 
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
+from kafkabench.core.delivery_processed import Processed, totals
 from kafkabench.core.events import SILENT
 from kafkabench.labs.groups import report
 from kafkabench.labs.groups.run import run_groups
@@ -60,3 +63,31 @@ def test_partitions_added_mid_run_are_read_by_a_kip_848_group_without_a_client_r
     assert set(waited) == {"2", "3"} and run.timings["new_partitions_read_s"] == max(waited.values()) < 30, waited
     assert run.config["producer"]["topic.metadata.refresh.interval.ms"] == "1000"  # the input finds them at once
     assert len(run.params["processed"]["counts"]) == 4
+
+
+def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the_histories_show(target, tmp_path):
+    # 2 ms of processing per record: the killed member dies holding records it was handed and had not acknowledged,
+    # which the broker hands out again, one delivery count higher
+    scenario = GroupsScenario(group_type="share", members=3, partitions=2, count=4_000, rate=500, process_ms=2,
+                              change_at=2.0, changes=["crash:1,down=1"])
+    document = run_groups(scenario, target, tmp_path, SILENT)
+    [run] = document.runs
+    assert run.error is None and "unfinished" not in run.params, run.error
+    assert document.params["share_groups"].startswith("share.version")
+    c = run.counters
+    assert c["records"] == 4_000 and c["never_processed"] == 0 and run.timings["all_members_reading_s"] > 0
+    cell = next((tmp_path / "histories").iterdir())
+    histories = {path.name: Processed.open(path) for path in sorted(cell.glob("consumer-*"))}
+    delivered = np.array([history.delivered for history in histories.values()])
+    count, received = delivered.max(axis=0), np.count_nonzero(delivered, axis=0)
+    again = count >= 2
+    # every record handed out; each one handed out again had been handed to the killed member; one processed twice
+    # was handed out twice; and the lab's figures are the histories'
+    assert count.min() >= 1 and again.any() and np.all(histories["consumer-1.1"].delivered[again] >= 1)
+    assert np.all(again[totals(list(histories.values())) >= 2])
+    assert c["redelivered"] == int(again.sum()) and c["processed_twice"] <= c["redelivered"]
+    assert c["deliveries_unseen"] == int((count - received).clip(0).sum())
+    assert sum(run.params["delivery_counts"].values()) == 4_000
+    assert 0 <= run.timings["redelivered_first_s"] <= run.timings["redelivered_last_s"]
+    said = "\n".join(report.lines(document))
+    assert f"{c['redelivered']:,} records redelivered (delivery counts: " in said and "at least once: kept" in said

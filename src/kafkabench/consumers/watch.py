@@ -1,5 +1,6 @@
 """A consumer group watched from outside (the consumers or copiers of a delivery cell, the group of a groups cell):
-every LOOK_S its committed offsets against the topic's end, what is behind on each partition noted for the member that
+every LOOK_S its committed offsets against the topic's end (a share group's backlog from its histories instead,
+consumers.backlog), what is behind on each partition noted for the member that
 holds it (ConsumerGroup.look: a member stalled past the bound is replaced) and members that ended by themselves
 replaced (ConsumerGroup.check)."""
 
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from kafkabench.admin import GroupLag
+from kafkabench.consumers.backlog import HistoryBacklog
 from kafkabench.connection import Connection
 from kafkabench.consumers.group import ConsumerGroup
 from kafkabench.errors import KafkabenchError
@@ -27,9 +30,11 @@ class GroupWatch:
     fresh client: the client never subscribes, and after a broker's kill its metadata can stay stale, every end-offset
     query failing with "Unknown partition" or "Not leader for partition" until it is replaced."""
 
-    def __init__(self, members: ConsumerGroup, connection: Connection, group: str, topic: str, partitions: int) -> None:
+    def __init__(self, members: ConsumerGroup, connection: Connection, group: str, topic: str, partitions: int,
+                 backlog: Callable[[int], HistoryBacklog] | None = None) -> None:
         self.members, self.connection, self.group, self.topic, self.partitions = members, connection, group, topic, \
             partitions
+        self.backlog = backlog  # a share group's: what is behind from the histories (it commits no offsets)
         self.behind: dict[int, int] | None = None  # as the last look that succeeded saw it ...
         self.looked_at = 0.0  # ... which began then
         self.committed_at = time.monotonic()  # the last look that saw the group commit more
@@ -77,7 +82,9 @@ class GroupWatch:
         except KafkabenchError as exc:
             return str(exc)
 
-    def _lag(self) -> GroupLag:
+    def _lag(self) -> GroupLag | HistoryBacklog:
+        if self.backlog is not None:
+            return self.backlog(self.partitions)
         return GroupLag(self.connection, self.group, self.topic, self.partitions)
 
     def _run(self) -> None:

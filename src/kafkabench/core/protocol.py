@@ -169,12 +169,14 @@ class DeliveryConsumerParams(ScenarioParams):
     did; a copier's: writing the record, unchanged, to the same partition of `output_topic` in a transaction that
     also carries the consumer's offsets (the producer config holds its transactional.id)."""
 
-    mode: Literal["auto-commit", "commit-after", "commit-before", "copy"] = Field(
+    mode: Literal["auto-commit", "commit-after", "commit-before", "copy", "share"] = Field(
         description="auto-commit: the client commits in the background (enable.auto.commit); commit-after: each "
                     "batch processed, then its offsets committed (at-least-once); commit-before: each batch's offsets "
                     "committed, then processed (at-most-once); copy: each batch written to output_topic in a "
-                    "transaction with its offsets (exactly-once)")
-    group: str = Field(min_length=1, description="the consumer group (group.id)")
+                    "transaction with its offsets (exactly-once); share: a member of a share group (KIP-932), each "
+                    "record processed and acknowledged (ACCEPT), each batch's acknowledgements committed "
+                    "(at-least-once)")
+    group: str = Field(min_length=1, description="the consumer group (group.id), or the share group")
     producer: int = Field(0, ge=0, le=65_535, description="the producer whose ids the input carries")
     count: int = Field(ge=1, le=2**32, description="the input's messages, sequences 0..count-1")
     batch: int = Field(100, ge=1, description="records per poll: per commit, or per transaction of a copier")

@@ -10,6 +10,10 @@ One member of a consumer group reads the delivery ids of the input topic until `
 - copy (exactly-once): a batch's ids written unchanged to the same partition of the output topic, in a transaction
   that carries the batch's offsets, then committed. An abortable error aborts it and rewinds the consumer to its
   committed offsets; a fenced or fatal producer ends the worker (the orchestrator starts another).
+- share (at-least-once, a share group's member, KIP-932): each record's delivery count stored as it arrives, the
+  batch processed, each record acknowledged (ACCEPT), and the acknowledgements committed. A share group has no
+  offsets: a record acquired and not acknowledged goes back to the group when its lock expires or its member leaves,
+  and comes again with its delivery count one higher.
 
 A value that is not an id of the input producer is a stray: counted, neither processed nor copied. Processing is
 `process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and each confirmed
@@ -108,6 +112,15 @@ class ConsumerRun:
         """The consumer closed (auto-commit: its last commit), the producer flushed and closed."""
         raise NotImplementedError
 
+    def _delivery_counts(self, records: list) -> list[int]:
+        """share: each record's delivery count, as the broker gave it."""
+        raise NotImplementedError
+
+    def _acknowledge(self, records: list) -> bool:
+        """share: every record of the batch accepted, and the acknowledgements committed: True once all were
+        confirmed, False when a partition's were refused (counted); RunFailed when fatal."""
+        raise NotImplementedError
+
     # ---- the run -----------------------------------------------------------------------------------------------
 
     def open(self) -> None:
@@ -115,7 +128,8 @@ class ConsumerRun:
         with self.call("opening the clients"):
             self._open_clients()
         if not self.copying:
-            self.processed = Processed.create(self.params.history_dir, self.params.producer, self.params.count)
+            self.processed = Processed.create(self.params.history_dir, self.params.producer, self.params.count,
+                                              delivered=self.params.mode == "share")
         with self.call("subscribe"):
             self._subscribe()
 
@@ -123,7 +137,8 @@ class ConsumerRun:
         """Until `stop` is set: poll a batch, and process, commit or copy it as the mode says."""
         self._watching.set()
         step = {"auto-commit": self._process, "commit-after": self._process_then_commit,
-                "commit-before": self._commit_then_process, "copy": self._copy}[self.params.mode]
+                "commit-before": self._commit_then_process, "copy": self._copy,
+                "share": self._process_then_acknowledge}[self.params.mode]
         while not stop.is_set():
             with self.call("poll"):
                 records = self._poll()
@@ -173,6 +188,20 @@ class ConsumerRun:
     def _commit_then_process(self, records: list) -> None:
         if self._commit(records):
             self._process(records)
+
+    def _process_then_acknowledge(self, records: list) -> None:
+        """share: the delivery counts stored first (a member killed while processing leaves them), then the batch
+        processed and acknowledged."""
+        producers, sequences, ours = ids.decode(self._values(records))
+        kept = ours & (producers == self.params.producer) & (sequences >= 0) & (sequences < self.params.count)
+        self.processed.record_delivered(sequences[kept], np.asarray(self._delivery_counts(records), np.int64)[kept])
+        self._process(records)
+        with self.call("acknowledge and commit"):
+            confirmed = self._acknowledge(records)
+        if not confirmed:
+            self.counters["commit_failures"] += 1
+            return
+        self._committed(records)
 
     def _commit(self, records: list) -> bool:
         """Commit the batch's offsets; a commit refused (a rebalance moved the partitions) is counted, and its

@@ -141,15 +141,22 @@ def serve_delivery(task: Task, params: DeliveryParams) -> int:
 
 CONSUMER_RUNS = {"confluent": "ConfluentConsumerRun", "kafka-python": "KafkaPythonConsumerRun",
                  "aiokafka": "AiokafkaConsumerRun"}  # client -> its ConsumerRun, in workers.delivery_consumer_<client>
+SHARE_RUNS = {"confluent": "ConfluentShareRun"}  # client -> its share member, in workers.share_consumer_<client>
 
 
 def serve_delivery_consumer(task: Task, params: DeliveryConsumerParams) -> int:
     """delivery_consumer: ready once subscribed, wait for start, consume (and copy) until finish, result."""
-    if task.client not in CONSUMER_RUNS:
+    share = params.mode == "share"
+    runs, module_name = (SHARE_RUNS, "share_consumer") if share else (CONSUMER_RUNS, "delivery_consumer")
+    if task.client not in runs:
+        if share and task.client in CONSUMER_RUNS:
+            send(Error(message=f"{task.client} has no share consumer: share groups are for confluent and java",
+                       kind="config"))
+            return 2
         return _no_such_client(task)
     _, started, stop = _controlled(task, adapter=False)
-    module = importlib.import_module(f"kafkabench.workers.delivery_consumer_{task.client.replace('-', '_')}")
-    run = getattr(module, CONSUMER_RUNS[task.client])(task, params, send)
+    module = importlib.import_module(f"kafkabench.workers.{module_name}_{task.client.replace('-', '_')}")
+    run = getattr(module, runs[task.client])(task, params, send)
     version = load_adapter(task.client).version()
 
     def scenario() -> int:

@@ -68,3 +68,11 @@ def test_a_batch_recorded_at_once_leaves_what_recording_each_would(tmp_path):
     batch.record_many(sequences, 50, np.full(5, 9))
     assert batch.counts.tolist() == one_by_one.counts.tolist() == [1, 2, 0, 255]
     assert batch.processed_at.tolist() == [50, 50, 0, 50] and batch.created_at.tolist() == [9, 9, 0, 9]
+
+
+def test_a_share_members_delivery_counts_are_mapped_and_absent_for_the_others(tmp_path):
+    member = Processed.create(tmp_path / "share", 0, 4, delivered=True)
+    member.record_delivered(np.array([1, 3]), np.array([2, 300]))
+    assert Processed.open(tmp_path / "share").delivered.tolist() == [0, 2, 0, 255]  # saturating, as the counts do
+    Processed.create(tmp_path / "consumer", 0, 4)
+    assert Processed.open(tmp_path / "consumer").delivered is None

@@ -20,6 +20,7 @@ from kafkabench.labs.groups.scenario import GroupsScenario
     ("scale-out:3", "scale-out", 3, None),
     ("scale-in:1", "scale-in", 1, None),
     ("add-partitions:6", "add-partitions", 6, None),
+    ("none", "none", 0, None),
 ])
 def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
     spec = ChangeSpec.parse(text)
@@ -29,7 +30,8 @@ def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in, add-partitions"),
+    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in, add-partitions, none"),
+    ("none:2", "none takes no count"),
     ("add-partitions", "add-partitions needs how many partitions"),
     ("crash", "crash needs how many members"),
     ("crash:0", "crash needs how many members"),
@@ -61,10 +63,23 @@ def test_faults_still_read_as_before_through_the_shared_grammar():
     ({"protocols": ["eager", "consumer"], "overrides": {"session.timeout.ms": "6000"}},
      "session.timeout.ms: the classic protocol's settings, which a KIP-848 member refuses \\(consumer\\)"),
     ({"overrides": {"partition.assignment.strategy": "range"}}, "--protocols sets the protocol and the assignor"),
+    ({"group_type": "share", "protocols": ["consumer"]}, "--protocols: a share group has no rebalance protocol"),
+    ({"group_type": "share", "clients": ["java", "aiokafka"]}, "aiokafka has no share consumer"),
+    ({"lock_s": 20}, "--lock-s is a share group's lock"),
 ])
 def test_a_request_that_cannot_run_is_refused_before_any_process_starts(given, said):
     with pytest.raises(ValidationError, match=said):
         GroupsScenario(**given)
+
+
+def test_a_share_group_runs_one_cell_per_client_and_change_with_share_consumers_told_the_group_alone():
+    scenario = GroupsScenario(group_type="share", clients=["confluent", "java"], changes=["crash:1", "none"], lock_s=15)
+    assert scenario.cell_protocols == ["share"]
+    assert GroupsScenario().cell_protocols == ["eager", "consumer"]
+    from kafkabench.labs.groups.protocols import named
+
+    assert named("share").share and named("share").settings("java", "g", 1) == {}
+    assert ChangeSpec.parse("none").member_slots == 0
 
 
 def test_each_protocol_as_each_client_is_told_it():
@@ -154,3 +169,51 @@ def test_a_long_list_of_unread_new_partitions_names_ten_and_counts_the_rest():
     said = _new_partitions({str(p): None for p in range(2, 14)}, run)
     assert said.startswith("12 of the 12 new partition(s) written to never read within the run ([2, 3, 4, 5, 6, 7, 8, "
                            "9, 10, 11, ... 2 more in result.json])")
+
+
+def test_redelivery_is_read_from_the_delivery_counts_the_histories_stored(tmp_path):
+    import numpy as np
+
+    from kafkabench.core.delivery_processed import Processed
+    from kafkabench.core.results import Run
+    from kafkabench.labs.groups.figures import redeliveries
+    from kafkabench.labs.groups.report import lines
+
+    begun = 10**18
+    # 6 records; a member killed holding 2, 3 and 4 (it processed 2); the others got them again at delivery count 2.
+    # Record 5 came at 3 with only one process having seen it: two deliveries no member's application received.
+    killed, other = (Processed.create(tmp_path / name, 0, 6, delivered=True) for name in ("consumer-1.1", "consumer-2.1"))
+    killed.record_delivered(np.array([2, 3, 4]), np.array([1, 1, 1]))
+    killed.record(2, begun - 10**8, 0)
+    other.record_delivered(np.array([0, 1, 2, 3, 4, 5]), np.array([1, 1, 2, 2, 2, 3]))
+    for sequence, at_s in ((0, -1), (1, -1), (2, 1.5), (3, 2.0), (4, 2.5), (5, 3.0)):
+        other.record(sequence, begun + int(at_s * 1e9), 0)
+    histories = [Processed.open(tmp_path / name) for name in ("consumer-1.1", "consumer-2.1")]
+    acked = np.array([True] * 6)
+    run = Run(client="java", scenario="crash:1 share", params={"change": "crash:1", "protocol": "share"},
+              counters={"records": 6, "never_processed": 0, "processed_twice": 1})
+    redeliveries(run, histories, acked, begun)
+    assert run.params["delivery_counts"] == {"1": 2, "2": 3, "3": 1}
+    assert (run.counters["redelivered"], run.counters["deliveries_unseen"]) == (4, 2)
+    assert (run.timings["redelivered_first_s"], run.timings["redelivered_median_s"],
+            run.timings["redelivered_last_s"]) == (1.5, 2.25, 3.0)
+    said = "\n".join(lines(type("Document", (), {"runs": [run]})()))
+    assert "4 records redelivered (delivery counts: 2 at 1, 3 at 2, 1 at 3), processed again 1.5-3.0 s" in said
+    assert "the broker counted 2 deliveries no member process received" in said
+    redeliveries(consumer := Run(client="java", scenario="x"), [Processed.create(tmp_path / "c", 0, 6)], acked, begun)
+    assert "delivery_counts" not in consumer.params  # a consumer group's members store no delivery counts
+
+
+def test_a_share_groups_backlog_is_what_no_history_shows_processed(tmp_path):
+    import numpy as np
+
+    from kafkabench.consumers.backlog import HistoryBacklog
+    from kafkabench.core.delivery_history import History
+    from kafkabench.core.delivery_processed import Processed
+
+    produced = History.mapped(tmp_path / "producer", 0, 5)
+    produced.record_acks(np.arange(4), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1]))  # record 4 not acknowledged
+    (tmp_path / "consumer-1.2").mkdir()  # a member still creating its files
+    Processed.create(tmp_path / "consumer-1.1", 0, 5, delivered=True).record(0, 1, 0)
+    backlog = HistoryBacklog(tmp_path, 3)
+    assert backlog.behind() == {0: 1, 1: 2, 2: 0} and backlog.unstable() is None

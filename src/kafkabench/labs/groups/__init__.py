@@ -39,14 +39,19 @@ class GroupsLab(Lab):
                    "else (a KIP-848 group: every member holding its target assignment), asked every 0.1 s; 0: it never "
                    "left STABLE as asked.", LAB),
         Definition("groups_lag", "lag", "records",
-                   "Records behind the group's committed offsets, looked at every second: its peak after the change "
-                   "began, and the seconds from the change's first step until it was back at its peak before.", LAB),
+                   "Records behind the group's committed offsets (a share group's: acknowledged by the producer and not "
+                   "yet processed, from the histories), looked at every second: its peak after the change began, and "
+                   "the seconds from the change's first step until it was back at its peak before.", LAB),
         Definition("groups_twice", "twice / never", "records",
                    "Acknowledged records the members' histories show processed more than once, and never (at least "
                    "once, the promise of commit-after, is kept when never is 0).", LAB),
         Definition("groups_rebalances", "rebalances", "",
                    "Assignments the members' clients reported (an empty one too), summed over the processes that "
                    "finished; a killed process reports none.", LAB),
+        Definition("groups_pace", "records/s", "records/s",
+                   "Records the group processed per second, from its first processing to its last (the whole cell: "
+                   "what a share group's extra members add, or a consumer group's past the partition count do not).",
+                   LAB),
     )
 
     def run(self, scenario: GroupsScenario, target: Target, out_dir: Path, events: Listener) -> ResultDocument:

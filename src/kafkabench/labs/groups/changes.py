@@ -10,6 +10,8 @@
   metadata shows them (it refreshes every second in such a cell) and the group reads once its members' or its
   coordinator's metadata does: a classic member's client refreshes every metadata.max.age.ms (librdkafka:
   topic.metadata.refresh.interval.ms), 5 min by default; a KIP-848 coordinator sees them in the cluster's metadata.
+- none: nothing happens: the group as it is, its pace and its floor (a share group's throughput as members grow past
+  the partition count, one cell per member count).
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase
 
-KINDS = ("rolling-restart", "crash", "scale-out", "scale-in", "add-partitions")
+KINDS = ("rolling-restart", "crash", "scale-out", "scale-in", "add-partitions", "none")
 COUNTED = ("crash", "scale-out", "scale-in", "add-partitions")
 OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",)}
 DEFAULTS = {"pause": 1.0, "down": 3.0}
 EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "scale-out:2", "scale-in:1",
-            "add-partitions:6")
+            "add-partitions:6", "none")
 
 
 class ChangeSyntaxError(ValueError):
@@ -47,7 +49,7 @@ class ChangeSpec:
                 raise ChangeSyntaxError(f"{text!r}: {phrase.name} needs how many {what}, a whole number >= 1: "
                                         f"{phrase.name}:1")
         elif phrase.number is not None:
-            raise ChangeSyntaxError(f"{text!r}: a rolling restart touches every member; it takes no count")
+            raise ChangeSyntaxError(f"{text!r}: {phrase.name} takes no count")
         allowed = OPTIONS.get(phrase.name, ())
         for key, value in phrase.options:
             if key not in allowed:
@@ -63,7 +65,7 @@ class ChangeSpec:
     @property
     def member_slots(self) -> int:
         """Member processes the change starts beyond the group's first ones (a slot each)."""
-        return 0 if self.kind == "add-partitions" else max(self.count, 1)
+        return 0 if self.kind in ("add-partitions", "none") else max(self.count, 1)
 
     def check_members(self, members: int, text: str) -> None:
         """A change that names more members than the group has, refused before any process starts."""

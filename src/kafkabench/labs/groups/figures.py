@@ -11,7 +11,11 @@ producer's history saying where it went), the coordinator's states and the group
 - records processed more than once and never, of those the producer had acknowledged; the rebalances each member
   process went through (as its client's listener counted assignments);
 - new partitions (add-partitions): per partition added, from its first record's timestamp until the group processed
-  that record, the slowest of them; and how many acknowledged records in them the group never read.
+  that record, the slowest of them; and how many acknowledged records in them the group never read;
+- the pace: records processed per second, from the first processing to the last;
+- redelivery (share groups): each acknowledged record's delivery count as the broker gave it at the last delivery a
+  member received (the highest a history stored), the member processes that received it, and when the redelivered
+  records were processed again.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
     acked = produced.status == ACKNOWLEDGED
     histories = [Processed.open(member.history_dir) for member in members.members]
     times = totals(histories)
+    redeliveries(run, histories, acked, change.begun_ns)
     run.counters.update(records=int(acked.sum()), processed_twice=int(np.count_nonzero(acked & (times >= 2))),
                         never_processed=int(np.count_nonzero(acked & (times == 0))), processes=len(members.members),
                         rebalances=sum(int(m.result.counters.get("rebalances", 0)) for m in members.members if m.result))
@@ -61,6 +66,8 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
         return
     run.timings["change_s"] = round(change.ended_mono - change.begun_mono, 3)
     processings = Processings.of(produced.partition, histories)
+    if len(processings.at_ns) > 1 and (span_ns := int(processings.at_ns.max() - processings.at_ns.min())) > 0:
+        run.throughput["processed_per_s"] = round(len(processings.at_ns) / (span_ns / NS), 1)
     spans = Spans.of(processings)
     during = spans.gaps((change.begun_ns, change.caught_up_ns or time.time_ns()))
     if not len(processings.at_ns):
@@ -153,3 +160,29 @@ def lag_figures(looks: list[tuple[float, int]], begun: float) -> dict:
     if back is not None:
         figures["lag_back_s"] = round(back - begun, 3)
     return figures
+
+
+def redeliveries(run: Run, histories: list[Processed], acked: np.ndarray, begun_ns: int | None) -> None:
+    """The share figures of a cell: records redelivered (the broker's delivery count 2 or more), how many at each
+    count, deliveries the broker counted beyond the member processes that received the record (acquired by a member
+    killed before its application saw them), and the seconds from the change's first step until the redelivered
+    records were processed again (first, median, last)."""
+    delivered = [history.delivered for history in histories if history.delivered is not None]
+    if not delivered:
+        return
+    stacked = np.vstack(delivered)
+    count = stacked.max(axis=0)[acked].astype(np.int64)
+    received = np.count_nonzero(stacked, axis=0)[acked]
+    values, records = np.unique(count[count > 0], return_counts=True)
+    run.params["delivery_counts"] = {str(value): int(n) for value, n in zip(values.tolist(), records.tolist())}
+    run.counters.update(redelivered=int(np.count_nonzero(count >= 2)),
+                        deliveries_unseen=int(np.maximum(count - received, 0).sum()))
+    if begun_ns is None:
+        return
+    again = np.concatenate([history.processed_at[acked & (history.delivered >= 2) & (history.processed_at > 0)]
+                            for history in histories if history.delivered is not None])
+    waited = (again[again >= begun_ns] - begun_ns) / NS
+    if len(waited):
+        run.timings.update(redelivered_first_s=round(float(waited.min()), 3),
+                           redelivered_median_s=round(float(np.median(waited)), 3),
+                           redelivered_last_s=round(float(waited.max()), 3))

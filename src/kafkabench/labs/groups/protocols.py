@@ -7,6 +7,8 @@ config translation renames them), or librdkafka's own where the value differs (i
   incrementally.
 - static, consumer-static: a group.instance.id per member slot (KIP-345): a member that closes and comes back within
   the session keeps its partitions, and the group does not rebalance.
+- share (`--group-type share`, not a --protocols choice): a share group (KIP-932): the broker hands each member
+  records, not partitions, and each record is acknowledged; its members are share consumers.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ class Protocol:
     static: bool = False
     clients: tuple[str, ...] = ("confluent", "java")
     words: str = ""
+    share: bool = False
 
     def settings(self, client: str, group: str, slot: int) -> dict[str, str]:
         """The consumer settings of member `slot` under this protocol."""
+        if self.share:
+            return {}  # a share consumer takes the group's id alone
         settings = {"group.instance.id": f"{group}-member-{slot}"} if self.static else {}
         if not self.classic:
             return {**settings, "group.protocol": "consumer", "group.remote.assignor": self.assignor}
@@ -50,9 +55,16 @@ PROTOCOLS = {protocol.name: protocol for protocol in (
 )}
 
 
+SHARE = Protocol("share", False, "simple", words="share group (KIP-932)", share=True)
+
+
+def named(name: str) -> Protocol:
+    return SHARE if name == SHARE.name else PROTOCOLS[name]
+
+
 def unsupported(client: str, protocol: str) -> str | None:
     """Why `client` cannot run `protocol`, in one line; None when it can."""
-    if client not in PROTOCOLS[protocol].clients and client in ("kafka-python", "aiokafka"):
+    if client not in named(protocol).clients and client in ("kafka-python", "aiokafka"):
         return (f"{client} speaks the classic protocol only, and kafkabench runs it with its own eager assignor: "
                 f"--protocols {protocol} is for confluent and java; give eager or static for {client}")
     return None

@@ -7,13 +7,14 @@ from kafkabench.core.results import ResultDocument, Run
 from kafkabench.report.table import Table, columns, fixed
 
 NAMES = ["change", "protocol", "client", "stopped s", "worst gap s", "median gap s", "steady gap s",
-         "stable s", "lag peak", "lag back s", "twice", "never", "rebalances"]
+         "stable s", "lag peak", "lag back s", "twice", "never", "rebalances", "records/s"]
 NAMED = 10  # partitions named in a line, the rest left to result.json
 SHOWN_STATES = 8  # the coordinator's state changes printed per cell, the first and the last halves
-WIDE = ("median gap s", "steady gap s", "lag peak", "lag back s", "rebalances")
+WIDE = ("median gap s", "steady gap s", "lag peak", "lag back s", "rebalances", "records/s")
 TIPS = {"stopped s": "groups_stop_the_world", "worst gap s": "groups_gap", "median gap s": "groups_gap",
         "steady gap s": "groups_gap", "stable s": "groups_stable", "lag peak": "groups_lag",
-        "lag back s": "groups_lag", "twice": "groups_twice", "never": "groups_twice", "rebalances": "groups_rebalances"}
+        "lag back s": "groups_lag", "twice": "groups_twice", "never": "groups_twice", "rebalances": "groups_rebalances",
+        "records/s": "groups_pace"}
 
 
 def measured(document: ResultDocument) -> list[Run]:
@@ -35,7 +36,8 @@ def table(document: ResultDocument) -> Table:
         found.add(run.params["change"], run.params["protocol"], run.client, fixed(t["stop_the_world_s"]),
                   fixed(t["worst_gap_s"]), fixed(t["median_gap_s"]), fixed(t["steady_worst_gap_s"]),
                   fixed(t.get("time_to_stable_s")), f"{c.get('lag_peak', 0):,}", fixed(t.get("lag_back_s")),
-                  f"{c['processed_twice']:,}", f"{c['never_processed']:,}", f"{c['rebalances']:,}")
+                  f"{c['processed_twice']:,}", f"{c['never_processed']:,}", f"{c['rebalances']:,}",
+                  f"{run.throughput.get('processed_per_s', 0):,.0f}")
     return found
 
 
@@ -55,6 +57,8 @@ def lines(document: ResultDocument) -> list[str]:
                 "everything)" if "unfinished" in run.params else "broken"
             said.append(f"{label}: {c['records']:,} records acknowledged, {c['never_processed']:,} never processed, "
                         f"{c['processed_twice']:,} processed more than once; at least once: {kept}")
+        if (counts := run.params.get("delivery_counts")) is not None:
+            said.append(f"{label}: {_redelivered(counts, run)}")
         if (waited := run.params.get("new_partitions_s")) is not None:
             said.append(f"{label}: {_new_partitions(waited, run)}")
         if states := run.params.get("states"):
@@ -63,6 +67,17 @@ def lines(document: ResultDocument) -> list[str]:
                 *states[-SHOWN_STATES // 2:]]
             said.append(f"{label}: the coordinator said " + "; ".join(shown))
     return said + _best(document)
+
+
+def _redelivered(counts: dict, run: Run) -> str:
+    """A share group's redelivery, in words."""
+    c, t = run.counters, run.timings
+    by_count = ", ".join(f"{n:,} at {count}" for count, n in counts.items())
+    again = (f", processed again {t['redelivered_first_s']:.1f}-{t['redelivered_last_s']:.1f} s after the change began "
+             f"(median {t['redelivered_median_s']:.1f} s)" if "redelivered_first_s" in t else "")
+    unseen = (f"; the broker counted {c['deliveries_unseen']:,} deliveries no member process received (acquired by a "
+              "member that ended before its application saw them)" if c.get("deliveries_unseen") else "")
+    return f"{c['redelivered']:,} records redelivered (delivery counts: {by_count}){again}{unseen}"
 
 
 def _new_partitions(waited: dict, run: Run) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from kafkabench.admin import KafkaAdmin
 from kafkabench.config.redact import redact
 from kafkabench.config.translate import translate
+from kafkabench.consumers.backlog import HistoryBacklog
 from kafkabench.consumers.group import ConsumerGroup
 from kafkabench.consumers.watch import GroupWatch
 from kafkabench.core.events import Listener
@@ -29,7 +30,8 @@ from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
 from kafkabench.labs.groups import figures
 from kafkabench.labs.groups.changes import ChangeSpec
-from kafkabench.labs.groups.protocols import PROTOCOLS
+from kafkabench.labs.groups.protocols import named
+from kafkabench.labs.groups.share import share_group_settings, share_groups_on
 from kafkabench.labs.groups.scenario import GroupsScenario
 from kafkabench.labs.topic_check import fresh_topic
 
@@ -50,14 +52,16 @@ def run_groups(scenario: GroupsScenario, target: Target, out_dir: Path, listener
                           f"{target.launcher.name} runs them elsewhere: drop the launcher")
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("groups", target, scenario.model_dump(mode="json", exclude_none=True))
-    cells = [(client, protocol, change) for client in scenario.clients for protocol in scenario.protocols
+    cells = [(client, protocol, change) for client in scenario.clients for protocol in scenario.cell_protocols
              for change in scenario.changes]
     run_id = uuid.uuid4().hex[:8]
+    if scenario.group_type == "share":
+        document.params["share_groups"] = share_groups_on(target, listener)
     try:
         for index, (client, protocol, change) in enumerate(cells):
             listener.note(f"cell {index + 1}/{len(cells)}: {change} of {scenario.members} under {protocol} ({client})")
             run = Run(client=client, scenario=f"{change} {protocol}",
-                      params={"protocol": protocol, "protocol_words": PROTOCOLS[protocol].words, "change": change,
+                      params={"protocol": protocol, "protocol_words": named(protocol).words, "change": change,
                               "members": scenario.members, "partitions": scenario.partitions, "count": scenario.count,
                               "rate": scenario.rate})
             document.runs.append(run)
@@ -82,7 +86,7 @@ def run_groups(scenario: GroupsScenario, target: Target, out_dir: Path, listener
 
 def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str, cell_dir: Path,
                  listener: Listener) -> None:
-    client, protocol, spec = run.client, PROTOCOLS[run.params["protocol"]], ChangeSpec.parse(run.params["change"])
+    client, protocol, spec = run.client, named(run.params["protocol"]), ChangeSpec.parse(run.params["change"])
     settings = scenario.settings({})
     group = f"{topic}-group"
     producer = translate(client, "producer", {**settings.values("producer"), "acks": "all", "enable.idempotence": "true",
@@ -97,15 +101,18 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
         return Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
                     consumer_config=consumers[slot].config, timeout_s=scenario.timeout,
                     params=task_params(DeliveryConsumerParams(
-                        mode="commit-after", group=group, producer=PRODUCER_ID, count=scenario.count,
+                        mode="share" if protocol.share else "commit-after", group=group, producer=PRODUCER_ID, count=scenario.count,
                         batch=scenario.batch, process_ms=scenario.process_ms,
                         history_dir=target.launcher.share(history_dir))))
 
     with fresh_topic(target.connection, topic, scenario.partitions, scenario.replication_factor, 1,
                      settings.values("topic"), scenario.timeout):
+        if protocol.share:
+            share_group_settings(target, group, scenario.lock_s)
         members = ConsumerGroup(target.launcher, client, scenario.members, task_for, cell_dir,
                                 f"groups {client} {protocol.name}")
-        watch = GroupWatch(members, target.connection, group, topic, scenario.partitions)
+        watch = GroupWatch(members, target.connection, group, topic, scenario.partitions,
+                           backlog=(lambda partitions: HistoryBacklog(cell_dir, partitions)) if protocol.share else None)
         states = StateWatch(target.connection, group)
         sender = Sender(target, client, scenario, Task(
             scenario="delivery", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
@@ -116,11 +123,14 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
         change = figures.ChangeTimes()
         try:
             members.start()
-            _until_settled(members, scenario.partitions, target, group)
-            states.start()
+            if not protocol.share:  # a share group hands out records, not partitions, and has no describe here
+                _until_settled(members, scenario.partitions, target, group)
+                states.start()
             watch.start()
             sender.start()
             if sender.first_ack(scenario.timeout) is not None:
+                if protocol.share:
+                    _until_all_received(run, members, sender.first_at)
                 time.sleep(max(0.0, sender.first_at + scenario.change_at - time.monotonic()))
                 listener.note(f"{run.params['change']}: begins")
                 change.begin()
@@ -135,7 +145,8 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                                            f"{watch.problem}"
             change.caught_up()
             watch.stop()
-            states.until_stable(STABLE_WAIT_S)
+            if not protocol.share:
+                states.until_stable(STABLE_WAIT_S)
             states.stop()
             members.finish()
         finally:
@@ -185,7 +196,7 @@ def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: C
         for slot in range(size, size - spec.count, -1):
             members.close(slot)
     elif spec.kind == "add-partitions":
-        add_partitions(spec.count)
+        add_partitions(spec.count)  # "none": nothing happens
 
 
 def _until_settled(members: ConsumerGroup, partitions: int, target: Target, group: str) -> None:
@@ -206,6 +217,20 @@ def _until_settled(members: ConsumerGroup, partitions: int, target: Target, grou
             time.sleep(0.05)
     raise KafkabenchError(f"the group did not settle within {HOLD_S} s of starting: every partition held, each member "
                           f"holding one, the coordinator saying it is stable (last: {seen})")
+
+
+def _until_all_received(run: Run, members: ConsumerGroup, since: float) -> None:
+    """A share group's start: every member has processed a record (the broker hands a member records once its
+    heartbeat has brought it an assignment), within HOLD_S. How long that took from the producer's first
+    acknowledgement is `timings.all_members_reading_s`; members still waiting when the bound passed are said."""
+    deadline = time.monotonic() + HOLD_S
+    while time.monotonic() < deadline:
+        if all(member.processed > 0 for member in members.current.values()):
+            run.timings["all_members_reading_s"] = round(time.monotonic() - since, 3)
+            return
+        time.sleep(0.05)
+    idle = [f"{member.slot}.{member.incarnation}" for member in members.current.values() if not member.processed]
+    run.params["idle_members"] = f"member(s) {', '.join(idle)} had processed nothing {HOLD_S} s after the first record"
 
 
 class StateWatch:

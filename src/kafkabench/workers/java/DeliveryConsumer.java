@@ -71,7 +71,7 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
  * the clients are closed (auto-commit: the close commits), and then the result goes out.
  */
 final class DeliveryConsumer implements KafkabenchWorker.Scenario {
-    static final String[] MODES = {"auto-commit", "commit-after", "commit-before", "copy"};
+    static final String[] MODES = {"auto-commit", "commit-after", "commit-before", "copy", "share"};
     static final String[] PARAMS = {"mode", "group", "producer", "count", "batch", "process_ms", "history_dir",
         "output_topic"};
     static final long MAX_COUNT = 1L << 32; // as DeliveryConsumerParams.count allows
@@ -79,12 +79,13 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
     private static final Duration POLL = Duration.ofMillis(100);
     private static final Duration POLL_PAUSED = Duration.ofMillis(50); // until `start`: how soon it is seen
 
-    private final JsonNode task;
-    private final String topic, mode, group, outputTopic;
-    private final int producerId, batch;
-    private final long count, processNs, timeoutNs;
-    private final Path historyDir;
-    private final boolean copy;
+    // the task's settings, parsed and checked (ShareMember, the share mode, reads them too)
+    final JsonNode task;
+    final String topic, mode, group, outputTopic;
+    final int producerId, batch;
+    final long count, processNs, timeoutNs;
+    final Path historyDir;
+    final boolean copy;
     private Map<String, Object> effectiveConfig = Map.of();
     private KafkaConsumer<byte[], byte[]> consumer;
     private KafkaProducer<byte[], byte[]> producer;
@@ -255,7 +256,7 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
     /** Consumer modes: each record processed in turn, the whole batch even when a finish has come. */
     private void processAll(ConsumerRecords<byte[], byte[]> records) {
         for (ConsumerRecord<byte[], byte[]> record : records) {
-            long sequence = sequence(record.value());
+            long sequence = sequence(record.value(), producerId, count);
             if (sequence < 0) {
                 strays++;
             } else {
@@ -268,13 +269,13 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         }
     }
 
-    private static void pause(long nanos) {
+    static void pause(long nanos) {
         long deadline = System.nanoTime() + nanos;
         for (long left = nanos; left > 0; left = deadline - System.nanoTime()) LockSupport.parkNanos(left);
     }
 
     /** The record's sequence, or -1 for a stray: no id, another producer's, or a sequence not below count. */
-    private long sequence(byte[] value) {
+    static long sequence(byte[] value, int producerId, long count) {
         if (value == null || value.length < Delivery.ID_BYTES) return -1;
         for (int i = 0; i < Delivery.MAGIC.length; i++) if (value[i] != Delivery.MAGIC[i]) return -1;
         ByteBuffer id = ByteBuffer.wrap(value); // big-endian
@@ -321,7 +322,7 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         try {
             producer.beginTransaction();
             for (ConsumerRecord<byte[], byte[]> record : records) {
-                if (sequence(record.value()) < 0) {
+                if (sequence(record.value(), producerId, count) < 0) {
                     skipped++;
                     continue;
                 }

@@ -123,7 +123,9 @@ public final class KafkabenchWorker {
                 case "produce": return new Produce(task);
                 case "consume": return new Consume(task);
                 case "delivery": return new Delivery(task);
-                case "delivery_consumer": return new DeliveryConsumer(task);
+                case "delivery_consumer":
+                    DeliveryConsumer consumer = new DeliveryConsumer(task);
+                    return consumer.mode.equals("share") ? new ShareMember(consumer) : consumer;
                 default: break;
             }
         }
