@@ -217,3 +217,46 @@ def test_a_share_groups_backlog_is_what_no_history_shows_processed(tmp_path):
     Processed.create(tmp_path / "consumer-1.1", 0, 5, delivered=True).record(0, 1, 0)
     backlog = HistoryBacklog(tmp_path, 3)
     assert backlog.behind() == {0: 1, 1: 2, 2: 0} and backlog.unstable() is None
+
+
+@pytest.mark.parametrize("level, started_here, said", [
+    (2, False, "share.version 2: share groups on"),
+    (0, False, "share groups are off on this cluster \\(share.version 0\\): turn them on with `kafka-features.sh "
+               "--bootstrap-server h:9092 upgrade --feature share.version=1`"),
+    (0, True, "share.version was 0: kafkabench raised it to 1 on the cluster it runs"),
+])
+def test_share_groups_are_found_on_raised_on_a_cluster_kafkabench_runs_or_refused(monkeypatch, level, started_here, said):
+    from types import SimpleNamespace
+
+    from kafkabench.errors import ConfigError
+    from kafkabench.labs.groups import share
+
+    raised = []
+
+    class Admin:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def feature_level(self, name):
+            assert name == "share.version"
+            return level
+
+    monkeypatch.setattr(share, "KafkaAdmin", Admin)
+    monkeypatch.setattr(share.features, "set_level", lambda connection, name, to, timeout_s: raised.append((name, to)))
+    target = SimpleNamespace(connection=None, started_here=started_here, bootstrap_servers="h:9092", kafka_version="4.1.2")
+    notes = []
+    listener = SimpleNamespace(note=notes.append)
+    if level == 0 and not started_here:
+        with pytest.raises(ConfigError, match=said):
+            share.share_groups_on(target, listener)
+        assert raised == []  # a cluster kafkabench does not run is never changed
+        return
+    assert share.share_groups_on(target, listener) == said
+    assert raised == ([("share.version", 1)] if started_here else [])
+    assert notes == ([said] if started_here else [])  # what it did is said as it happens

@@ -4,7 +4,9 @@ processed and each batch's offsets committed after it (at least once). The group
 producer starts, and --change-at seconds after its first record the change happens to the group (consumers.group)
 or to its topic; meanwhile the group's coordinator is asked for its state every STATE_S and the group's lag looked at
 (consumers.watch). Once the producer is done and the group has committed everything, the members finish and their
-histories say what the change cost (labs.groups.figures)."""
+histories say what the change cost (labs.groups.figures). A share group (labs.groups.share) has no settle and no
+coordinator's states: the change waits until every member has processed a record, and its lag is read from the
+histories (consumers.backlog)."""
 
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ from kafkabench.labs.document import new_document
 from kafkabench.labs.groups import figures
 from kafkabench.labs.groups.changes import ChangeSpec
 from kafkabench.labs.groups.protocols import named
-from kafkabench.labs.groups.share import share_group_settings, share_groups_on
 from kafkabench.labs.groups.scenario import GroupsScenario
+from kafkabench.labs.groups.share import share_group_settings, share_groups_on
 from kafkabench.labs.topic_check import fresh_topic
 
 if TYPE_CHECKING:
@@ -101,8 +103,8 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
         return Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
                     consumer_config=consumers[slot].config, timeout_s=scenario.timeout,
                     params=task_params(DeliveryConsumerParams(
-                        mode="share" if protocol.share else "commit-after", group=group, producer=PRODUCER_ID, count=scenario.count,
-                        batch=scenario.batch, process_ms=scenario.process_ms,
+                        mode="share" if protocol.share else "commit-after", group=group, producer=PRODUCER_ID,
+                        count=scenario.count, batch=scenario.batch, process_ms=scenario.process_ms,
                         history_dir=target.launcher.share(history_dir))))
 
     with fresh_topic(target.connection, topic, scenario.partitions, scenario.replication_factor, 1,
