@@ -62,8 +62,7 @@ def minimal_rate(target: Target, client: str, topic: str, count: int, batch: int
     name = {"commit-after": ("MinimalJavaCommitAfter", "minimal_confluent_commit_after.py"),
             "share": ("MinimalJavaShare", "minimal_confluent_share.py")}[mode]
     loop = java_loop_command(name[0], work) if client == "java" else [sys.executable, str(HERE / name[1])]
-    sizes = [str(batch), str(count)] if client == "java" or mode == "commit-after" else [str(count)]
-    done = subprocess.run([*loop, target.bootstrap_servers, topic, new_group(target, "minimal", mode), *sizes],
+    done = subprocess.run([*loop, target.bootstrap_servers, topic, new_group(target, "minimal", mode), str(batch), str(count)],
                           capture_output=True, text=True, check=True, timeout=READ_S)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["records"] == count, report

@@ -1,9 +1,9 @@
 """A minimal hand-written confluent-kafka share consumer (KIP-932) that accepts each record after processing it: the
 yardstick for a groups lab member of a share group (the delivery worker's share mode).
 
-    python minimal_confluent_share.py BOOTSTRAP TOPIC GROUP COUNT
+    python minimal_confluent_share.py BOOTSTRAP TOPIC GROUP BATCH COUNT
 
-No kafkabench code. One ShareConsumer in GROUP (explicit acknowledgement; the group's share.auto.offset.reset set to
+No kafkabench code. One ShareConsumer in GROUP (max.poll.records=BATCH, explicit acknowledgement; the group's share.auto.offset.reset set to
 earliest beforehand by the caller): each poll's records processed (the id's sequence read from bytes 6..13 of the
 value and counted in an array), each accepted, and the acknowledgements committed synchronously; until COUNT records
 are processed. Prints one JSON line: records, commits, seconds (the first poll that returned records -> the last
@@ -18,9 +18,9 @@ from confluent_kafka import AcknowledgeType, ShareConsumer
 
 
 def main() -> None:
-    bootstrap, topic, group, count = sys.argv[1:5]
+    bootstrap, topic, group, batch, count = sys.argv[1:6]
     count = int(count)
-    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, "max.poll.records": int(batch),
                               "share.acknowledgement.mode": "explicit"})
     consumer.subscribe([topic])
     processed, counts, commits = 0, bytearray(count), 0

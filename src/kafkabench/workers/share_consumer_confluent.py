@@ -1,6 +1,8 @@
 """A share group's member (KIP-932) with confluent-kafka's ShareConsumer (a preview in 2.15 and 2.16): the share mode's
 calls in delivery_consumer.ConsumerRun.
 
+- `max.poll.records` is the task's batch, as the Java member's: the records a member holds at once, and so what a
+  crash hands out again.
 - `share.acknowledgement.mode=explicit`: each record of a poll acknowledged ACCEPT after the batch was processed, then
   commit_sync, whose answer per partition says whether the broker took them. A partition's refusal (its records'
   locks expired, a leader moved) is counted and the run goes on: those records come again, their delivery count one
@@ -23,7 +25,8 @@ class ConfluentShareRun(ConsumerRun):
 
     def _open_clients(self) -> None:
         settings = {**self.task.consumer_config, "bootstrap.servers": self.task.bootstrap_servers,
-                    "group.id": self.params.group, "share.acknowledgement.mode": "explicit"}
+                    "group.id": self.params.group, "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": self.params.batch}
         self.config["consumer"] = printable(settings)
         try:
             self.consumer = ShareConsumer(settings)
