@@ -534,13 +534,22 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
 
         /** The sequence processed once more (at most 255 counted), now; createdMs is the record's timestamp. */
         void increment(long sequence, long createdMs) {
+            increment(sequence, createdMs, wallNanos());
+        }
+
+        /** The same at atNs (wall clock): a batch processed at once, as the Python worker records one. */
+        void increment(long sequence, long createdMs, long atNs) {
             MappedByteBuffer chunk = chunks[(int) (sequence >>> CHUNK_SHIFT)];
             int at = (int) (sequence & CHUNK_MASK);
             int times = chunk.get(at) & 0xFF;
             if (times < 255) chunk.put(at, (byte) (times + 1));
-            Instant now = Instant.now();
-            processedAt.putLong(sequence, now.getEpochSecond() * 1_000_000_000L + now.getNano());
+            processedAt.putLong(sequence, atNs);
             createdAt.putLong(sequence, createdMs);
+        }
+
+        static long wallNanos() {
+            Instant now = Instant.now();
+            return now.getEpochSecond() * 1_000_000_000L + now.getNano();
         }
 
         /** "PARTITION NEXT_OFFSET" pairs, partitions ascending, as one write. */

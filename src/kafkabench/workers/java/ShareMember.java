@@ -24,7 +24,8 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
  * parsed and checked.
  *
  * <p>Each poll's records (at most `batch`: max.poll.records): every record's delivery count stored in delivered.npy
- * as it arrives, the records processed (process_ms of sleep, then counted in processed.npy), each acknowledged ACCEPT
+ * as it arrives, the records processed (process_ms of sleep, then counted in processed.npy; without a processing
+ * time, the whole poll recorded at one time, as the Python worker does), each acknowledged ACCEPT
  * (share.acknowledgement.mode=explicit), and the acknowledgements committed with commitSync, whose answer per
  * partition says whether the broker took them: a refusal is counted (commit_failures) and those records come again.
  * Ready once subscribed; nothing is polled before `start`, so nothing is acquired. Progress as DeliveryConsumer's:
@@ -98,21 +99,34 @@ final class ShareMember implements KafkabenchWorker.Scenario {
     /** The delivery counts first (a member killed while processing leaves them), then each record processed and
      *  accepted, then the acknowledgements committed. */
     private void processAndAcknowledge(ConsumerRecords<byte[], byte[]> records) {
+        long[] sequences = new long[records.count()];
+        int index = 0;
         for (ConsumerRecord<byte[], byte[]> record : records) {
             long sequence = DeliveryConsumer.sequence(record.value(), settings.producerId, settings.count);
+            sequences[index++] = sequence;
             if (sequence >= 0) delivered.putByte(sequence, (byte) Math.min(255, record.deliveryCount().orElse((short) 0)));
         }
+        index = 0;
+        boolean paced = settings.processNs > 0; // without a processing time, the batch is processed at one time
+        long batchAt = paced ? 0 : DeliveryConsumer.Processed.wallNanos();
         for (ConsumerRecord<byte[], byte[]> record : records) {
-            long sequence = DeliveryConsumer.sequence(record.value(), settings.producerId, settings.count);
+            long sequence = sequences[index++];
             if (sequence < 0) {
                 strays++;
-            } else {
-                if (settings.processNs > 0) DeliveryConsumer.pause(settings.processNs);
+            } else if (paced) {
+                DeliveryConsumer.pause(settings.processNs);
                 processed.increment(sequence, record.timestamp());
                 processedRecords++;
                 lastNs = System.nanoTime();
+                progress(false);
+            } else {
+                processed.increment(sequence, record.timestamp(), batchAt);
+                processedRecords++;
             }
             consumer.acknowledge(record, AcknowledgeType.ACCEPT);
+        }
+        if (!paced) {
+            lastNs = System.nanoTime();
             progress(false);
         }
         Map<TopicIdPartition, Optional<KafkaException>> answers;
