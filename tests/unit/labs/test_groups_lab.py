@@ -17,6 +17,7 @@ from kafkabench.labs.groups.scenario import GroupsScenario
     ("rolling-restart,pause=2.5", "rolling-restart", 0, ("pause", 2.5)),
     ("crash:2,down=5", "crash", 2, ("down", 5.0)),
     ("crash:1", "crash", 1, ("down", 3.0)),
+    ("pause:2,down=40", "pause", 2, ("down", 40.0)),
     ("scale-out:3", "scale-out", 3, None),
     ("scale-in:1", "scale-in", 1, None),
     ("add-partitions:6", "add-partitions", 6, None),
@@ -30,7 +31,8 @@ def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-all", "changes are rolling-restart, crash, scale-out, scale-in, add-partitions, none"),
+    ("restart-all", "changes are rolling-restart, crash, pause, scale-out, scale-in, add-partitions, none"),
+    ("pause:1,pause=2", "pause takes down, not 'pause'"),
     ("none:2", "none takes no count"),
     ("add-partitions", "add-partitions needs how many partitions"),
     ("crash", "crash needs how many members"),
@@ -53,6 +55,7 @@ def test_faults_still_read_as_before_through_the_shared_grammar():
 @pytest.mark.parametrize("given, said", [
     ({"changes": ["scale-in:5"], "members": 3}, "scale-in takes at most 2"),
     ({"changes": ["crash:4"], "members": 3}, "crash takes at most 3"),
+    ({"changes": ["pause:4"], "members": 3}, "pause takes at most 3"),
     ({"changes": ["scale-in:3"], "members": 3}, "scale-in takes at most 2"),
     ({"changes": ["add-partitions:9995"], "partitions": 6}, "6 \\+ 9,995 partitions; a cell's topic takes at most 10,000"),
     ({"clients": ["aiokafka"], "protocols": ["consumer"]}, "aiokafka speaks the classic protocol only"),
@@ -79,7 +82,7 @@ def test_a_share_group_runs_one_cell_per_client_and_change_with_share_consumers_
     from kafkabench.labs.groups.protocols import named
 
     assert named("share").share and named("share").settings("java", "g", 1) == {}
-    assert ChangeSpec.parse("none").member_slots == 0
+    assert ChangeSpec.parse("none").member_slots == ChangeSpec.parse("pause:2").member_slots == 0
 
 
 def test_each_protocol_as_each_client_is_told_it():
@@ -260,3 +263,14 @@ def test_share_groups_are_found_on_raised_on_a_cluster_kafkabench_runs_or_refuse
     assert share.share_groups_on(target, listener) == said
     assert raised == ([("share.version", 1)] if started_here else [])
     assert notes == ([said] if started_here else [])  # what it did is said as it happens
+
+
+def test_a_pause_stops_the_first_members_and_resumes_them_after_down_seconds(monkeypatch):
+    from kafkabench.labs.groups import run as groups_run
+
+    calls, slept = [], []
+    members = type("Members", (), {"pause": lambda self, slot: calls.append(("pause", slot)),
+                                    "resume": lambda self, slot: calls.append(("resume", slot))})()
+    monkeypatch.setattr(groups_run.time, "sleep", slept.append)
+    groups_run.apply(ChangeSpec.parse("pause:2,down=40"), members, 3, lambda count: None)
+    assert calls == [("pause", 1), ("pause", 2), ("resume", 1), ("resume", 2)] and slept == [40.0]

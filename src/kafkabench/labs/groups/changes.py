@@ -5,6 +5,9 @@
   a deploy.
 - crash:K[,down=S]: K members killed at once (SIGKILL, no goodbye), each replaced by a new process S seconds (default
   3) later.
+- pause:K[,down=S]: K members stopped (SIGSTOP: their connections open, their heartbeats silent) and resumed S
+  seconds (default 3) later: a member hung in a long GC or a stuck call. A share member's records wait for their lock
+  to expire (--lock-s); a consumer group's member is removed once its session times out.
 - scale-out:K: K members added. scale-in:K: the K last members closed cleanly.
 - add-partitions:K: K partitions added to the topic (placed by the controller), which the producer writes to once its
   metadata shows them (it refreshes every second in such a cell) and the group reads once its members' or its
@@ -20,11 +23,12 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase
 
-KINDS = ("rolling-restart", "crash", "scale-out", "scale-in", "add-partitions", "none")
-COUNTED = ("crash", "scale-out", "scale-in", "add-partitions")
-OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",)}
+KINDS = ("rolling-restart", "crash", "pause", "scale-out", "scale-in", "add-partitions", "none")
+COUNTED = ("crash", "pause", "scale-out", "scale-in", "add-partitions")
+OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",), "pause": ("down",)}
 DEFAULTS = {"pause": 1.0, "down": 3.0}
-EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "scale-out:2", "scale-in:1",
+EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "pause:1,down=40", "scale-out:2",
+            "scale-in:1",
             "add-partitions:6", "none")
 
 
@@ -65,12 +69,12 @@ class ChangeSpec:
     @property
     def member_slots(self) -> int:
         """Member processes the change starts beyond the group's first ones (a slot each)."""
-        return 0 if self.kind in ("add-partitions", "none") else max(self.count, 1)
+        return 0 if self.kind in ("add-partitions", "pause", "none") else max(self.count, 1)
 
     def check_members(self, members: int, text: str) -> None:
         """A change that names more members than the group has, refused before any process starts."""
-        if self.kind in ("crash", "scale-in") and self.count >= members + (self.kind == "crash"):
-            most = members if self.kind == "crash" else members - 1
+        if self.kind in ("crash", "pause", "scale-in") and self.count >= members + (self.kind != "scale-in"):
+            most = members - 1 if self.kind == "scale-in" else members
             raise ChangeSyntaxError(f"{text!r}: the group has {members} member(s); {self.kind} takes at most {most}")
 
 

@@ -191,6 +191,13 @@ def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: C
         time.sleep(spec.seconds("down"))
         for slot in slots:
             members.replace(slot)
+    elif spec.kind == "pause":
+        slots = list(range(1, spec.count + 1))
+        for slot in slots:
+            members.pause(slot)
+        time.sleep(spec.seconds("down"))
+        for slot in slots:
+            members.resume(slot)
     elif spec.kind == "scale-out":
         for slot in range(size + 1, size + spec.count + 1):
             members.start_in(slot)

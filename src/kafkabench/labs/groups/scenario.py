@@ -36,11 +36,12 @@ class GroupsScenario(Scenario):
     group_type: Literal["consumer", "share"] = Field(
         "consumer", description="consumer: a consumer group under each of --protocols; share: a share group (KIP-932, "
                                 "Kafka 4.1+ with share.version 1; confluent and java): records, not partitions, handed "
-                                "to members, each record acknowledged, redelivered when its lock expires.")
+                                "to members, each record acknowledged, handed out again when its member leaves or its "
+                                "lock expires.")
     changes: Annotated[list[Change], Cli("--change", repeat=True)] = Field(
         ["rolling-restart"], min_length=1,
         description="What happens to the group, each a cell (repeatable): rolling-restart[,pause=S], crash:K[,down=S], "
-                    "scale-out:K, scale-in:K, add-partitions:K, none.")
+                    "pause:K[,down=S], scale-out:K, scale-in:K, add-partitions:K, none.")
     change_at: PositiveFloat = Field(4.0, description="Seconds after the first record is written when the change begins.")
     members: int = Field(3, ge=1, le=32, description="Consumer processes in the group at the start.")
     partitions: PositiveInt = Field(6, le=MAX_PARTITIONS, description="Partitions of each cell's topic.")
