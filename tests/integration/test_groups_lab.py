@@ -69,7 +69,7 @@ def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the
     # 2 ms of processing per record: the killed member dies holding records it was handed and had not acknowledged,
     # which the broker hands out again, one delivery count higher
     scenario = GroupsScenario(group_type="share", clients=["confluent", "java"], members=3, partitions=2, count=4_000,
-                              rate=500, process_ms=2, change_at=2.0, changes=["crash:1,down=1"])
+                              rate=500, process_ms=2, change_at=1.0, changes=["crash:1,down=1"])
     document = run_groups(scenario, target, tmp_path, SILENT)
     assert document.params["share_groups"].startswith("share.version")
     said = "\n".join(report.lines(document))
@@ -81,9 +81,11 @@ def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the
         delivered = np.array([history.delivered for history in histories.values()])
         count, received = delivered.max(axis=0), np.count_nonzero(delivered, axis=0)
         again = count >= 2
-        # every record handed out; each one handed out again had been handed to the killed member; one processed twice
-        # was handed out twice; and the lab's figures are the histories'
-        assert count.min() >= 1 and again.any() and np.all(histories["consumer-1.1"].delivered[again] >= 1), run.client
+        # every record handed out; each one handed out again had been handed to the killed member, or acquired by its
+        # client ahead of its application (the broker counted a delivery no history shows: java fetches ahead); one
+        # processed twice was handed out twice; and the lab's figures are the histories'
+        killed = histories["consumer-1.1"].delivered >= 1
+        assert count.min() >= 1 and again.any() and np.all((killed | (count > received))[again]), run.client
         assert np.all(again[totals(list(histories.values())) >= 2])
         assert c["redelivered"] == int(again.sum()) and c["processed_twice"] <= c["redelivered"]
         assert c["deliveries_unseen"] == int((count - received).clip(0).sum())
