@@ -89,7 +89,9 @@ def test_commit_before_killed_mid_batch_loses_exactly_what_it_committed_and_had_
     # committed and not processed by the killed consumer: below where the successor started, counted zero times by it
     expected = sum(int(np.count_nonzero((written.partition == p) & (written.offset < start) & (killed.counts == 0)))
                    for p, start in started.items())
-    assert 0 < expected <= 50, (expected, killed.commits[-2:], started)
+    # at most the batch it had committed; none when the kill landed after a commit was sent and before the broker wrote
+    # it (the successor starts at the commit before, and reads that batch once: 1 clean run in 14 here)
+    assert 0 <= expected <= 50, (expected, killed.commits[-2:], started)
     assert (run.counters["processed_zero"], run.counters["more_than_once"]) == (expected, 0)
     assert run.params["failures"] == []  # at most once is what it promises: the loss is the mode's, not a fault's
 
