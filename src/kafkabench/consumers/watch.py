@@ -1,8 +1,7 @@
 """A consumer group watched from outside (the consumers or copiers of a delivery cell, the group of a groups cell):
 every LOOK_S its committed offsets against the topic's end (a share group's backlog from its histories instead,
-consumers.backlog), what is behind on each partition noted for the member that
-holds it (ConsumerGroup.look: a member stalled past the bound is replaced) and members that ended by themselves
-replaced (ConsumerGroup.check)."""
+consumers.backlog), what is behind on each partition noted for the member that holds it (ConsumerGroup.look: a member
+stalled past the bound is replaced) and members that ended by themselves replaced (ConsumerGroup.check)."""
 
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ import time
 from collections.abc import Callable
 
 from kafkabench.admin import GroupLag
-from kafkabench.consumers.backlog import HistoryBacklog
 from kafkabench.connection import Connection
+from kafkabench.consumers.backlog import HistoryBacklog
 from kafkabench.consumers.group import ConsumerGroup
 from kafkabench.errors import KafkabenchError
 
