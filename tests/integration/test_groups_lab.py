@@ -76,7 +76,8 @@ def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the
     for run, cell in zip(document.runs, sorted((tmp_path / "histories").iterdir())):
         assert run.error is None and "unfinished" not in run.params, (run.client, run.error)
         c = run.counters
-        assert c["records"] == 4_000 and c["never_processed"] == 0 and run.timings["all_members_reading_s"] > 0
+        seen = (run.client, c, run.timings, run.params.get("delivery_counts"), run.params.get("idle_members"))
+        assert c["records"] == 4_000 and c["never_processed"] == 0 and run.timings["all_members_reading_s"] > 0, seen
         histories = {path.name: Processed.open(path) for path in sorted(cell.glob("consumer-*"))}
         delivered = np.array([history.delivered for history in histories.values()])
         count, received = delivered.max(axis=0), np.count_nonzero(delivered, axis=0)
@@ -85,11 +86,11 @@ def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the
         # client ahead of its application (the broker counted a delivery no history shows: java fetches ahead); one
         # processed twice was handed out twice; and the lab's figures are the histories'
         killed = histories["consumer-1.1"].delivered >= 1
-        assert count.min() >= 1 and again.any() and np.all((killed | (count > received))[again]), run.client
-        assert np.all(again[totals(list(histories.values())) >= 2])
-        assert c["redelivered"] == int(again.sum()) and c["processed_twice"] <= c["redelivered"]
-        assert c["deliveries_unseen"] == int((count - received).clip(0).sum())
-        assert sum(run.params["delivery_counts"].values()) == 4_000
-        assert 0 <= run.timings["redelivered_first_s"] <= run.timings["redelivered_last_s"]
+        assert count.min() >= 1 and again.any() and np.all((killed | (count > received))[again]), seen
+        assert np.all(again[totals(list(histories.values())) >= 2]), seen
+        assert c["redelivered"] == int(again.sum()) and c["processed_twice"] <= c["redelivered"], seen
+        assert c["deliveries_unseen"] == int((count - received).clip(0).sum()), seen
+        assert sum(run.params["delivery_counts"].values()) == 4_000, seen
+        assert 0 <= run.timings["redelivered_first_s"] <= run.timings["redelivered_last_s"], seen
         assert f"({run.client}): {c['redelivered']:,} records redelivered (delivery counts: " in said
     assert said.count("at least once: kept") == 2

@@ -162,13 +162,20 @@ class ConsumerRun:
 
     # ---- the modes' steps --------------------------------------------------------------------------------------
 
-    def _process(self, records: list) -> None:
+    def _ids(self, values: list) -> tuple[np.ndarray, np.ndarray]:
+        """The batch's sequences, decoded in bulk, and which of them are the input producer's (the others: strays)."""
+        producers, sequences, ours = ids.decode(values)
+        return sequences, ours & (producers == self.params.producer) & (sequences >= 0) & (sequences < self.params.count)
+
+    def _process(self, records: list, values: list | None = None,
+                 decoded: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Each record processed in turn, `process_ms` each; without a processing time, the batch in one piece (its ids
-        decoded in bulk, recorded at one time: a Python step per record would cost more than the client's poll)."""
-        values, created_ms = self._values(records), self._timestamps(records)
+        decoded in bulk, recorded at one time: a Python step per record would cost more than the client's poll).
+        `values` and `decoded` when the caller has them already."""
+        values = self._values(records) if values is None else values
+        created_ms = self._timestamps(records)
         if not self.params.process_ms:
-            producers, sequences, ours = ids.decode(values)
-            kept = ours & (producers == self.params.producer) & (sequences >= 0) & (sequences < self.params.count)
+            sequences, kept = decoded or self._ids(values)
             self.processed.record_many(sequences[kept], time.time_ns(), np.asarray(created_ms, np.int64)[kept])
             done = int(np.count_nonzero(kept))
             self.counters["processed"] += done
@@ -192,10 +199,10 @@ class ConsumerRun:
     def _process_then_acknowledge(self, records: list) -> None:
         """share: the delivery counts stored first (a member killed while processing leaves them), then the batch
         processed and acknowledged."""
-        producers, sequences, ours = ids.decode(self._values(records))
-        kept = ours & (producers == self.params.producer) & (sequences >= 0) & (sequences < self.params.count)
+        values = self._values(records)
+        sequences, kept = decoded = self._ids(values)
         self.processed.record_delivered(sequences[kept], np.asarray(self._delivery_counts(records), np.int64)[kept])
-        self._process(records)
+        self._process(records, values, decoded)
         with self.call("acknowledge and commit"):
             confirmed = self._acknowledge(records)
         if not confirmed:

@@ -184,20 +184,14 @@ def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: C
             members.restart(slot)
             if slot < size:
                 time.sleep(spec.seconds("pause"))
-    elif spec.kind == "crash":
+    elif spec.kind in ("crash", "pause"):  # killed and replaced, or stopped and resumed, `down` seconds apart
+        down, back = (members.kill, members.replace) if spec.kind == "crash" else (members.pause, members.resume)
         slots = list(range(1, spec.count + 1))
         for slot in slots:
-            members.kill(slot)
+            down(slot)
         time.sleep(spec.seconds("down"))
         for slot in slots:
-            members.replace(slot)
-    elif spec.kind == "pause":
-        slots = list(range(1, spec.count + 1))
-        for slot in slots:
-            members.pause(slot)
-        time.sleep(spec.seconds("down"))
-        for slot in slots:
-            members.resume(slot)
+            back(slot)
     elif spec.kind == "scale-out":
         for slot in range(size + 1, size + spec.count + 1):
             members.start_in(slot)

@@ -405,14 +405,19 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         long now = System.nanoTime();
         if (!force && now - nextProgressNs < 0) return;
         nextProgressNs = now + PROGRESS_NS;
-        Map<String, Object> progress = new LinkedHashMap<>();
-        progress.put("type", "progress");
-        progress.put("done", processedRecords);
-        progress.put("acked", committedRecords);
-        progress.put("window", null);
         List<Integer> assigned = new ArrayList<>();
         for (TopicPartition partition : consumer.assignment()) assigned.add(partition.partition());
         Collections.sort(assigned);
+        sendProgress(processedRecords, committedRecords, assigned);
+    }
+
+    /** A `progress` of a member (ShareMember's too: it holds no partitions of its own). */
+    static void sendProgress(long done, long acked, List<Integer> assigned) {
+        Map<String, Object> progress = new LinkedHashMap<>();
+        progress.put("type", "progress");
+        progress.put("done", done);
+        progress.put("acked", acked);
+        progress.put("window", null);
         progress.put("assigned", assigned);
         KafkabenchWorker.send(progress);
     }
@@ -439,8 +444,6 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
 
     @Override
     public Map<String, Object> outcome() {
-        Map<String, Object> outcome = new LinkedHashMap<>();
-        outcome.put("client_version", KafkabenchWorker.VERSION);
         Map<String, Object> counters = new LinkedHashMap<>();
         counters.put("processed", processedRecords);
         counters.put("commits", commits);
@@ -448,6 +451,14 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         counters.put("strays", strays);
         counters.put("rebalances", rebalances);
         counters.put("commit_failures", commitFailures);
+        return outcome(counters, effectiveConfig, started, cpuStartNs, startNs, firstNs, lastNs);
+    }
+
+    /** A member's result body (ShareMember's too): its counters, resources and effective config, and its stopwatch. */
+    static Map<String, Object> outcome(Map<String, Object> counters, Map<String, Object> effectiveConfig,
+                                       boolean started, long cpuStartNs, long startNs, long firstNs, long lastNs) {
+        Map<String, Object> outcome = new LinkedHashMap<>();
+        outcome.put("client_version", KafkabenchWorker.VERSION);
         outcome.put("counters", counters);
         double cpuS = started ? (Resources.processCpuNanos() - cpuStartNs) / 1e9 : 0.0;
         outcome.put("resources", Map.of("cpu_s", cpuS, "max_rss_mb", Resources.peakRssMb()));

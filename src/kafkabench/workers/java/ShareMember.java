@@ -29,7 +29,7 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
  * (share.acknowledgement.mode=explicit), and the acknowledgements committed with commitSync, whose answer per
  * partition says whether the broker took them: a refusal is counted (commit_failures) and those records come again.
  * Ready once subscribed; nothing is polled before `start`, so nothing is acquired. Progress as DeliveryConsumer's:
- * acked counts the records whose acknowledgements were confirmed, and no partitions are reported (the broker hands
+ * acked counts the records whose acknowledgements were confirmed, and the partitions held are none (the broker hands
  * a share member records, not partitions).
  */
 final class ShareMember implements KafkabenchWorker.Scenario {
@@ -153,12 +153,7 @@ final class ShareMember implements KafkabenchWorker.Scenario {
         long now = System.nanoTime();
         if (!force && now - nextProgressNs < 0) return;
         nextProgressNs = now + PROGRESS_NS;
-        Map<String, Object> progress = new LinkedHashMap<>();
-        progress.put("type", "progress");
-        progress.put("done", processedRecords);
-        progress.put("acked", acknowledgedRecords);
-        progress.put("window", null);
-        KafkabenchWorker.send(progress);
+        DeliveryConsumer.sendProgress(processedRecords, acknowledgedRecords, List.of());
     }
 
     /** close() commits what is acknowledged and leaves the group, within timeout_s. */
@@ -174,26 +169,13 @@ final class ShareMember implements KafkabenchWorker.Scenario {
 
     @Override
     public Map<String, Object> outcome() {
-        Map<String, Object> outcome = new LinkedHashMap<>();
-        outcome.put("client_version", KafkabenchWorker.VERSION);
         Map<String, Object> counters = new LinkedHashMap<>();
         counters.put("processed", processedRecords);
         counters.put("commits", commits);
         counters.put("strays", strays);
         counters.put("rebalances", 0);
         counters.put("commit_failures", commitFailures);
-        outcome.put("counters", counters);
-        double cpuS = started ? (Resources.processCpuNanos() - cpuStartNs) / 1e9 : 0.0;
-        outcome.put("resources", Map.of("cpu_s", cpuS, "max_rss_mb", Resources.peakRssMb()));
-        outcome.put("effective_config", effectiveConfig);
-        Map<String, Object> timings = new LinkedHashMap<>();
-        if (firstNs > 0) timings.put("first_record_s", (firstNs - startNs) / 1e9);
-        outcome.put("timings", timings);
-        boolean worked = firstNs > 0 && lastNs > 0;
-        outcome.put("start_ns", worked ? firstNs : null);
-        outcome.put("end_ns", worked ? lastNs : null);
-        outcome.put("duration_s", worked ? (lastNs - firstNs) / 1e9 : 0.0);
-        return outcome;
+        return DeliveryConsumer.outcome(counters, effectiveConfig, started, cpuStartNs, startNs, firstNs, lastNs);
     }
 
     @Override
