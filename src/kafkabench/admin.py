@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -82,12 +82,17 @@ class GroupLag:
     """How far a consumer group's committed offsets are behind the end of a topic, per partition, asked as often as
     needed through one consumer that never joins the group (a new client per look would cost a connection each).
     A partition the group has no offset for counts from 0. Each look is bounded by `timeout_s`; one that fails
-    raises KafkaAdminError (a coordinator moving, a leader down) and the next may succeed."""
+    raises KafkaAdminError (a coordinator moving, a leader down) and the next may succeed. A group reading more
+    topics (`more`: (topic, partitions) each) has their partitions numbered on after `topic`'s, one topic after the
+    other, as its members number them."""
 
-    def __init__(self, cluster: str | Connection, group: str, topic: str, partitions: int, timeout_s: float = 5) -> None:
+    def __init__(self, cluster: str | Connection, group: str, topic: str, partitions: int, timeout_s: float = 5,
+                 more: Sequence[tuple[str, int]] = ()) -> None:
         connection = cluster if isinstance(cluster, Connection) else Connection(cluster)
         self.timeout_s, self._connection, self._group = timeout_s, connection, group
-        self._partitions = [TopicPartition(topic, p) for p in range(partitions)]
+        self._partitions = [TopicPartition(name, p) for name, count in ((topic, partitions), *more)
+                            for p in range(count)]
+        self._keys = {(tp.topic, tp.partition): key for key, tp in enumerate(self._partitions)}
         # read_uncommitted: the offsets as committed, never held back by a transaction still open (a stalled
         # copier's), which read_committed's OffsetFetch waits on (KIP-447's require_stable)
         self._consumer = Consumer(quiet_client_config(connection, **{"group.id": group,
@@ -95,10 +100,10 @@ class GroupLag:
 
     def behind(self) -> dict[int, int]:
         try:
-            committed = {tp.partition: max(0, tp.offset)
+            committed = {self._keys[tp.topic, tp.partition]: max(0, tp.offset)
                          for tp in self._consumer.committed(self._partitions, timeout=self.timeout_s)}
-            ends = {tp.partition: self._consumer.get_watermark_offsets(tp, timeout=self.timeout_s)[1]
-                    for tp in self._partitions}
+            ends = {key: self._consumer.get_watermark_offsets(tp, timeout=self.timeout_s)[1]
+                    for key, tp in enumerate(self._partitions)}
         except KafkaException as exc:
             raise KafkaAdminError(f"the group's offsets: {exc.args[0].str()}") from exc
         return {p: max(0, end - committed.get(p, 0)) for p, end in ends.items()}

@@ -34,6 +34,7 @@ class GroupWatch:
         self.members, self.connection, self.group, self.topic, self.partitions = members, connection, group, topic, \
             partitions
         self.backlog = backlog  # a share group's: what is behind from the histories (it commits no offsets)
+        self.more: list[tuple[str, int]] = []  # topics the group reads besides `topic` (follow), with their partitions
         self.behind: dict[int, int] | None = None  # as the last look that succeeded saw it ...
         self.looked_at = 0.0  # ... which began then
         self.committed_at = time.monotonic()  # the last look that saw the group commit more
@@ -53,6 +54,12 @@ class GroupWatch:
     def grow(self, partitions: int) -> None:
         """The topic has `partitions` now: the next look asks for every one of them."""
         self.partitions = partitions
+        self._grown.set()
+
+    def follow(self, topic: str, partitions: int) -> None:
+        """The group reads `topic` too (a subscription's pattern matched it): the next look asks for its partitions,
+        numbered on after the others' (as the members number them)."""
+        self.more.append((topic, partitions))
         self._grown.set()
 
     def until_caught_up(self, give_up_s: float) -> float | None:
@@ -84,13 +91,13 @@ class GroupWatch:
     def _lag(self) -> GroupLag | HistoryBacklog:
         if self.backlog is not None:
             return self.backlog(self.partitions)
-        return GroupLag(self.connection, self.group, self.topic, self.partitions)
+        return GroupLag(self.connection, self.group, self.topic, self.partitions, more=self.more)
 
     def _run(self) -> None:
         lag, left = self._lag(), -1  # left: records behind in all; once the input is written, only commits lower it
         try:
             while not self._stop.wait(LOOK_S):
-                if self._grown.is_set():  # the topic has more partitions: asked of a client that knows them
+                if self._grown.is_set():  # more partitions to look at: asked of a client that knows them
                     self._grown.clear()
                     _close_aside(lag)
                     lag = self._lag()

@@ -16,6 +16,10 @@ the checker after the run, so it sits below both. In a directory of its own, one
 - `commits.txt`: one line per offset commit the client confirmed, "PARTITION NEXT_OFFSET" per partition, joined by
   spaces, written after the commit returned and before anything else is done: the consumer's own account of
   where a successor starts.
+
+A member that reads a second input topic (a groups cell's subscribe-topic) keeps that topic's history in the
+`SECOND_INPUT` directory inside its own (the same files, for the second topic's producer and count); its commits stay
+in the first, the second topic's partitions numbered on after the first's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from kafkabench.core.delivery_history import HistoryFileError
 FORMAT = 1
 COUNTS, META, COMMITS = "processed.npy", "processed.meta", "commits.txt"
 PROCESSED_AT, CREATED_AT, DELIVERED = "processed_at.npy", "created_at.npy", "delivered.npy"
+SECOND_INPUT = "second-input"
 SATURATED = 255
 
 

@@ -185,6 +185,16 @@ class DeliveryConsumerParams(ScenarioParams):
     history_dir: str | None = Field(None, min_length=1, description="consumer modes: where the processed history's "
                                                                     "files go")
     output_topic: str | None = Field(None, min_length=1, description="copy: the topic the copies go to")
+    pattern: str | None = Field(None, pattern=r"^\^", description=(
+        "commit-after, commit-before, auto-commit: the member subscribes to the topics this regular expression matches "
+        "(starting with ^, as librdkafka takes one), task.topic and, once it exists, new_topic"))
+    new_topic: str | None = Field(None, min_length=1, description="pattern: the topic created later that it matches")
+    new_producer: int | None = Field(None, ge=0, le=65_535, description="pattern: the producer whose ids new_topic "
+                                                                        "carries")
+    new_count: int | None = Field(None, ge=1, le=2**32, description="pattern: new_topic's messages, 0..new_count-1")
+    numbered_from: int | None = Field(None, ge=1, le=2**31 - 1, description=(
+        "pattern: new_topic's partitions are numbered from this one on in the member's commits, assignments and "
+        "reports (task.topic's from 0): one number per partition of both topics"))
 
     @model_validator(mode="after")
     def _stage(self) -> DeliveryConsumerParams:
@@ -193,6 +203,14 @@ class DeliveryConsumerParams(ScenarioParams):
             raise ValueError("params.output_topic goes with mode copy, params.history_dir with the other modes")
         if copy and self.process_ms:
             raise ValueError("params.process_ms is for the consumer modes: a copier's processing is its copy")
+        pattern = (self.pattern, self.new_topic, self.new_producer, self.new_count, self.numbered_from)
+        if any(value is not None for value in pattern):
+            if any(value is None for value in pattern):
+                raise ValueError("params.pattern, new_topic, new_producer, new_count and numbered_from go together")
+            if self.mode in ("copy", "share"):
+                raise ValueError(f"params.pattern: mode {self.mode} reads task.topic alone")
+            if self.new_producer == self.producer:
+                raise ValueError("params.new_producer: new_topic's producer is another than task.topic's")
         return self
 
 

@@ -19,6 +19,11 @@ A value that is not an id of the input producer is a stray: counted, neither pro
 `process_ms` of sleep, then the record counted in a mapped history (core.delivery_processed), and each confirmed
 commit is a line in it: a consumer killed with SIGKILL keeps what it did and what it committed.
 
+A member given a `pattern` (a groups cell's subscribe-topic) subscribes to the topics it matches: the input topic
+and, once it is created, `new_topic`, whose records (`new_producer`'s ids) go to a second history in the
+`SECOND_INPUT` directory of its own. Its partitions are numbered on from `numbered_from` wherever the member names a
+partition (its commits, its assignment, its reports): one number per partition of both topics (`key`).
+
 Every call into the client runs under the watchdog (`call`): a thread that reports progress every PROGRESS_S (with
 the partitions held and, past a second, the call in progress: where a stalled process is), and ends the process with
 an `error` naming the call when one has not returned within the task's timeout plus WATCH_MARGIN_S. A call stuck
@@ -38,7 +43,7 @@ from typing import ClassVar
 import numpy as np
 
 from kafkabench.core import delivery_ids as ids
-from kafkabench.core.delivery_processed import COMMITS, Processed
+from kafkabench.core.delivery_processed import COMMITS, SECOND_INPUT, Processed
 from kafkabench.core.protocol import DeliveryConsumerParams, Error, Outcome, Progress, Task
 
 PROGRESS_S = 0.2
@@ -57,6 +62,7 @@ class ConsumerRun:
     def __init__(self, task: Task, params: DeliveryConsumerParams, report: Callable[[object], None]) -> None:
         self.task, self.params, self.report = task, params, report
         self.processed: Processed | None = None
+        self.inputs: list[tuple[Processed | None, int, int]] = []  # (its history, producer, count) per input topic
         self.counters = dict.fromkeys(("processed", "commits", "aborted", "strays", "rebalances", "commit_failures"), 0)
         self.config: dict[str, dict] = {}
         self.consumer = self.producer = None  # the client's own
@@ -80,7 +86,8 @@ class ConsumerRun:
         raise NotImplementedError
 
     def _subscribe(self) -> None:
-        """Subscribe to the input topic; assignments go to `on_assigned`, revocations to `on_revoked`."""
+        """Subscribe to the input topic, or to the topics `pattern` matches; assignments go to `on_assigned`,
+        revocations to `on_revoked`, each partition as its `key`."""
         raise NotImplementedError
 
     def _poll(self) -> list:
@@ -95,7 +102,7 @@ class ConsumerRun:
         raise NotImplementedError
 
     def _next_offsets(self, records: list) -> dict[int, int]:
-        """Per partition, the offset after the batch's last record: where the next read starts."""
+        """Per partition (its `key`), the offset after the batch's last record: where the next read starts."""
         raise NotImplementedError
 
     def _commit_offsets(self, offsets: dict[int, int]) -> bool:
@@ -127,9 +134,14 @@ class ConsumerRun:
         threading.Thread(target=self._watch, name="watchdog", daemon=True).start()
         with self.call("opening the clients"):
             self._open_clients()
+        params = self.params
         if not self.copying:
-            self.processed = Processed.create(self.params.history_dir, self.params.producer, self.params.count,
-                                              delivered=self.params.mode == "share")
+            self.processed = Processed.create(params.history_dir, params.producer, params.count,
+                                              delivered=params.mode == "share")
+        self.inputs = [(self.processed, params.producer, params.count)]
+        if params.pattern is not None:
+            self.inputs.append((Processed.create(Path(params.history_dir) / SECOND_INPUT, params.new_producer,
+                                                 params.new_count), params.new_producer, params.new_count))
         with self.call("subscribe"):
             self._subscribe()
 
@@ -162,30 +174,33 @@ class ConsumerRun:
 
     # ---- the modes' steps --------------------------------------------------------------------------------------
 
-    def _ids(self, values: list) -> tuple[np.ndarray, np.ndarray]:
-        """The batch's sequences, decoded in bulk, and which of them are the input producer's (the others: strays)."""
+    def _ids(self, values: list) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The batch's sequences, decoded in bulk, and per input (`inputs`) which of them are its producer's; the
+        values no input has are strays."""
         producers, sequences, ours = ids.decode(values)
-        return sequences, ours & (producers == self.params.producer) & (sequences >= 0) & (sequences < self.params.count)
+        valid = ours & (sequences >= 0)
+        return [(sequences, valid & (producers == producer) & (sequences < count)) for _, producer, count in self.inputs]
 
     def _process(self, records: list, values: list | None = None,
-                 decoded: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 decoded: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         """Each record processed in turn, `process_ms` each; without a processing time, the batch in one piece (its ids
         decoded in bulk, recorded at one time: a Python step per record would cost more than the client's poll).
         `values` and `decoded` when the caller has them already."""
         values = self._values(records) if values is None else values
         created_ms = self._timestamps(records)
         if not self.params.process_ms:
-            sequences, kept = decoded or self._ids(values)
-            self.processed.record_many(sequences[kept], time.time_ns(), np.asarray(created_ms, np.int64)[kept])
-            done = int(np.count_nonzero(kept))
+            done, now, created = 0, time.time_ns(), np.asarray(created_ms, np.int64)
+            for (processed, _, _), (sequences, kept) in zip(self.inputs, decoded or self._ids(values)):
+                processed.record_many(sequences[kept], now, created[kept])
+                done += int(np.count_nonzero(kept))
             self.counters["processed"] += done
             self.counters["strays"] += len(values) - done
             return
-        pause, processed, counters = self.params.process_ms / 1000, self.processed, self.counters
+        pause, counters = self.params.process_ms / 1000, self.counters
         for value, created in zip(values, created_ms):
             time.sleep(pause)
-            if (sequence := self._sequence(value)) is not None:
-                processed.record(sequence, time.time_ns(), created)
+            if (found := self._sequence(value)) is not None:
+                found[0].record(found[1], time.time_ns(), created)
                 counters["processed"] += 1
 
     def _process_then_commit(self, records: list) -> None:
@@ -200,7 +215,7 @@ class ConsumerRun:
         """share: the delivery counts stored first (a member killed while processing leaves them), then the batch
         processed and acknowledged."""
         values = self._values(records)
-        sequences, kept = decoded = self._ids(values)
+        (sequences, kept), = decoded = self._ids(values)  # a share member reads one input
         self.processed.record_delivered(sequences[kept], np.asarray(self._delivery_counts(records), np.int64)[kept])
         self._process(records, values, decoded)
         with self.call("acknowledge and commit"):
@@ -238,16 +253,27 @@ class ConsumerRun:
         self._committed_records += len(records)
         self._last_commit_ns = time.monotonic_ns()
 
-    def _sequence(self, value: bytes | None) -> int | None:
-        """The value's sequence, or None (counted as a stray) when it is not an id of the input producer."""
-        if value is None or len(value) < ids.ID_BYTES or value[:4] != ids.MAGIC:
-            self.counters["strays"] += 1
-            return None
-        producer, sequence = int.from_bytes(value[4:6], "big"), int.from_bytes(value[6:14], "big")
-        if producer != self.params.producer or sequence >= self.params.count:
-            self.counters["strays"] += 1
-            return None
-        return sequence
+    def _sequence(self, value: bytes | None) -> tuple[Processed | None, int] | None:
+        """The value's input (its history) and sequence, or None (counted as a stray) when it is not an id of an
+        input's producer."""
+        if value is not None and len(value) >= ids.ID_BYTES and value[:4] == ids.MAGIC:
+            producer, sequence = int.from_bytes(value[4:6], "big"), int.from_bytes(value[6:14], "big")
+            for processed, ours, count in self.inputs:
+                if producer == ours and sequence < count:
+                    return processed, sequence
+        self.counters["strays"] += 1
+        return None
+
+    def key(self, topic: str, partition: int) -> int:
+        """The number the member gives a partition: its own on the input topic, from `numbered_from` on for the
+        pattern's new topic (the pattern matches those two alone)."""
+        return partition if topic == self.task.topic else self.params.numbered_from + partition
+
+    def topic_partition(self, key: int) -> tuple[str, int]:
+        """The topic and partition a `key` names."""
+        if self.params.numbered_from is None or key < self.params.numbered_from:
+            return self.task.topic, key
+        return self.params.new_topic, key - self.params.numbered_from
 
     # ---- rebalances, as each client's listener reports them ----------------------------------------------------
 

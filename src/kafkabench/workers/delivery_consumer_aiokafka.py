@@ -97,7 +97,10 @@ class AiokafkaConsumerRun(ConsumerRun):
             raise RunFailed("config", _text(exc)) from exc
 
     def _subscribe(self) -> None:
-        self.consumer.subscribe([self.task.topic], listener=_Rebalances(self))
+        if self.params.pattern is not None:
+            self.consumer.subscribe(pattern=self.params.pattern, listener=_Rebalances(self))
+        else:
+            self.consumer.subscribe([self.task.topic], listener=_Rebalances(self))
 
     def _poll(self) -> list:
         return self._on_loop(self._getmany())
@@ -118,10 +121,12 @@ class AiokafkaConsumerRun(ConsumerRun):
         return [record.timestamp for record in records]
 
     def _next_offsets(self, records: list) -> dict[int, int]:
-        return {record.partition: record.offset + 1 for record in records}
+        if self.params.pattern is None:  # one topic: a record's partition is its key
+            return {record.partition: record.offset + 1 for record in records}
+        return {self.key(record.topic, record.partition): record.offset + 1 for record in records}
 
     def _positions(self, offsets: dict[int, int]) -> dict[TopicPartition, int]:
-        return {TopicPartition(self.task.topic, p): o for p, o in offsets.items()}
+        return {TopicPartition(*self.topic_partition(key)): o for key, o in offsets.items()}
 
     def _commit_offsets(self, offsets: dict[int, int]) -> bool:
         return self._on_loop(self._commit_async(offsets))
@@ -223,10 +228,10 @@ class _Rebalances(ConsumerRebalanceListener):
         self.run = run
 
     def on_partitions_revoked(self, revoked) -> None:
-        self.run.on_revoked([tp.partition for tp in revoked])
+        self.run.on_revoked([self.run.key(tp.topic, tp.partition) for tp in revoked])
 
     def on_partitions_assigned(self, assigned) -> None:
-        self.run.on_assigned([tp.partition for tp in assigned])
+        self.run.on_assigned([self.run.key(tp.topic, tp.partition) for tp in assigned])
 
 
 def _retrieved(sent: list[asyncio.Future]) -> None:

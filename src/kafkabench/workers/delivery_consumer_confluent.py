@@ -41,11 +41,11 @@ class ConfluentConsumerRun(ConsumerRun):
             raise RunFailed("config", exc.args[0].str()) from exc
 
     def _subscribe(self) -> None:
-        self.consumer.subscribe([self.task.topic], on_assign=lambda _, partitions: self.on_assigned(
-            [tp.partition for tp in partitions]), on_revoke=self._lost, on_lost=self._lost)
+        self.consumer.subscribe([self.params.pattern or self.task.topic], on_assign=lambda _, partitions: self.on_assigned(
+            [self.key(tp.topic, tp.partition) for tp in partitions]), on_revoke=self._lost, on_lost=self._lost)
 
     def _lost(self, _consumer, partitions) -> None:
-        self.on_revoked([tp.partition for tp in partitions])
+        self.on_revoked([self.key(tp.topic, tp.partition) for tp in partitions])
 
     def _poll(self) -> list:
         """Up to `batch` records, returned as soon as one is there (as Java's poll does): consume(batch, timeout) alone
@@ -66,10 +66,12 @@ class ConfluentConsumerRun(ConsumerRun):
         return [record.timestamp()[1] for record in records]
 
     def _next_offsets(self, records: list) -> dict[int, int]:
-        return {record.partition(): record.offset() + 1 for record in records}
+        if self.params.pattern is None:  # one topic: a record's partition is its key, one call fewer per record
+            return {record.partition(): record.offset() + 1 for record in records}
+        return {self.key(record.topic(), record.partition()): record.offset() + 1 for record in records}
 
     def _positions(self, offsets: dict[int, int]) -> list[TopicPartition]:
-        return [TopicPartition(self.task.topic, p, o) for p, o in offsets.items()]
+        return [TopicPartition(*self.topic_partition(key), o) for key, o in offsets.items()]
 
     def _commit_offsets(self, offsets: dict[int, int]) -> bool:
         try:

@@ -26,6 +26,10 @@ abort_transaction. Where it differs from confluent-kafka:
   its IO thread.
 - Poll errors: kafka-python raises from poll() where confluent hands out error messages: a retriable one is
   skipped (the next poll tries again), any other ends the run (confluent skips non-fatal ones and goes on).
+- A pattern subscription (subscribe-topic) is matched against the metadata kafka-python's IO thread fetches. A member
+  that joined before its pattern matched (the rejoin driven before a poll, above) joined with no topics; seen with
+  3.0.x: three members on three partitions ended holding [1], [] and [], partitions 0 and 2 read by nobody. So the
+  member waits until its pattern has matched a topic, within the task's timeout, before its first join.
 - Commit errors: CommitFailedError (the group rebalanced), a timeout or any other error is a counted commit
   failure; FencedInstanceIdError (static membership) ends the run, as librdkafka's fatal consumer error does.
 """
@@ -33,6 +37,7 @@ abort_transaction. Where it differs from confluent-kafka:
 from __future__ import annotations
 
 import itertools
+import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
 from kafka.errors import (ClusterAuthorizationFailedError, FencedInstanceIdError, KafkaError, ProducerFencedError,
@@ -42,6 +47,7 @@ from kafkabench.workers.adapters.base import printable
 from kafkabench.workers.delivery_consumer import POLL_S, ConsumerRun
 from kafkabench.workers.throughput_run import RunFailed
 
+PATTERN_S = 0.05  # between two looks at whether the pattern has matched a topic
 # the producer can do nothing more after these (kafka-python's transaction manager makes them fatal)
 FATAL_PRODUCER_ERRORS = (ProducerFencedError, TransactionalIdAuthorizationFailedError, ClusterAuthorizationFailedError,
                          UnsupportedVersionError)
@@ -73,7 +79,16 @@ class KafkaPythonConsumerRun(ConsumerRun):
             raise RunFailed("config", str(exc)) from exc
 
     def _subscribe(self) -> None:
-        self.consumer.subscribe([self.task.topic], listener=_Rebalances(self))
+        if self.params.pattern is None:
+            self.consumer.subscribe([self.task.topic], listener=_Rebalances(self))
+            return
+        self.consumer.subscribe(pattern=self.params.pattern, listener=_Rebalances(self))
+        deadline = time.monotonic() + self.task.timeout_s
+        while not self.consumer.subscription():  # see the module's docstring: a pattern matched before the first join
+            if time.monotonic() > deadline:
+                raise RunFailed("failure", f"kafka-python's pattern {self.params.pattern} matched no topic within "
+                                           f"{self.task.timeout_s:g} s")
+            time.sleep(PATTERN_S)
 
     def _poll(self) -> list:
         try:
@@ -94,10 +109,12 @@ class KafkaPythonConsumerRun(ConsumerRun):
         return [record.timestamp for record in records]
 
     def _next_offsets(self, records: list) -> dict[int, int]:
-        return {record.partition: record.offset + 1 for record in records}
+        if self.params.pattern is None:  # one topic: a record's partition is its key
+            return {record.partition: record.offset + 1 for record in records}
+        return {self.key(record.topic, record.partition): record.offset + 1 for record in records}
 
     def _positions(self, offsets: dict[int, int]) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {TopicPartition(self.task.topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()}
+        return {TopicPartition(*self.topic_partition(key)): OffsetAndMetadata(o, "", -1) for key, o in offsets.items()}
 
     def _commit_offsets(self, offsets: dict[int, int]) -> bool:
         try:
@@ -159,7 +176,7 @@ class _Rebalances(ConsumerRebalanceListener):
         self.run = run
 
     def on_partitions_revoked(self, revoked) -> None:
-        self.run.on_revoked([tp.partition for tp in revoked])
+        self.run.on_revoked([self.run.key(tp.topic, tp.partition) for tp in revoked])
 
     def on_partitions_assigned(self, assigned) -> None:
-        self.run.on_assigned([tp.partition for tp in assigned])
+        self.run.on_assigned([self.run.key(tp.topic, tp.partition) for tp in assigned])

@@ -55,7 +55,8 @@ FULL = {
     "delivery": DeliveryParams(mode="async-sleep", count=10, producer=2, history_dir="/tmp/h", size=20, singles=3,
                                sleep_ms=100, rate_per_s=50.0),
     "delivery_consumer": DeliveryConsumerParams(mode="commit-before", group="g", producer=3, count=10, batch=5,
-                                                process_ms=1.5, history_dir="/tmp/h"),
+                                                process_ms=1.5, history_dir="/tmp/h", pattern="^t([.]new)?$",
+                                                new_topic="t.new", new_producer=4, new_count=7, numbered_from=6),
 }
 MINIMAL = {"ping_pong": PingPongParams(), "produce": ProduceParams(count=1), "consume": ConsumeParams(),
            "delivery": DeliveryParams(mode="sync", count=1, history_dir="/tmp/h"),

@@ -204,7 +204,7 @@ def test_a_failed_look_is_not_taken_for_one_and_the_next_asks_with_a_fresh_clien
     clients, looks, done = [], [], threading.Event()
 
     class FakeLag:
-        def __init__(self, *args) -> None:
+        def __init__(self, *args, **kwargs) -> None:
             clients.append(self)
 
         def behind(self):

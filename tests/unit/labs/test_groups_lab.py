@@ -21,6 +21,8 @@ from kafkabench.labs.groups.scenario import GroupsScenario
     ("scale-out:3", "scale-out", 3, None),
     ("scale-in:1", "scale-in", 1, None),
     ("add-partitions:6", "add-partitions", 6, None),
+    ("subscribe-topic", "subscribe-topic", 0, None),
+    ("subscribe-topic:12", "subscribe-topic", 12, None),
     ("none", "none", 0, None),
 ])
 def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
@@ -31,7 +33,10 @@ def test_changes_read_in_the_faults_grammar(text, kind, count, seconds):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-all", "changes are rolling-restart, crash, pause, scale-out, scale-in, add-partitions, none"),
+    ("restart-all", "changes are rolling-restart, crash, pause, scale-out, scale-in, add-partitions, subscribe-topic, "
+                    "none"),
+    ("subscribe-topic:0", "subscribe-topic takes the new topic's partitions, a whole number >= 1"),
+    ("subscribe-topic,pause=1", "subscribe-topic takes no options"),
     ("pause:1,pause=2", "pause takes down, not 'pause'"),
     ("none:2", "none takes no count"),
     ("add-partitions", "add-partitions needs how many partitions"),
@@ -143,7 +148,7 @@ def test_new_partitions_are_timed_from_their_first_record_and_one_never_read_is_
     import numpy as np
 
     from kafkabench.core.results import Run
-    from kafkabench.labs.groups.figures import _new_partitions
+    from kafkabench.labs.groups.figures import first_reads
     from kafkabench.labs.groups.gaps import NS, Processings
     from kafkabench.labs.groups.report import lines
 
@@ -153,24 +158,20 @@ def test_new_partitions_are_timed_from_their_first_record_and_one_never_read_is_
     processings = Processings(np.array([0, 1, 2, 2]), np.array([1.1, 2.1, 12.5, 13.0]) * NS, created)
     run = Run(client="java", scenario="add-partitions:2 eager",
               params={"change": "add-partitions:2", "protocol": "eager", "partitions": 2, "partitions_after": 4})
-    _new_partitions(run, processings, np.array([0, 1, 2, 2, 3]), 2)
-    assert run.params["new_partitions_s"] == {"2": 2.5, "3": None} and run.counters["new_partitions_unread"] == 1
-    assert "new_partitions_read_s" not in run.timings
+    assert first_reads(processings, np.array([0, 1, 2, 2, 3]), 2) == {2: 2.5, 3: None}
+    run.params["new_partitions_s"] = {"2": 2.5, "3": None}
     said = lines(type("Document", (), {"runs": [run]})())
-    assert any("1 of the 2 new partition(s) written to never read within the run ([3])" in line for line in said)
-
-    _new_partitions(run, processings, np.array([0, 1, 2, 2]), 2)
-    assert run.params["new_partitions_s"] == {"2": 2.5} and run.timings["new_partitions_read_s"] == 2.5
+    assert "add-partitions:2 under eager (java): 2 partition(s) added: 1 of the 2 new partition(s) written to never " \
+           "read within the run ([3])" in "\n".join(said)
+    assert first_reads(processings, np.array([0, 1, 2, 2]), 2) == {2: 2.5}
     assert ChangeSpec.parse("add-partitions:2").member_slots == 0 and ChangeSpec.parse("crash:2").member_slots == 2
 
 
 def test_a_long_list_of_unread_new_partitions_names_ten_and_counts_the_rest():
-    from kafkabench.core.results import Run
-    from kafkabench.labs.groups.report import _new_partitions
+    from kafkabench.labs.groups.report import _first_reads
 
-    run = Run(client="confluent", scenario="x", params={"partitions": 2, "partitions_after": 14})
-    said = _new_partitions({str(p): None for p in range(2, 14)}, run)
-    assert said.startswith("12 of the 12 new partition(s) written to never read within the run ([2, 3, 4, 5, 6, 7, 8, "
+    said = _first_reads("12 partition(s) added", {str(p): None for p in range(2, 14)}, None)
+    assert said.startswith("12 partition(s) added: 12 of the 12 new partition(s) written to never read within the run ([2, 3, 4, 5, 6, 7, 8, "
                            "9, 10, 11, ... 2 more in result.json])")
 
 

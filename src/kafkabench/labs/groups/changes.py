@@ -13,6 +13,10 @@
   metadata shows them (it refreshes every second in such a cell) and the group reads once its members' or its
   coordinator's metadata does: a classic member's client refreshes every metadata.max.age.ms (librdkafka:
   topic.metadata.refresh.interval.ms), 5 min by default; a KIP-848 coordinator sees them in the cluster's metadata.
+- subscribe-topic[:P]: the members subscribe to a pattern (`^TOPIC([.]new)?$`) from the start, and at the change a
+  topic it matches, TOPIC.new, is created with P partitions (default: the cell's --partitions) and a second producer
+  writes it at --rate until the first one is done. A classic member's client finds the new topic at its next
+  metadata refresh (as add-partitions' new partitions); a KIP-848 member's pattern is resolved by the broker.
 - none: nothing happens: the group as it is, its pace and its floor (a share group's throughput as members grow past
   the partition count, one cell per member count).
 """
@@ -23,13 +27,14 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase
 
-KINDS = ("rolling-restart", "crash", "pause", "scale-out", "scale-in", "add-partitions", "none")
+KINDS = ("rolling-restart", "crash", "pause", "scale-out", "scale-in", "add-partitions", "subscribe-topic", "none")
 COUNTED = ("crash", "pause", "scale-out", "scale-in", "add-partitions")
+TOPIC_CHANGES = ("add-partitions", "subscribe-topic")  # the topics change, not the members
 OPTIONS = {"rolling-restart": ("pause",), "crash": ("down",), "pause": ("down",)}
 DEFAULTS = {"pause": 1.0, "down": 3.0}
 EXAMPLES = ("rolling-restart", "rolling-restart,pause=2", "crash:1", "crash:2,down=5", "pause:1,down=40", "scale-out:2",
             "scale-in:1",
-            "add-partitions:6", "none")
+            "add-partitions:6", "subscribe-topic", "subscribe-topic:12", "none")
 
 
 class ChangeSyntaxError(ValueError):
@@ -39,7 +44,7 @@ class ChangeSyntaxError(ValueError):
 @dataclass(frozen=True)
 class ChangeSpec:
     kind: str
-    count: int  # members it touches (rolling-restart: every member), or partitions it adds
+    count: int  # members it touches (rolling-restart: every member), partitions it adds or creates (0: as the cell's)
     options: tuple[tuple[str, str], ...] = ()
 
     @classmethod
@@ -52,6 +57,10 @@ class ChangeSpec:
                 what = "partitions" if phrase.name == "add-partitions" else "members"
                 raise ChangeSyntaxError(f"{text!r}: {phrase.name} needs how many {what}, a whole number >= 1: "
                                         f"{phrase.name}:1")
+        elif phrase.name == "subscribe-topic" and phrase.number is not None:
+            if not phrase.number.isdigit() or int(phrase.number) < 1:
+                raise ChangeSyntaxError(f"{text!r}: subscribe-topic takes the new topic's partitions, a whole number "
+                                        ">= 1 (subscribe-topic:6), or nothing for the cell's --partitions")
         elif phrase.number is not None:
             raise ChangeSyntaxError(f"{text!r}: {phrase.name} takes no count")
         allowed = OPTIONS.get(phrase.name, ())
@@ -69,7 +78,7 @@ class ChangeSpec:
     @property
     def member_slots(self) -> int:
         """Member processes the change starts beyond the group's first ones (a slot each)."""
-        return 0 if self.kind in ("add-partitions", "pause", "none") else max(self.count, 1)
+        return 0 if self.kind in (*TOPIC_CHANGES, "pause", "none") else max(self.count, 1)
 
     def check_members(self, members: int, text: str) -> None:
         """A change that names more members than the group has, refused before any process starts."""

@@ -22,7 +22,7 @@ def processed_chart(result: dict) -> dict | None:
         columns = len(processed["counts"][0])
         traces.append(go.Heatmap(
             z=processed["counts"], x=[round((column + 0.5) * width, 3) for column in range(columns)],
-            y=list(range(len(processed["counts"]))), colorscale="Greens", visible=index == 0,
+            y=processed.get("rows") or list(range(len(processed["counts"]))), colorscale="Greens", visible=index == 0,
             colorbar={"title": {"text": f"records per {width:g} s"}},
             hovertemplate="%{x:.1f} s, partition %{y}: %{z:,} processed<extra></extra>"))
         begun, ended = processed["change_s"]

@@ -12,6 +12,9 @@ producer's history saying where it went), the coordinator's states and the group
   process went through (as its client's listener counted assignments);
 - new partitions (add-partitions): per partition added, from its first record's timestamp until the group processed
   that record, the slowest of them; and how many acknowledged records in them the group never read;
+- a new topic (subscribe-topic): the same per partition of the topic the members' pattern matched once it was
+  created; its records are counted with the first topic's (processed twice, never), and its partitions numbered on
+  after the first topic's ("new 0", "new 1", ... where they are named);
 - the pace: records processed per second, from the first processing to the last;
 - redelivery (share groups): each acknowledged record's delivery count as the broker gave it at the last delivery a
   member received (the highest a history stored), the member processes that received it, and when the redelivered
@@ -28,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from kafkabench.core.delivery_history import ACKNOWLEDGED, History
-from kafkabench.core.delivery_processed import Processed, totals
+from kafkabench.core.delivery_processed import SECOND_INPUT, Processed, totals
 from kafkabench.core.results import Run
 from kafkabench.labs.groups.gaps import NS, Processings, Spans
 
@@ -52,20 +55,51 @@ class ChangeTimes:
         self.caught_up_ns = time.time_ns()
 
 
-def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]]) -> None:
-    produced = History.open_mapped(cell_dir / "producer")
-    acked = produced.status == ACKNOWLEDGED
-    histories = [Processed.open(member.history_dir) for member in members.members]
-    times = totals(histories)
-    redeliveries(run, histories, acked, change.begun_ns)
-    run.counters.update(records=int(acked.sum()), processed_twice=int(np.count_nonzero(acked & (times >= 2))),
-                        never_processed=int(np.count_nonzero(acked & (times == 0))), processes=len(members.members),
+@dataclass(frozen=True)
+class Input:
+    """One input topic as the cell recorded it: its producer's history, each member process's history of it, and
+    the number its partition 0 has among the cell's partitions."""
+
+    produced: History
+    histories: list[Processed]
+    numbered_from: int = 0
+
+    @property
+    def acked(self) -> np.ndarray:
+        return self.produced.status == ACKNOWLEDGED
+
+    @classmethod
+    def read(cls, cell_dir: Path, members, second_producer: str, numbered_from: int) -> list[Input]:
+        """The cell's inputs: its topic, and a subscribe-topic's new one (`second_producer`: its producer's history
+        directory, "" for none) when that producer started."""
+        inputs = [cls(History.open_mapped(cell_dir / "producer"),
+                      [Processed.open(member.history_dir) for member in members.members])]
+        if second_producer and (cell_dir / second_producer).is_dir() and any((cell_dir / second_producer).iterdir()):
+            inputs.append(cls(History.open_mapped(cell_dir / second_producer),
+                              [Processed.open(member.history_dir / SECOND_INPUT) for member in members.members],
+                              numbered_from))
+        return inputs
+
+
+def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, looks: list[tuple[float, int]],
+         second_producer: str = "") -> None:
+    first_new = run.params["partitions"]
+    inputs = Input.read(cell_dir, members, second_producer, first_new)
+    redeliveries(run, inputs[0].histories, inputs[0].acked, change.begun_ns)
+    acked, times = [one.acked for one in inputs], [totals(one.histories) for one in inputs]
+    run.counters.update(records=sum(int(a.sum()) for a in acked),
+                        processed_twice=sum(int(np.count_nonzero(a & (t >= 2))) for a, t in zip(acked, times)),
+                        never_processed=sum(int(np.count_nonzero(a & (t == 0))) for a, t in zip(acked, times)),
+                        processes=len(members.members),
                         rebalances=sum(int(m.result.counters.get("rebalances", 0)) for m in members.members if m.result))
     if change.begun_ns is None:
         run.params["change_not_made"] = "the producer acknowledged nothing, so the change never began"
         return
     run.timings["change_s"] = round(change.ended_mono - change.begun_mono, 3)
-    processings = Processings.of(produced.partition, histories)
+    processings = Processings.joined([Processings.of(one.produced.partition + one.numbered_from, one.histories)
+                                      for one in inputs])
+    label = str if "new_topic" not in run.params else \
+        (lambda partition: str(partition) if partition < first_new else f"new {partition - first_new}")
     if len(processings.at_ns) > 1 and (span_ns := int(processings.at_ns.max() - processings.at_ns.min())) > 0:
         run.throughput["processed_per_s"] = round(len(processings.at_ns) / (span_ns / NS), 1)
     spans = Spans.of(processings)
@@ -77,10 +111,24 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
     run.timings.update(stop_the_world_s=round(during.stop_the_world_s, 3), worst_gap_s=round(during.worst_s, 3),
                        median_gap_s=round(during.median_s, 3), steady_worst_gap_s=round(before.worst_s, 3),
                        steady_stop_the_world_s=round(before.stop_the_world_s, 3))
-    run.params["gaps_s"] = {str(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
-    run.params["processed"] = per_partition(processings, change)
+    run.params["gaps_s"] = {label(p): round(s, 3) for p, s in sorted(during.longest_s.items())}
+    run.params["processed"] = per_partition(processings, change, label)
     if "partitions_after" in run.params:  # an add-partitions: the new ones numbered from the topic's first count
-        _new_partitions(run, processings, produced.partition[acked], run.params["partitions"])
+        waited = first_reads(processings, inputs[0].produced.partition[acked[0]], first_new)
+        run.params["new_partitions_s"] = {str(p): s for p, s in waited.items()}
+        _slowest(run, waited, "new_partitions")
+    if "new_topic" in run.params:
+        second = inputs[1:]
+        waited = first_reads(processings, second[0].produced.partition[acked[1]] + first_new, first_new) if second \
+            else {}
+        new = run.params["new_topic"]
+        new["first_read_s"] = {str(p - first_new): s for p, s in waited.items()}
+        _slowest(run, waited, "new_topic")
+        there = processings.partition >= first_new
+        if "created_s" in new and there.any():  # from the topic's creation: its first record (the producer's start)
+            created_ns = change.begun_ns + round(new["created_s"] * NS)  # and the group's first processing there
+            new["first_written_s"] = round((int(processings.created_ns[there].min()) - created_ns) / NS, 3)
+            new["first_processed_s"] = round((int(processings.at_ns[there].min()) - created_ns) / NS, 3)
     if (stable := time_to_stable(states, change.begun_mono)) is not None:
         run.timings["time_to_stable_s"] = stable
     run.params["states"] = transitions(states, change.begun_mono)
@@ -90,29 +138,33 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
         run.timings["lag_back_s"] = lag["lag_back_s"]
 
 
-def _new_partitions(run: Run, processings: Processings, acked_partitions: np.ndarray, first_new: int) -> None:
-    """Per partition the change added (numbered from `first_new`) that the producer wrote to: the seconds from its
-    first record's timestamp until the group processed that record (`params.new_partitions_s`, None: never); the
-    slowest (`timings.new_partitions_read_s`) when every one was read; the acknowledged records in them never read."""
+def first_reads(processings: Processings, acked_partitions: np.ndarray, first_new: int) -> dict[int, float | None]:
+    """Per new partition (numbered from `first_new`) that acknowledged records went to: the seconds from its first
+    record's timestamp until the group processed that record (None: never)."""
     written = sorted(int(p) for p in np.unique(acked_partitions[acked_partitions >= first_new]))
-    waited: dict[str, float | None] = {}
+    waited: dict[int, float | None] = {}
     for partition in written:
         here = processings.partition == partition
         if not here.any():
-            waited[str(partition)] = None
+            waited[partition] = None
             continue
         first = int(np.argmin(processings.created_ns[here]))  # the earliest record processed there
-        waited[str(partition)] = round((int(processings.at_ns[here][first]) - int(processings.created_ns[here][first])) / NS, 3)
-    run.params["new_partitions_s"] = waited
-    run.counters["new_partitions_unread"] = sum(value is None for value in waited.values())
+        waited[partition] = round((int(processings.at_ns[here][first]) - int(processings.created_ns[here][first])) / NS, 3)
+    return waited
+
+
+def _slowest(run: Run, waited: dict[int, float | None], name: str) -> None:
+    """`counters.{name}_unread`: the new partitions never read; `timings.{name}_read_s`: the slowest first read, when
+    every one was read."""
+    run.counters[f"{name}_unread"] = sum(value is None for value in waited.values())
     if waited and None not in waited.values():
-        run.timings["new_partitions_read_s"] = max(waited.values())
+        run.timings[f"{name}_read_s"] = max(waited.values())
 
 
-def per_partition(processings: Processings, change: ChangeTimes, most: int = MAX_WINDOWS) -> dict:
+def per_partition(processings: Processings, change: ChangeTimes, label=str, most: int = MAX_WINDOWS) -> dict:
     """Records processed per partition and window (windows of 0.1 s or more, at most `most` of them), from the first
     processing on, and the change's first and last step in the same seconds: what the chart draws ({}: nothing was
-    processed)."""
+    processed). Each row's name is `label(partition)`."""
     first = int(processings.at_ns.min())
     span_s = (int(processings.at_ns.max()) - first) / NS
     window_s = max(0.1, math.ceil(span_s / most * 10) / 10)
@@ -121,7 +173,7 @@ def per_partition(processings: Processings, change: ChangeTimes, most: int = MAX
     counts = np.zeros((partitions, int(index.max()) + 1), np.int64)
     np.add.at(counts, (processings.partition, index), 1)
     ended_ns = change.begun_ns + int((change.ended_mono - change.begun_mono) * NS)
-    return {"window_s": window_s, "counts": counts.tolist(), "change_s": [round((change.begun_ns - first) / NS, 3),
+    return {"window_s": window_s, "counts": counts.tolist(), "rows": [label(p) for p in range(partitions)], "change_s": [round((change.begun_ns - first) / NS, 3),
                                                                           round((ended_ns - first) / NS, 3)]}
 
 

@@ -41,6 +41,12 @@ class Processings:
         joined = [np.concatenate(column) if column else np.zeros(0, np.int64) for column in (parts, at, created)]
         return cls(*joined)
 
+    @classmethod
+    def joined(cls, parts: list[Processings]) -> Processings:
+        """Several inputs' processings as one (their partitions numbered apart already)."""
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in ("partition", "at_ns",
+                                                                                            "created_ns")))
+
 
 @dataclass(frozen=True)
 class Gaps:

@@ -60,7 +60,15 @@ def lines(document: ResultDocument) -> list[str]:
         if (counts := run.params.get("delivery_counts")) is not None:
             said.append(f"{label}: {_redelivered(counts, run)}")
         if (waited := run.params.get("new_partitions_s")) is not None:
-            said.append(f"{label}: {_new_partitions(waited, run)}")
+            added = run.params["partitions_after"] - run.params["partitions"]
+            said.append(f"{label}: {_first_reads(f'{added} partition(s) added', waited, run.timings.get('new_partitions_read_s'))}")
+        if (new := run.params.get("new_topic")) and "first_read_s" in new:
+            since = f"; its first record written {new['first_written_s']:.1f} s after, first processed " \
+                    f"{new['first_processed_s']:.1f} s after" if "first_processed_s" in new else ""
+            said.append(f"{label}: " + _first_reads(
+                f"topic {new['topic']} ({new['partitions']} partition(s)) created {new['created_s']:.1f} s into the "
+                f"change, which the members' pattern {new['pattern']} matches{since}", new["first_read_s"],
+                run.timings.get("new_topic_read_s"), "topic"))
         if states := run.params.get("states"):
             shown = states if len(states) <= SHOWN_STATES + 1 else [
                 *states[:SHOWN_STATES // 2], f"... {len(states) - SHOWN_STATES} more in result.json ...",
@@ -80,17 +88,17 @@ def _redelivered(counts: dict, run: Run) -> str:
     return f"{c['redelivered']:,} records redelivered (delivery counts: {by_count}){again}{unseen}"
 
 
-def _new_partitions(waited: dict, run: Run) -> str:
-    added = run.params["partitions_after"] - run.params["partitions"]
+def _first_reads(what: str, waited: dict, slowest: float | None, new: str = "partitions") -> str:
+    """How soon the group read new partitions (add-partitions) or a new topic's (subscribe-topic), in words."""
     if not waited:
-        return f"{added} partition(s) added, none written to before the producer was done"
+        return f"{what}: none written to before the producer was done"
     unread = [partition for partition, s in waited.items() if s is None]
     if not unread:
-        return (f"{added} partition(s) added, each first read {min(waited.values()):.1f}-"
-                f"{run.timings['new_partitions_read_s']:.1f} s after its first record was written")
+        return (f"{what}: each partition first read {min(waited.values()):.1f}-{slowest:.1f} s after its first record "
+                "was written")
     named = ", ".join(unread[:NAMED]) + (f", ... {len(unread) - NAMED} more in result.json" if len(unread) > NAMED else "")
-    return (f"{len(unread)} of the {len(waited)} new partition(s) written to never read within the run "
-            f"([{named}]): a classic member sees new partitions at its client's next metadata refresh "
+    return (f"{what}: {len(unread)} of the {len(waited)} new partition(s) written to never read within the run "
+            f"([{named}]): a classic member sees new {new}s at its client's next metadata refresh "
             "(metadata.max.age.ms; librdkafka: topic.metadata.refresh.interval.ms; 5 min by default)")
 
 

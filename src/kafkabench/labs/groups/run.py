@@ -6,13 +6,16 @@ or to its topic; meanwhile the group's coordinator is asked for its state every 
 (consumers.watch). Once the producer is done and the group has committed everything, the members finish and their
 histories say what the change cost (labs.groups.figures). A share group (labs.groups.share) has no settle and no
 coordinator's states: the change waits until every member has processed a record, and its lag is read from the
-histories (consumers.backlog)."""
+histories (consumers.backlog). A subscribe-topic cell's members subscribe to a pattern that matches the cell's topic
+and, once the change creates it, a second one (`NewTopic`), which a second producer writes."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -31,7 +34,7 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
 from kafkabench.labs.groups import figures
-from kafkabench.labs.groups.changes import ChangeSpec
+from kafkabench.labs.groups.changes import TOPIC_CHANGES, ChangeSpec
 from kafkabench.labs.groups.protocols import named
 from kafkabench.labs.groups.scenario import GroupsScenario
 from kafkabench.labs.groups.share import share_group_settings, share_groups_on
@@ -40,7 +43,8 @@ from kafkabench.labs.topic_check import fresh_topic
 if TYPE_CHECKING:
     from kafkabench.cluster.target import Target
 
-PRODUCER_ID = 0
+PRODUCER_ID, NEW_TOPIC_PRODUCER_ID = 0, 1
+NEW_TOPIC_HISTORY = "new-topic-producer"  # in the cell's directory: the second producer's history
 STATE_S = 0.1  # between two looks at the group's state: a rebalance's phases last longer than this
 READY_S = 120  # a worker's start
 HOLD_S = 60  # the group's first assignment: every partition held by a member
@@ -97,7 +101,11 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                  for slot in range(1, scenario.members + spec.member_slots + 1)}
     run.config = {"producer": redact(producer.config), "consumer": redact(consumers[1].config),
                   "topic": settings.values("topic")}
-    (cell_dir / "producer").mkdir(parents=True, exist_ok=True)
+
+    new = NewTopic.of(spec, topic, scenario) if spec.kind == "subscribe-topic" else None
+    if new is not None:
+        run.params["new_topic"] = {"topic": new.name, "partitions": new.partitions, "count": new.count,
+                                   "pattern": new.pattern}
 
     def task_for(slot: int, history_dir: Path | None) -> Task:
         return Task(scenario="delivery_consumer", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
@@ -105,10 +113,19 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                     params=task_params(DeliveryConsumerParams(
                         mode="share" if protocol.share else "commit-after", group=group, producer=PRODUCER_ID,
                         count=scenario.count, batch=scenario.batch, process_ms=scenario.process_ms,
-                        history_dir=target.launcher.share(history_dir))))
+                        history_dir=target.launcher.share(history_dir), **(new.member_params if new else {}))))
 
-    with fresh_topic(target.connection, topic, scenario.partitions, scenario.replication_factor, 1,
-                     settings.values("topic"), scenario.timeout):
+    def producer_task(on: str, producer_id: int, count: int, history: str) -> Task:
+        (cell_dir / history).mkdir(parents=True, exist_ok=True)
+        return Task(scenario="delivery", client=client, bootstrap_servers=target.bootstrap_servers, topic=on,
+                    producer_config=producer.config, timeout_s=scenario.timeout,
+                    params=task_params(DeliveryParams(mode="async-close", count=count, producer=producer_id,
+                                                      size=scenario.size, singles=0, rate_per_s=float(scenario.rate),
+                                                      history_dir=target.launcher.share(cell_dir / history))))
+
+    with contextlib.ExitStack() as topics:
+        topics.enter_context(fresh_topic(target.connection, topic, scenario.partitions, scenario.replication_factor, 1,
+                                         settings.values("topic"), scenario.timeout))
         if protocol.share:
             share_group_settings(target, group, scenario.lock_s)
         members = ConsumerGroup(target.launcher, client, scenario.members, task_for, cell_dir,
@@ -116,12 +133,20 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
         watch = GroupWatch(members, target.connection, group, topic, scenario.partitions,
                            backlog=(lambda partitions: HistoryBacklog(cell_dir, partitions)) if protocol.share else None)
         states = StateWatch(target.connection, group)
-        sender = Sender(target, client, scenario, Task(
-            scenario="delivery", client=client, bootstrap_servers=target.bootstrap_servers, topic=topic,
-            producer_config=producer.config, timeout_s=scenario.timeout,
-            params=task_params(DeliveryParams(mode="async-close", count=scenario.count, producer=PRODUCER_ID,
-                                              size=scenario.size, singles=0, rate_per_s=float(scenario.rate),
-                                              history_dir=target.launcher.share(cell_dir / "producer")))))
+        sender = Sender(target, client, scenario, producer_task(topic, PRODUCER_ID, scenario.count, "producer"))
+        second = Sender(target, client, scenario, producer_task(new.name, NEW_TOPIC_PRODUCER_ID, new.count,
+                                                                NEW_TOPIC_HISTORY), "new topic's producer") if new else None
+
+        def topic_change(spec: ChangeSpec) -> None:
+            if spec.kind == "add-partitions":
+                _add_partitions(target, topic, spec.count, watch)
+                return
+            topics.enter_context(fresh_topic(target.connection, new.name, new.partitions, scenario.replication_factor,
+                                             1, settings.values("topic"), scenario.timeout))
+            run.params["new_topic"]["created_s"] = round(time.monotonic() - change.begun_mono, 3)
+            watch.follow(new.name, new.partitions)
+            second.start()
+
         change = figures.ChangeTimes()
         try:
             members.start()
@@ -136,11 +161,13 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                 time.sleep(max(0.0, sender.first_at + scenario.change_at - time.monotonic()))
                 listener.note(f"{run.params['change']}: begins")
                 change.begin()
-                apply(spec, members, scenario.members, lambda count: _add_partitions(target, topic, count, watch))
+                apply(spec, members, scenario.members, topic_change)
                 change.end()
-            sender.join()
-            if sender.error:
-                raise KafkabenchError(f"the producer: {sender.error}")
+            for one in (sender, second):
+                if one is not None and one.started:
+                    one.join()
+                    if one.error:
+                        raise KafkabenchError(f"the {one.label}: {one.error}")
             caught_up = watch.until_caught_up(scenario.timeout)
             if caught_up is None:
                 run.params["unfinished"] = f"the group had not committed the whole input when it was given up: " \
@@ -156,12 +183,14 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
             states.stop()
             members.stop()
             sender.stop()
+            if second is not None:
+                second.stop()
         run.client_version = sender.client_version
         if spec.kind == "add-partitions":
             run.params["partitions_after"] = watch.partitions
         run.params["events"] = members.said(since=change.begun_mono or time.monotonic())
         run.workers = [member.to_dict() for member in members.members]
-        figures.fill(run, cell_dir, members, change, states.seen, watch.looks)
+        figures.fill(run, cell_dir, members, change, states.seen, watch.looks, NEW_TOPIC_HISTORY if new else "")
 
 
 def input_refresh(client: str) -> dict[str, str]:
@@ -176,9 +205,34 @@ def _add_partitions(target: Target, topic: str, count: int, watch: GroupWatch) -
     watch.grow(watch.partitions + count)
 
 
-def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: Callable[[int], None]) -> None:
+@dataclass(frozen=True)
+class NewTopic:
+    """subscribe-topic: the topic the members' pattern matches once the change creates it, and what its producer
+    writes: at --rate from the change until the first producer is done (the records the first writes after it)."""
+
+    name: str
+    partitions: int
+    count: int
+    pattern: str
+    numbered_from: int  # its partitions as the members and the figures number them: after the first topic's
+
+    @classmethod
+    def of(cls, spec: ChangeSpec, topic: str, scenario: GroupsScenario) -> NewTopic:
+        # the topics' names are letters, digits and hyphens: only the dot needs a class, the same in every engine
+        # (java.util.regex, librdkafka's, the broker's RE2/J)
+        return cls(f"{topic}.new", spec.count or scenario.partitions,
+                   max(1, scenario.count - int(scenario.rate * scenario.change_at)), f"^{topic}([.]new)?$",
+                   scenario.partitions)
+
+    @property
+    def member_params(self) -> dict:
+        return {"pattern": self.pattern, "new_topic": self.name, "new_producer": NEW_TOPIC_PRODUCER_ID,
+                "new_count": self.count, "numbered_from": self.numbered_from}
+
+
+def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, topic_change: Callable[[ChangeSpec], None]) -> None:
     """The change, step by step, each bounded (a close by FINISH_S, a start by the worker's start bound, new
-    partitions by the admin client's timeout)."""
+    partitions or a new topic by the admin client's timeout)."""
     if spec.kind == "rolling-restart":
         for slot in range(1, size + 1):
             members.restart(slot)
@@ -198,8 +252,8 @@ def apply(spec: ChangeSpec, members: ConsumerGroup, size: int, add_partitions: C
     elif spec.kind == "scale-in":
         for slot in range(size, size - spec.count, -1):
             members.close(slot)
-    elif spec.kind == "add-partitions":
-        add_partitions(spec.count)  # "none": nothing happens
+    elif spec.kind in TOPIC_CHANGES:
+        topic_change(spec)  # "none": nothing happens
 
 
 def _until_settled(members: ConsumerGroup, partitions: int, target: Target, group: str) -> None:
@@ -272,14 +326,18 @@ class StateWatch:
 class Sender:
     """The input producer on a thread of its own: started, told to go, followed until its result."""
 
-    def __init__(self, target: Target, client: str, scenario: GroupsScenario, task: Task) -> None:
-        self.target, self.client, self.scenario, self.task = target, client, scenario, task
+    def __init__(self, target: Target, client: str, scenario: GroupsScenario, task: Task, label: str = "producer") -> None:
+        self.target, self.client, self.scenario, self.task, self.label = target, client, scenario, task, label
         self.first_at: float | None = None  # monotonic: its first acknowledgement
         self.error: str | None = None
         self.client_version = ""
         self._worker = None
         self._acked = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="groups producer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"groups {label}", daemon=True)
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
 
     def start(self) -> None:
         self._thread.start()
@@ -299,7 +357,7 @@ class Sender:
 
     def _run(self) -> None:
         try:
-            self._worker = self.target.launcher.start(f"groups {self.client} producer", self.client)
+            self._worker = self.target.launcher.start(f"groups {self.client} {self.label}", self.client)
             self._worker.send(self.task)
             self._worker.receive(Ready, timeout_s=READY_S)
             self._worker.send(Start())

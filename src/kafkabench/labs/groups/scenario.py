@@ -41,7 +41,7 @@ class GroupsScenario(Scenario):
     changes: Annotated[list[Change], Cli("--change", repeat=True)] = Field(
         ["rolling-restart"], min_length=1,
         description="What happens to the group, each a cell (repeatable): rolling-restart[,pause=S], crash:K[,down=S], "
-                    "pause:K[,down=S], scale-out:K, scale-in:K, add-partitions:K, none.")
+                    "pause:K[,down=S], scale-out:K, scale-in:K, add-partitions:K, subscribe-topic[:P], none.")
     change_at: PositiveFloat = Field(4.0, description="Seconds after the first record is written when the change begins.")
     members: int = Field(3, ge=1, le=32, description="Consumer processes in the group at the start.")
     partitions: PositiveInt = Field(6, le=MAX_PARTITIONS, description="Partitions of each cell's topic.")
@@ -76,6 +76,11 @@ class GroupsScenario(Scenario):
             if spec.kind == "add-partitions" and self.partitions + spec.count > MAX_PARTITIONS:
                 raise ValueError(f"{text!r}: {self.partitions:,} + {spec.count:,} partitions; a cell's topic takes at "
                                  f"most {MAX_PARTITIONS:,}")
+            if spec.kind == "subscribe-topic" and spec.count > MAX_PARTITIONS:
+                raise ValueError(f"{text!r}: {spec.count:,} partitions; a cell's topic takes at most {MAX_PARTITIONS:,}")
+            if spec.kind == "subscribe-topic" and self.group_type == "share":
+                raise ValueError(f"{text!r}: a share consumer subscribes to topics by name, not by a pattern; give "
+                                 "subscribe-topic to a consumer group (drop --group-type share)")
         if self.group_type == "share":
             self._possible_share()
         elif self.lock_s is not None:

@@ -23,12 +23,14 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ToIntFunction;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -73,7 +75,8 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
 final class DeliveryConsumer implements KafkabenchWorker.Scenario {
     static final String[] MODES = {"auto-commit", "commit-after", "commit-before", "copy", "share"};
     static final String[] PARAMS = {"mode", "group", "producer", "count", "batch", "process_ms", "history_dir",
-        "output_topic"};
+        "output_topic", "pattern", "new_topic", "new_producer", "new_count", "numbered_from"};
+    static final String SECOND_INPUT = "second-input"; // core/delivery_processed.py's: the new topic's history
     static final long MAX_COUNT = 1L << 32; // as DeliveryConsumerParams.count allows
     private static final long PROGRESS_NS = 200_000_000;
     private static final Duration POLL = Duration.ofMillis(100);
@@ -84,12 +87,17 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
     final String topic, mode, group, outputTopic;
     final int producerId, batch;
     final long count, processNs, timeoutNs;
+    // a subscribe-topic member: the topics `pattern` matches; newTopic's records (newProducer's ids) go to a second
+    // history, and its partitions are numbered from numberedFrom on (key)
+    final String pattern, newTopic;
+    final int newProducer, numberedFrom;
+    final long newCount;
     final Path historyDir;
     final boolean copy;
     private Map<String, Object> effectiveConfig = Map.of();
     private KafkaConsumer<byte[], byte[]> consumer;
     private KafkaProducer<byte[], byte[]> producer;
-    private Processed processed;
+    private Processed processed, second;
     private volatile boolean started;
     // counters: processed (copy: copied in committed transactions), commits (commitSync calls that succeeded;
     // copy: transactions committed), aborted (copy: transactions aborted), strays, rebalances (assignments
@@ -126,6 +134,26 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         }
         historyDir = history == null ? null : Path.of(history);
         timeoutNs = (long) (task.path("timeout_s").asDouble(30) * 1e9);
+        pattern = params.optionalText("pattern");
+        newTopic = params.optionalText("new_topic");
+        Long newProducerId = params.count("new_producer"), newCounted = params.count("new_count"),
+            numbered = params.count("numbered_from");
+        boolean any = pattern != null || newTopic != null || newProducerId != null || newCounted != null
+            || numbered != null;
+        if (any && (pattern == null || newTopic == null || newProducerId == null || newCounted == null
+                || numbered == null)) {
+            throw params.refused("params.pattern, new_topic, new_producer, new_count and numbered_from go together");
+        }
+        if (any && (copy || mode.equals("share"))) {
+            throw params.refused("params.pattern: mode " + mode + " reads task.topic alone");
+        }
+        if (pattern != null && !pattern.startsWith("^")) throw params.invalid("pattern", "a regular expression from ^");
+        newProducer = any ? (int) inRange(params, "new_producer", newProducerId, 0, 0, 0xFFFF) : -1;
+        if (any && newProducer == producerId) {
+            throw params.refused("params.new_producer: new_topic's producer is another than task.topic's");
+        }
+        newCount = any ? inRange(params, "new_count", newCounted, 1, 1, MAX_COUNT) : 0;
+        numberedFrom = any ? (int) inRange(params, "numbered_from", numbered, 1, 1, Integer.MAX_VALUE) : 0;
     }
 
     /** An optional count (fallback when absent) in [min, max]. */
@@ -225,11 +253,23 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         } else {
             try {
                 processed = Processed.create(historyDir, producerId, count);
+                if (pattern != null) second = Processed.create(historyDir.resolve(SECOND_INPUT), newProducer, newCount);
             } catch (IOException | RuntimeException e) {
                 throw new WorkerFailure("failure", "cannot map the processed history in " + historyDir + ": " + e);
             }
         }
-        consumer.subscribe(List.of(topic), new Rebalances());
+        if (pattern == null) {
+            consumer.subscribe(List.of(topic), new Rebalances());
+        } else if ("consumer".equalsIgnoreCase(props.getProperty("group.protocol", "classic"))) {
+            consumer.subscribe(new SubscriptionPattern(pattern), new Rebalances()); // resolved by the broker (RE2/J)
+        } else {
+            consumer.subscribe(java.util.regex.Pattern.compile(pattern), new Rebalances()); // matched on metadata
+        }
+    }
+
+    /** The number the member gives a partition: its own on task.topic, from numberedFrom on for newTopic's. */
+    private int key(TopicPartition partition) {
+        return partition.topic().equals(topic) ? partition.partition() : numberedFrom + partition.partition();
     }
 
     private int partitionCount(String name) throws WorkerFailure {
@@ -257,11 +297,16 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
     private void processAll(ConsumerRecords<byte[], byte[]> records) {
         for (ConsumerRecord<byte[], byte[]> record : records) {
             long sequence = sequence(record.value(), producerId, count);
+            Processed into = processed;
+            if (sequence < 0 && second != null) {
+                sequence = sequence(record.value(), newProducer, newCount);
+                into = second;
+            }
             if (sequence < 0) {
                 strays++;
             } else {
                 if (processNs > 0) pause(processNs);
-                processed.increment(sequence, record.timestamp());
+                into.increment(sequence, record.timestamp());
                 processedRecords++;
                 lastNs = System.nanoTime();
             }
@@ -308,7 +353,7 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
             System.err.println("commitSync of " + records.count() + " records failed: " + e);
             return false;
         }
-        processed.appendCommit(offsets);
+        processed.appendCommit(offsets, this::key);
         commits++;
         committedRecords += records.count();
         lastNs = System.nanoTime();
@@ -406,7 +451,7 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
         if (!force && now - nextProgressNs < 0) return;
         nextProgressNs = now + PROGRESS_NS;
         List<Integer> assigned = new ArrayList<>();
-        for (TopicPartition partition : consumer.assignment()) assigned.add(partition.partition());
+        for (TopicPartition partition : consumer.assignment()) assigned.add(key(partition));
         Collections.sort(assigned);
         sendProgress(processedRecords, committedRecords, assigned);
     }
@@ -563,10 +608,10 @@ final class DeliveryConsumer implements KafkabenchWorker.Scenario {
             return now.getEpochSecond() * 1_000_000_000L + now.getNano();
         }
 
-        /** "PARTITION NEXT_OFFSET" pairs, partitions ascending, as one write. */
-        void appendCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        /** "PARTITION NEXT_OFFSET" pairs, partitions (each as `key` numbers it) ascending, as one write. */
+        void appendCommit(Map<TopicPartition, OffsetAndMetadata> offsets, ToIntFunction<TopicPartition> key) {
             Map<Integer, Long> sorted = new TreeMap<>();
-            offsets.forEach((partition, offset) -> sorted.put(partition.partition(), offset.offset()));
+            offsets.forEach((partition, offset) -> sorted.put(key.applyAsInt(partition), offset.offset()));
             StringBuilder line = new StringBuilder();
             sorted.forEach((partition, offset) -> line.append(line.length() == 0 ? "" : " ").append(partition)
                     .append(' ').append(offset));
