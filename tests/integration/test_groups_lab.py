@@ -1,6 +1,7 @@
 """The groups lab on the session's broker: a rolling restart of 3 members under the consumer protocol (KIP-848) and
 under eager classic, every record processed at least once as the histories show, each partition's gap measured
-and the coordinator's own view recorded; partitions added mid-run are read by a KIP-848 group; a share group's crashed
+and the coordinator's own view recorded; partitions added mid-run, and a topic created mid-run that the members'
+pattern matches, are read by a KIP-848 group; a share group's crashed
 member's records come again with the delivery counts its members' histories stored."""
 
 import numpy as np
@@ -63,6 +64,29 @@ def test_partitions_added_mid_run_are_read_by_a_kip_848_group_without_a_client_r
     assert set(waited) == {"2", "3"} and run.timings["new_partitions_read_s"] == max(waited.values()) < 30, waited
     assert run.config["producer"]["topic.metadata.refresh.interval.ms"] == "1000"  # the input finds them at once
     assert len(run.params["processed"]["counts"]) == 4
+
+
+def test_a_topic_created_mid_run_that_the_pattern_matches_is_read_by_a_kip_848_group_in_both_clients(target, tmp_path):
+    # the broker resolves the members' pattern (Java's SubscriptionPattern, librdkafka's regex under the consumer
+    # protocol) once the topic exists; a second producer writes it from the change on
+    scenario = GroupsScenario(protocols=["consumer"], clients=["confluent", "java"], members=2, partitions=2,
+                              count=3_000, rate=1_000, change_at=1.0, changes=["subscribe-topic:2"])
+    document = run_groups(scenario, target, tmp_path, SILENT)
+    said = "\n".join(report.lines(document))
+    for run, cell in zip(document.runs, sorted((tmp_path / "histories").iterdir())):
+        new, c = run.params["new_topic"], run.counters
+        assert run.error is None and "unfinished" not in run.params, (run.client, run.error, run.params.get("unfinished"))
+        assert new["pattern"] == f"^{new['topic'][:-4]}([.]new)?$" and new["count"] == 2_000
+        assert c["records"] == 5_000 and c["never_processed"] == 0, (run.client, c)
+        # the new topic's histories are the members' second ones, and hold every record its producer wrote
+        second = [Processed.open(member / "second-input") for member in sorted(cell.glob("consumer-*"))]
+        assert second[0].producer == 1 and np.count_nonzero(totals(second)) == 2_000, run.client
+        assert set(new["first_read_s"]) == {"0", "1"} and c["new_topic_unread"] == 0
+        assert run.timings["new_topic_read_s"] == max(new["first_read_s"].values()) < 30, new
+        assert 0 <= new["first_written_s"] <= new["first_processed_s"], new
+        assert set(run.params["gaps_s"]) == {"0", "1", "new 0", "new 1"}
+        assert run.params["processed"]["rows"] == ["0", "1", "new 0", "new 1"]
+        assert f"which the members' pattern {new['pattern']} matches; its first record written" in said
 
 
 def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the_histories_show(target, tmp_path):

@@ -65,6 +65,12 @@ import kafkabench.KafkabenchWorker.WorkerFailure;
  * line of commits.txt, written as soon as commitSync returned (core/delivery_processed.py reads both). A record
  * that is no id of the input producer below count is a stray: counted, neither processed nor copied.
  *
+ * <p>A member given a `pattern` (a groups cell's subscribe-topic) subscribes to the topics it matches: under the
+ * consumer protocol as a SubscriptionPattern, which the broker resolves (RE2/J), under the classic one as a
+ * java.util.regex.Pattern matched on the client's metadata. Records of new_topic (new_producer's ids) go to a second
+ * history in second-input/, and its partitions are numbered from numbered_from on in commits.txt and the progress'
+ * assignment.
+ *
  * <p>The member is `ready` once subscribed, with no assignment awaited (of N members some may get none); until
  * `start` it polls with its partitions paused, so that the group forms before anything is read. A `progress` every
  * 0.2 s: done = records processed (copy: copied in committed transactions), acked = records whose offsets a
