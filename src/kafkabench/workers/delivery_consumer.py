@@ -179,7 +179,8 @@ class ConsumerRun:
         values no input has are strays."""
         producers, sequences, ours = ids.decode(values)
         valid = ours & (sequences >= 0)
-        return [(sequences, valid & (producers == producer) & (sequences < count)) for _, producer, count in self.inputs]
+        return [(sequences, valid & (producers == producer) & (sequences < count))
+                for _, producer, count in self.inputs]
 
     def _process(self, records: list, values: list | None = None,
                  decoded: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:

@@ -41,8 +41,10 @@ class ConfluentConsumerRun(ConsumerRun):
             raise RunFailed("config", exc.args[0].str()) from exc
 
     def _subscribe(self) -> None:
-        self.consumer.subscribe([self.params.pattern or self.task.topic], on_assign=lambda _, partitions: self.on_assigned(
-            [self.key(tp.topic, tp.partition) for tp in partitions]), on_revoke=self._lost, on_lost=self._lost)
+        self.consumer.subscribe([self.params.pattern or self.task.topic],  # librdkafka: a name from ^ is a pattern
+                                on_assign=lambda _, partitions: self.on_assigned(
+                                    [self.key(tp.topic, tp.partition) for tp in partitions]),
+                                on_revoke=self._lost, on_lost=self._lost)
 
     def _lost(self, _consumer, partitions) -> None:
         self.on_revoked([self.key(tp.topic, tp.partition) for tp in partitions])

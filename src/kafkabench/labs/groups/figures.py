@@ -173,8 +173,8 @@ def per_partition(processings: Processings, change: ChangeTimes, label=str, most
     counts = np.zeros((partitions, int(index.max()) + 1), np.int64)
     np.add.at(counts, (processings.partition, index), 1)
     ended_ns = change.begun_ns + int((change.ended_mono - change.begun_mono) * NS)
-    return {"window_s": window_s, "counts": counts.tolist(), "rows": [label(p) for p in range(partitions)], "change_s": [round((change.begun_ns - first) / NS, 3),
-                                                                          round((ended_ns - first) / NS, 3)]}
+    return {"window_s": window_s, "counts": counts.tolist(), "rows": [label(p) for p in range(partitions)],
+            "change_s": [round((change.begun_ns - first) / NS, 3), round((ended_ns - first) / NS, 3)]}
 
 
 def time_to_stable(states: list, begun: float) -> float | None:

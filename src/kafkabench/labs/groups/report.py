@@ -61,7 +61,8 @@ def lines(document: ResultDocument) -> list[str]:
             said.append(f"{label}: {_redelivered(counts, run)}")
         if (waited := run.params.get("new_partitions_s")) is not None:
             added = run.params["partitions_after"] - run.params["partitions"]
-            said.append(f"{label}: {_first_reads(f'{added} partition(s) added', waited, run.timings.get('new_partitions_read_s'))}")
+            slowest = run.timings.get("new_partitions_read_s")
+            said.append(f"{label}: {_first_reads(f'{added} partition(s) added', waited, slowest)}")
         if (new := run.params.get("new_topic")) and "first_read_s" in new:
             since = f"; its first record written {new['first_written_s']:.1f} s after, first processed " \
                     f"{new['first_processed_s']:.1f} s after" if "first_processed_s" in new else ""

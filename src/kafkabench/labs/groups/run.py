@@ -134,8 +134,8 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
                            backlog=(lambda partitions: HistoryBacklog(cell_dir, partitions)) if protocol.share else None)
         states = StateWatch(target.connection, group)
         sender = Sender(target, client, scenario, producer_task(topic, PRODUCER_ID, scenario.count, "producer"))
-        second = Sender(target, client, scenario, producer_task(new.name, NEW_TOPIC_PRODUCER_ID, new.count,
-                                                                NEW_TOPIC_HISTORY), "new topic's producer") if new else None
+        second = None if new is None else Sender(target, client, scenario, producer_task(
+            new.name, NEW_TOPIC_PRODUCER_ID, new.count, NEW_TOPIC_HISTORY), "new topic's producer")
 
         def topic_change(spec: ChangeSpec) -> None:
             if spec.kind == "add-partitions":
@@ -326,7 +326,8 @@ class StateWatch:
 class Sender:
     """The input producer on a thread of its own: started, told to go, followed until its result."""
 
-    def __init__(self, target: Target, client: str, scenario: GroupsScenario, task: Task, label: str = "producer") -> None:
+    def __init__(self, target: Target, client: str, scenario: GroupsScenario, task: Task,
+                 label: str = "producer") -> None:
         self.target, self.client, self.scenario, self.task, self.label = target, client, scenario, task, label
         self.first_at: float | None = None  # monotonic: its first acknowledgement
         self.error: str | None = None

@@ -77,7 +77,8 @@ class GroupsScenario(Scenario):
                 raise ValueError(f"{text!r}: {self.partitions:,} + {spec.count:,} partitions; a cell's topic takes at "
                                  f"most {MAX_PARTITIONS:,}")
             if spec.kind == "subscribe-topic" and spec.count > MAX_PARTITIONS:
-                raise ValueError(f"{text!r}: {spec.count:,} partitions; a cell's topic takes at most {MAX_PARTITIONS:,}")
+                raise ValueError(f"{text!r}: {spec.count:,} partitions; a cell's topic takes at most "
+                                 f"{MAX_PARTITIONS:,}")
             if spec.kind == "subscribe-topic" and self.group_type == "share":
                 raise ValueError(f"{text!r}: a share consumer subscribes to topics by name, not by a pattern; give "
                                  "subscribe-topic to a consumer group (drop --group-type share)")
