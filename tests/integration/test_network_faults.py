@@ -200,10 +200,20 @@ def broker_windows(windows, broker: int, lines) -> list[dict]:
     return [w["brokers"][str(broker)] for w in lines if str(broker) in w["brokers"]]
 
 
+def steady(lines, count: int = 4) -> bool:
+    """The last `count` windows saw all three brokers and lost no probe: the monitor's start is behind it (on a loaded
+    machine its first probes can outlast the SLA)."""
+    last = lines[-count:]
+    return len(last) == count and all(len(w["brokers"]) == 3 and all(b["lost"] == b["failed"] == 0
+                                                                      for b in w["brokers"].values()) for w in last)
+
+
 def test_the_monitor_names_the_broker_cut_from_its_clients_and_sees_the_others_unharmed(cluster, target, tmp_path):
     thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-cut", interval=0.5, sla=2,
                                                   duration=60, metrics_port=0)
-    wait_until(lambda: len(windows.lines) >= 4, timeout_s=60, what="4 monitor windows", interval_s=0.1)
+    wait_until(lambda: steady(windows.lines), timeout_s=60, what="4 monitor windows in a row without a lost probe",
+               interval_s=0.1)
+    steady_s = windows.lines[-1]["t_s"]
     faults = target.faults
     victim = faults.leader_of("probe-cut", 1)
     cut = faults.cut(victim, [CLIENTS])  # the brokers still replicate among themselves: only the clients lose it
@@ -217,7 +227,7 @@ def test_the_monitor_names_the_broker_cut_from_its_clients_and_sees_the_others_u
     others = [b for b in (1, 2, 3) if b != victim]
     assert all(w["lost"] == w["failed"] == 0 for b in others for w in broker_windows(windows, b, during)), during
     outages = done["document"].runs[0].params["outages"]
-    assert {outage["broker"] for outage in outages} == {victim}, outages
+    assert {outage["broker"] for outage in outages if outage["fired_s"] > steady_s} == {victim}, (steady_s, outages)
 
 
 def test_the_monitor_shows_a_slow_link_as_its_brokers_roundtrip_and_loses_nothing(cluster, target, tmp_path):
