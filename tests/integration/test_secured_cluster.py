@@ -14,7 +14,7 @@ import pytest
 
 from kafkabench.cluster.listeners import CLIENT_USER, parse_listeners
 from kafkabench.config.properties import read_properties_file
-from tests.conftest import embedded
+from tests.conftest import FAST_FAILOVER, embedded
 
 pytestmark = pytest.mark.integration
 
@@ -180,7 +180,8 @@ def test_three_brokers_talk_over_their_secured_listener_and_heal_after_a_kill(tm
     from kafkabench.roundtrip import round_trip
 
     security = parse_listeners("sasl_ssl,mtls", "SCRAM-SHA-256")
-    with embedded(brokers=3, directory=tmp_path / "cluster", security=security) as cluster:
+    with embedded(brokers=3, directory=tmp_path / "cluster", security=security,
+                  broker_config_overrides=FAST_FAILOVER) as cluster:  # the killed broker's session ends in 3 s
         with KafkaAdmin(cluster.connection, timeout_s=30) as admin:
             admin.create_topic("replicated", partitions=3, replication_factor=3)
             assert admin.wait_until_usable("replicated").replication_factor == 3  # followers fetch over SASL_SSL
