@@ -120,6 +120,11 @@ class FaultSpec:
         return self.kind.split("-", 1)[1]
 
     @property
+    def label(self) -> str:
+        """What the run's events name it: its ACTION-TARGET."""
+        return self.kind
+
+    @property
     def is_network(self) -> bool:
         return self.action in NETWORK
 

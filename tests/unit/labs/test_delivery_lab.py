@@ -62,7 +62,7 @@ def test_transactions_make_the_producer_idempotent_with_acks_all_and_refuse_what
     ({"faults": ["partition-leader,from=friends"]}, "cut from followers, controllers"),
     ({"fault_at": 2, "fault_after": 10}, "not both"), ({"rate": 0}, "rate\n.*must be a finite number > 0"),
     ({"bounce_every": 2, "bounce_after_heal": 1}, "--bounce-every or --bounce-after-heal, not both"),
-    ({"end_after_heal": 1}, "--end-after-heal ends the sending after the faults: give --fault too"),
+    ({"end_after_heal": 1}, "--end-after-heal ends the sending after the faults: give --fault or --operation too"),
     ({"end_after_heal": 1, "faults": ["kill-leader"], "compare_apache": True}, "VerifiableProducer sends its whole"),
     ({"end_after_heal": -1, "faults": ["kill-leader"]}, "end_after_heal\n.*greater than or equal to 0"),
 ])
@@ -74,6 +74,31 @@ def test_bad_scenarios_say_what_is_wrong(fields, message):
 def test_faults_are_said_in_words_by_their_turns():
     assert fault_words(["kill-leader:2", "pause-leader"], 3) == ["leader killed 2x", "leader paused 1x"]
     assert fault_words(["kill-controller"], 1) == ["controller killed 1x"] and fault_words([], 5) == []
+    assert fault_words(["kill-leader:2", "rolling-restart,kill"], 3) == ["leader killed 2x", "rolling-restart,kill 1x"]
+
+
+def test_an_operation_takes_a_faults_turn_and_its_steps_and_the_partitions_unavailability_are_said():
+    from kafkabench.core.results import Run
+    from kafkabench.labs.delivery.report import fault_texts
+    from kafkabench.operations.spec import OperationSpec
+
+    run = FaultRun([FaultSpec("kill-leader", 0.05), OperationSpec.parse("elect-leaders")], FakeFaults(), "", "t",
+                   bounces=2, every_s=60)
+    assert run.coverage() == "0 of 2 planned faults and operations fired"
+    said = fault_texts(Run(client="java", scenario="delivery", params={"effective_min_isr": 2, "faults": [
+        {"fault": "rolling-restart", "planned_s": 1.0, "fired_s": 1.0, "healed_s": 9.5, "error": None, "broker": None,
+         "what": "broker(s) 1, 2 restarted in turn (controlled shutdown), each back in every ISR of t before the next",
+         "steps": [{"broker": 1, "stop_s": 1.0, "serving_s": 3.0, "in_isr_s": 4.0},
+                   {"broker": 2, "stop_s": 4.0, "serving_s": 8.0, "in_isr_s": 9.5}]}],
+        "unavailable": {"look_s": 0.2, "looks": 60, "failed_looks": 2, "partitions": {
+            "0": {"leaderless_s": 0.0, "under_min_isr_s": 0.0}, "1": {"leaderless_s": 0.4, "under_min_isr_s": 1.2},
+            "2": {"leaderless_s": 1.6, "under_min_isr_s": 0.0}}}}))
+    assert said == [
+        "broker(s) 1, 2 restarted in turn (controlled shutdown), each back in every ISR of t before the next at 1.0 s, "
+        "done at 9.5 s; broker 1 stopped 1.0 s, serving 3.0 s, back in every ISR 4.0 s; broker 2 stopped 4.0 s, "
+        "serving 8.0 s, back in every ISR 9.5 s",
+        "the topic's partitions, looked at every 0.2 s (60 looks, 2 of them unanswered): without a leader: [2] 1.6 s, "
+        "[1] 0.4 s; under min.insync.replicas 2: [1] 1.2 s"]
     assert FaultSpec.parse("pause-leader:1.5") == FaultSpec("pause-leader", 1.5)
     assert FaultSpec.parse("restart-leader").down_s is None and FaultSpec.parse("kill-follower").down_s == 3.0
     check_request(DeliveryScenario(faults=["kill-follower:0.5"]))

@@ -13,6 +13,7 @@ from kafkabench import clients as client_registry
 from kafkabench.errors import ConfigError
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.durability.cells import Cell as TopicAndProducer
+from kafkabench.operations.spec import KINDS as OPERATIONS
 
 AXES = {"acks": ("producer", "acks", "--acks"), "idempotence": ("producer", "enable.idempotence", "--idempotence"),
         "min_isr": ("topic_config", "min.insync.replicas", "--min-isr")}
@@ -72,13 +73,23 @@ class DeliveryCell:
 
 
 def fault_words(faults: list[str], bounces: int) -> list[str]:
-    """"leader killed 3x" per fault kind, counting the turns each takes of `bounces`."""
-    turns = [faults[i % len(faults)].split(":", 1)[0].split(",", 1)[0] for i in range(bounces)] if faults else []
-    words = []
-    for kind in dict.fromkeys(turns):
-        action, role = kind.split("-", 1)
-        words.append(f"{role} {PAST[action]} {turns.count(kind)}x")
-    return words
+    """"leader killed 3x" per fault kind, "rolling-restart,kill 1x" per operation, counting the turns each takes of
+    `bounces`."""
+    turns = [_kind(faults[i % len(faults)]) for i in range(bounces)] if faults else []
+    return [fault_word(kind, turns.count(kind)) for kind in dict.fromkeys(turns)]
+
+
+def fault_word(kind: str, times: int) -> str:
+    """"leader killed 2x" for a fault's ACTION-TARGET, "rolling-restart,kill 1x" for an operation."""
+    if kind.split(",", 1)[0] in OPERATIONS:
+        return f"{kind} {times}x"
+    action, role = kind.split("-", 1)
+    return f"{role} {PAST[action]} {times}x"
+
+
+def _kind(text: str) -> str:
+    """A fault's ACTION-TARGET; an operation's whole text (its options say which variant)."""
+    return text if text.split(",", 1)[0] in OPERATIONS else text.split(":", 1)[0].split(",", 1)[0]
 
 
 def cell_settings(cell: DeliveryCell, scenario: DeliveryScenario):
@@ -89,7 +100,7 @@ def cell_settings(cell: DeliveryCell, scenario: DeliveryScenario):
 def cell_params(cell: DeliveryCell, scenario: DeliveryScenario) -> dict:
     s = cell.settings
     return {"cell": cell.label, "mode": cell.mode,
-            "settings": cell.describe(scenario.faults, scenario.bounces)
+            "settings": cell.describe(scenario.planned, scenario.bounces)
             + cell.describe_transactions(scenario.transactions, scenario.abort_ratio),
             **({"transactions": {"size": scenario.transactions, "abort_ratio": scenario.abort_ratio}}
                if scenario.transactions else {}),

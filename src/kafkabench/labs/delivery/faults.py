@@ -1,4 +1,6 @@
-"""Broker faults during a delivery run: a thread that fires each fault at its time, heals it, and records both.
+"""Broker faults and operations during a delivery run: a thread that fires each fault at its time, heals it, and
+records both; an operation (kafkabench.operations: a rolling restart, a leader election) takes a fault's turn, is
+carried out step by step, and is over when its last step is.
 
 The first fault fires `at_s` seconds after the start, or once `after` messages were acknowledged; then either
 one every `every_s` seconds from the first, or each `after_heal_s` seconds after the previous one healed and
@@ -8,6 +10,9 @@ restarted or resumed, a network impairment removed); a clean restart heals when 
 fault's victim is looked up when it fires (see `kafkabench.faults`): the leader of the topic's partition 0, a
 follower of it, a KRaft controller, or a node by id. Faults go through the `Faults` seam only, so an external
 cluster refuses them in one line.
+
+While the faults or operations are planned, the topic's partitions are watched (kafkabench.partition_watch): each
+partition's time without a leader and under min.insync.replicas goes into the run beside the events.
 
 Stopping the thread (the producer finished) heals a fault that is still down at once. A planned fault that did
 not fire is recorded with why (the run ended first, and when; the cluster had not healed from the one before;
@@ -28,6 +33,9 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.faults import inject
 from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery.scenario import DeliveryScenario
+from kafkabench.operations import perform as operation
+from kafkabench.operations.spec import OperationSpec
+from kafkabench.partition_watch import LOOK_S, PartitionWatch, spans
 
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
 HEALTH_POLL_S = 2.0  # one look at the topic's ISR while waiting to fire the next fault after a heal
@@ -44,13 +52,14 @@ class FaultEvent:
     healed_s: float | None = None
     error: str | None = None
     what: str | None = None  # what it did, in words: "broker 1 cut from broker 2, broker 3, both ways (dropped)"
+    steps: list[dict] | None = None  # an operation's steps, each with its seconds
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 class FaultRun:
-    def __init__(self, specs: list[FaultSpec], faults: Faults, bootstrap: str | Connection, topic: str, *, bounces: int,
+    def __init__(self, specs: list[FaultSpec | OperationSpec], faults: Faults, bootstrap: str | Connection, topic: str, *, bounces: int,
                  every_s: float, at_s: float = 0.0, after: int | None = None, after_heal_s: float | None = None,
                  heal_timeout_s: float = 120.0, acknowledged: Callable[[], int] = lambda: 0,
                  stage: Stage | None = None) -> None:
@@ -68,6 +77,8 @@ class FaultRun:
         self._thread: threading.Thread | None = None
         self._start = 0.0
         self._member_turn = 0  # consumer faults hit the group's members in turn
+        self.watch: PartitionWatch | None = None
+        self._down: set[int] = set()  # brokers a fault or operation stopped and that do not serve again yet
 
     @classmethod
     def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str,
@@ -77,6 +88,8 @@ class FaultRun:
         consumer, a coordinator, an output topic) fails here, before any send."""
         specs = [FaultSpec.parse(text) for text in scenario.faults]
         inject.check(specs, faults)
+        operations = [OperationSpec.parse(text) for text in scenario.operations]
+        operation.check(operations, faults)
         stage = stage or Stage()
         for spec in specs:
             if spec.role == "consumer" and stage.members is None:
@@ -86,7 +99,7 @@ class FaultRun:
                                   "or --copier")
             if spec.option("of") == "output" and stage.output_topic is None:
                 raise ConfigError(f"{spec.kind},of=output: only a copier has an output topic; give --copier")
-        return cls(specs, faults, bootstrap, topic,
+        return cls([*specs, *operations], faults, bootstrap, topic,
                    bounces=scenario.bounces, every_s=scenario.bounce_every, at_s=scenario.fault_at,
                    after=scenario.fault_after, after_heal_s=scenario.bounce_after_heal,
                    heal_timeout_s=scenario.heal_timeout, stage=stage)
@@ -104,6 +117,8 @@ class FaultRun:
         if not self.specs:
             return
         self._start = time.monotonic()
+        self.watch = PartitionWatch(self.bootstrap, self.topic, self._elapsed, self._running_brokers)
+        self.watch.start()
         self._thread = threading.Thread(target=self._run, name="kafkabench-faults", daemon=True)
         self._thread.start()
 
@@ -116,7 +131,7 @@ class FaultRun:
             if self._thread.is_alive():
                 self.events.append(FaultEvent("heal", None, error=f"a heal was still running after {JOIN_S:g} s"))
         for index in range(len([event for event in self.events if event.fault != "heal"]), self.planned):
-            self.events.append(FaultEvent(self._spec(index).kind, None, error=self._unfired_reason(index)))
+            self.events.append(FaultEvent(self._spec(index).label, None, error=self._unfired_reason(index)))
         return self.events
 
     def _unfired_reason(self, index: int) -> str:
@@ -128,10 +143,18 @@ class FaultRun:
         return f"not fired: the run ended at {self.ended_s:g} s, {waiting}"
 
     def record(self, run: Run) -> None:
-        """Stop, and put into the run what happened: each fault's event, and how many of those planned fired."""
+        """Stop, and put into the run what happened: each fault's event, how many of those planned fired, and each
+        partition's spans without a leader and under min.insync.replicas (`unavailable`, with the worst of each)."""
         run.params["faults"] = [event.to_dict() for event in self.stop()]
         if self.planned:
             run.params.update(faults_planned=self.planned, faults_fired=self.fired(), fault_coverage=self.coverage())
+        if self.watch is not None:
+            found = spans(self.watch.stop(), run.params.get("effective_min_isr", 1))
+            run.params["unavailable"] = {
+                "look_s": LOOK_S, "looks": len(self.watch.looks), "failed_looks": self.watch.failed,
+                **{f"worst_{name}_s": max((figures[f"{name}_s"] for figures in found.values()), default=0.0)
+                   for name in ("leaderless", "under_min_isr")},
+                "partitions": {str(p): figures for p, figures in sorted(found.items())}}
 
     def shortfall(self) -> str | None:
         """Why the run failed `--faults-must-fire`; None when every planned fault fired."""
@@ -145,11 +168,21 @@ class FaultRun:
         return len([event for event in self.events if event.fired_s is not None])
 
     def coverage(self) -> str:
-        """"2 of 3 planned faults fired"; empty without faults."""
-        return f"{self.fired()} of {self.planned} planned faults fired" if self.planned else ""
+        """"2 of 3 planned faults fired" ("operations", "faults and operations"); empty without either."""
+        kinds = {"operations" if isinstance(spec, OperationSpec) else "faults" for spec in self.specs}
+        noun = " and ".join(sorted(kinds))
+        return f"{self.fired()} of {self.planned} planned {noun} fired" if self.planned else ""
 
-    def _spec(self, index: int) -> FaultSpec:
+    def _spec(self, index: int) -> FaultSpec | OperationSpec:
         return self.specs[index % len(self.specs)]
+
+    def _running_brokers(self) -> set[int] | None:
+        """The brokers that can serve: their processes run, and no fault or operation has them down (killed or paused
+        and not back yet); None: unknown, a cluster kafkabench did not start."""
+        try:
+            return set(self.faults.broker_pids()) - self._down
+        except KafkabenchError:
+            return None
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._start
@@ -167,7 +200,7 @@ class FaultRun:
             if due is None or not self._wait_until(due, f"before its planned time {due:.1f} s"):
                 return
             spec = self._spec(index)
-            event = FaultEvent(spec.kind, round(due, 3))
+            event = FaultEvent(spec.label, round(due, 3))
             self.events.append(event)
             self._index, self._waiting = index + 1, f"while the {spec.kind} before it was in progress"
             self._fire(spec, event)
@@ -218,8 +251,15 @@ class FaultRun:
         self._waiting = why
         return not self._stop.wait(max(0.0, due - self._elapsed()))
 
-    def _fire(self, spec: FaultSpec, event: FaultEvent) -> None:
+    def _fire(self, spec: FaultSpec | OperationSpec, event: FaultEvent) -> None:
         try:
+            if isinstance(spec, OperationSpec):
+                event.fired_s = round(self._elapsed(), 3)
+                performed = operation.perform(spec, self.faults, self.bootstrap, self.topic, self._elapsed,
+                                              self.heal_timeout_s, self._stop.is_set, self._down)
+                event.what, event.steps = performed.what, performed.steps
+                event.healed_s = round(self._elapsed(), 3)  # over with its last step
+                return
             if spec.role == "consumer":
                 injected = self._hit_member(spec, event)
             else:
@@ -227,11 +267,14 @@ class FaultRun:
                 aim = inject.aim(spec, self.faults, topic, self.bootstrap, self.stage.coordinator)
                 event.broker = aim.victim
                 event.fired_s = round(self._elapsed(), 3)
+                if spec.action in ("kill", "pause"):  # its partitions' metadata names it until it is fenced
+                    self._down.add(aim.victim)
                 injected = inject.inject(spec, self.faults, aim)
             event.what = injected.what
             if spec.down_s is not None:
                 self._stop.wait(spec.down_s)
             injected.heal()
+            self._down.discard(event.broker)
             event.healed_s = round(self._elapsed(), 3)
         except KafkabenchError as exc:  # a fault that could not be injected or healed is a finding, not a crash
             event.error = _failed(event, str(exc))

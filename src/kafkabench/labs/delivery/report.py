@@ -9,7 +9,7 @@ import dataclasses
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.labs.delivery.checker import Verdict
 from kafkabench.labs.delivery.verdicts import verdict_lines
-from kafkabench.labs.delivery.cells import CONSUMING_MODES, PAST
+from kafkabench.labs.delivery.cells import CONSUMING_MODES, fault_word
 from kafkabench.report.table import Table, columns, fixed, split_settings
 
 VERDICT_NAMES = ["sent", "acked", "failed", "unknown", "lost", "duplicated", "reordered", "failed, present",
@@ -23,6 +23,7 @@ ENDED = {"recovered": "recovered by itself", "released": "its partitions went to
          "replaced": "replaced after the stall bound", "killed": "killed by a fault", "exited": "its process ended",
          "finished": "then finished", "stuck": "still stuck when the run ended"}
 ENDING = {"sync": "closing", "async-close": "closing", "async-sleep": "sleeping"}
+NAMED_PARTITIONS = 6  # partitions named per line, the worst first; the rest are in result.json
 
 
 def cell_settings(run: Run) -> dict[str, str]:
@@ -32,8 +33,7 @@ def cell_settings(run: Run) -> dict[str, str]:
     if "mode" not in p:  # a cell that never got its settings recorded
         return {"cell": p.get("settings", p.get("cell", run.client)), "client": run.client}
     kinds = [event["fault"] for event in p.get("faults", [])]
-    faults = ", ".join(f"{kind.split('-', 1)[1]} {PAST[kind.split('-', 1)[0]]} {kinds.count(kind)}x"
-                       for kind in dict.fromkeys(kinds))
+    faults = ", ".join(fault_word(kind, kinds.count(kind)) for kind in dict.fromkeys(kinds))
     return {"mode": p["mode"], "acks": str(p.get("acks")), "idem": p.get("idempotence", "-"),
             "RF": str(p.get("replication_factor")), "ISR": str(p.get("effective_min_isr")),
             **({"TV": str(p["transaction_version"])} if "transaction_version" in p else {}), "faults": faults or "none",
@@ -238,10 +238,37 @@ def fault_texts(run: Run) -> list[str]:
         if event.get("fired_s") is None:
             texts.append(f"{what}: {event.get('error') or 'not fired'}")
             continue
-        healed = f", healed at {event['healed_s']:.1f} s" if event.get("healed_s") is not None else ""
+        ended = "done" if event.get("steps") is not None else "healed"
+        healed = f", {ended} at {event['healed_s']:.1f} s" if event.get("healed_s") is not None else ""
         failed = f": {event['error']}" if event.get("error") else ""
-        texts.append(f"{what} at {event['fired_s']:.1f} s{healed}{failed}")
+        texts.append(f"{what} at {event['fired_s']:.1f} s{healed}{failed}" + _steps(event.get("steps") or []))
+    if unavailable := run.params.get("unavailable"):
+        texts.append(_unavailable(unavailable, run.params.get("effective_min_isr", 1)))
     return texts
+
+
+def _steps(steps: list[dict]) -> str:
+    """A rolling restart's steps: per broker, when it was stopped, serving again, and back in every ISR."""
+    if not steps or "broker" not in steps[0]:
+        return ""
+    return "; " + "; ".join(f"broker {step['broker']} stopped {step['stop_s']:.1f} s, serving "
+                            f"{step.get('serving_s', float('nan')):.1f} s, back in every ISR "
+                            f"{step.get('in_isr_s', float('nan')):.1f} s" for step in steps)
+
+
+def _unavailable(unavailable: dict, min_isr: int) -> str:
+    """Per partition, the time it had no leader and the time it was under min.insync.replicas, the worst named."""
+    partitions = unavailable["partitions"]
+    said = []
+    for name, words in (("leaderless", "without a leader"), ("under_min_isr", f"under min.insync.replicas {min_isr}")):
+        worst = sorted(partitions.items(), key=lambda item: -item[1][f"{name}_s"])
+        hit = [f"[{p}] {figures[f'{name}_s']:.1f} s" for p, figures in worst if figures[f"{name}_s"] > 0]
+        said.append(f"{words}: " + (", ".join(hit[:NAMED_PARTITIONS]) + (f", ... {len(hit) - NAMED_PARTITIONS} more"
+                                                                           if len(hit) > NAMED_PARTITIONS else "")
+                                     if hit else "never"))
+    failed = f", {unavailable['failed_looks']} of them unanswered" if unavailable.get("failed_looks") else ""
+    return (f"the topic's partitions, looked at every {unavailable['look_s']:g} s ({unavailable['looks']:,} "
+            f"looks{failed}): " + "; ".join(said))
 
 
 def headline(document: ResultDocument) -> str:

@@ -35,6 +35,8 @@ from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.delivery.stall_bound import check_stall_bound
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.topic_check import fresh_topic
+from kafkabench.operations import perform as operation
+from kafkabench.operations.spec import OperationSpec
 
 PRODUCER_ID = 0
 
@@ -51,6 +53,7 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     if scenario.faults and not target.started_here:
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
+    operation.check([OperationSpec.parse(text) for text in scenario.operations], target.faults)
     if scenario.consuming:
         check_stall_bound(scenario, target, CONSUMER_DEFAULTS)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -65,7 +68,7 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     run_id = uuid.uuid4().hex[:8]
     try:
         for index, cell in enumerate(cells):
-            listener.note(f"cell {index + 1}/{len(cells)}: {cell.describe(scenario.faults, scenario.bounces)} ({cell.client})")
+            listener.note(f"cell {index + 1}/{len(cells)}: {cell.describe(scenario.planned, scenario.bounces)} ({cell.client})")
             topic = f"kafkabench-delivery-{run_id}-{index}"
             run = Run(client=cell.client, scenario="delivery", params=cell_params(cell, scenario))
             document.runs.append(run)
@@ -91,13 +94,14 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
             if scenario.compare_apache and _first_of_its_settings(cells, index):
                 from kafkabench.labs.delivery.apache import verifiable_producer_run
 
-                listener.note(f"Apache VerifiableProducer: {cell.describe(scenario.faults, scenario.bounces)}")
+                listener.note(f"Apache VerifiableProducer: {cell.describe(scenario.planned, scenario.bounces)}")
                 document.runs.append(verifiable_producer_run(cell, scenario, target, f"{topic}-apache", out_dir,
                                                              len(document.runs)))
                 write_result(document, out_dir)
     except KeyboardInterrupt:
         document.error = "interrupted"
-        if scenario.faults:  # no broker of a cluster that goes on running is left down
+        if scenario.faults or any(OperationSpec.parse(text).restarts for text in scenario.operations):
+            # no broker of a cluster that goes on running is left down
             try:
                 target.faults.bring_back()
             except KafkabenchError as exc:

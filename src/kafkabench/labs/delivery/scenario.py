@@ -8,6 +8,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AfterValidator, Field, PositiveFloat, PositiveInt, model_validator
 
 from kafkabench.faults.spec import parse_fault
+from kafkabench.operations.spec import parse_operation
 from kafkabench.labs.scenario import (Acks, Cli, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,
                                       RecordSize, Scenario, TopicSettings)
 
@@ -23,6 +24,7 @@ def _mode(text: str) -> str:
 
 Mode = Annotated[str, AfterValidator(_mode)]
 Fault = Annotated[str, AfterValidator(parse_fault)]
+Operation = Annotated[str, AfterValidator(parse_operation)]
 Switch = Literal["on", "off"]
 ConsumerMode = Literal["auto-commit", "commit-after", "commit-before"]
 
@@ -35,7 +37,7 @@ class DeliveryScenario(Scenario):
                      "rate", "timeout"),
         "Producer modes": ("modes", "acks", "idempotence", "return_wait", "compare_apache"),
         "Consumers and copier": ("consumer_modes", "copier", "consumers", "stall_bound", "batch", "process_ms"),
-        "Faults": ("faults", "fault_at", "fault_after", "bounces", "bounce_every", "bounce_after_heal",
+        "Faults": ("faults", "operations", "fault_at", "fault_after", "bounces", "bounce_every", "bounce_after_heal",
                    "end_after_heal", "faults_must_fire", "heal_timeout"),
         "Transactions": ("transactions", "abort_ratio", "transaction_versions"),
     }
@@ -69,6 +71,11 @@ class DeliveryScenario(Scenario):
                         "partition-leader:40,from=followers+controllers, delay-follower:30,ms=50, "
                         "loss-leader:20,percent=5, bandwidth-follower:30,mbit=10 (network faults need root: the "
                         "cluster runs on a network of its own).")
+    operations: Annotated[list[Operation], Cli("--operation", repeat=True)] = Field(
+        [], description="An operation during each run (repeatable), scheduled as the faults are and taking turns with "
+                        "them: rolling-restart[,kill][,pause=S] (each broker in turn: a controlled shutdown, or kill -9 "
+                        "with kill, started again, back in every ISR before the next; the embedded cluster), "
+                        "elect-leaders (preferred leader election of the topic's partitions; any cluster).")
     fault_at: float = Field(1.0, ge=0, description="Seconds after the first send when the first fault fires.")
     fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were "
                                                               "acknowledged (instead of --fault-at).")
@@ -128,14 +135,19 @@ class DeliveryScenario(Scenario):
     topic_config: TopicSettings = {}
     overrides: Overrides = {}
 
+    @property
+    def planned(self) -> list[str]:
+        """What the schedule takes turns with: the faults, then the operations."""
+        return [*self.faults, *self.operations]
+
     @model_validator(mode="after")
     def _one_trigger(self) -> DeliveryScenario:
         if self.fault_after is not None and "fault_at" in self.model_fields_set:
             raise ValueError("give --fault-at or --fault-after, not both")
         if self.bounce_after_heal is not None and "bounce_every" in self.model_fields_set:
             raise ValueError("give --bounce-every or --bounce-after-heal, not both")
-        if self.end_after_heal is not None and not self.faults:
-            raise ValueError("--end-after-heal ends the sending after the faults: give --fault too")
+        if self.end_after_heal is not None and not (self.faults or self.operations):
+            raise ValueError("--end-after-heal ends the sending after the faults: give --fault or --operation too")
         if self.end_after_heal is not None and self.compare_apache:
             raise ValueError("--end-after-heal: Apache's VerifiableProducer sends its whole --count; drop one of them")
         if self.abort_ratio and self.transactions is None:

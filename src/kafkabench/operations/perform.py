@@ -1,0 +1,103 @@
+"""An operation carried out on a cluster, step by step, each step bounded and recorded in the run's seconds.
+
+Restarts go through the `Faults` seam (an external cluster refuses them, said before the run starts by `check`);
+leader elections through the Admin API, so they work on any cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.faults import Faults, FaultsUnavailable
+from kafkabench.connection import Connection
+from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.operations.spec import OperationSpec
+
+ADMIN_TIMEOUT_S = 30.0
+
+
+@dataclass
+class Performed:
+    what: str  # in words: "brokers 1, 2, 3 restarted in turn (controlled shutdown), each back in every ISR"
+    steps: list[dict] = field(default_factory=list)  # each step's figures, in the run's seconds
+
+
+def check(specs: list[OperationSpec], faults: Faults) -> None:
+    """Before a run: an operation that restarts brokers needs the embedded cluster and more than one broker; else one
+    ConfigError line."""
+    restarting = [spec for spec in specs if spec.restarts]
+    if not restarting:
+        return
+    try:
+        brokers = faults.broker_ids()
+    except FaultsUnavailable:
+        raise ConfigError(f"{restarting[0].kind} restarts broker processes, which needs the embedded cluster (drop "
+                          "--bootstrap-servers to let kafkabench start one); elect-leaders works on any "
+                          "cluster") from None
+    if len(brokers) < 2:
+        raise ConfigError(f"{restarting[0].kind} on a cluster of one broker leaves every partition without a leader "
+                          "while it restarts: give the cluster more brokers (--brokers 3)")
+
+
+def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, topic: str, clock: Callable[[], float],
+            heal_timeout_s: float, stopped: Callable[[], bool] = lambda: False, down: set[int] | None = None
+            ) -> Performed:
+    """Carry out `spec` on `topic`'s cluster; `clock` gives the run's seconds for the steps. `stopped`: the run has
+    ended, and a rolling restart starts no further broker's stop (the one under way is finished). `down`: the
+    brokers that cannot serve as leaders though the metadata may still name them (killed, then starting again), kept
+    up to date for the partitions' watch."""
+    if spec.kind == "rolling-restart":
+        return _rolling_restart(spec, faults, topic, clock, heal_timeout_s, stopped, set() if down is None else down)
+    return _elect_leaders(bootstrap, topic, clock)
+
+
+def _rolling_restart(spec: OperationSpec, faults: Faults, topic: str, clock: Callable[[], float],
+                     heal_timeout_s: float, stopped: Callable[[], bool], down: set[int]) -> Performed:
+    how = "kill -9, no hand-over" if spec.kill else "controlled shutdown"
+    performed = Performed("")
+    brokers = faults.broker_ids()
+    for index, broker in enumerate(brokers):
+        if stopped():
+            break
+        step = {"broker": broker, "stop_s": round(clock(), 3)}
+        performed.steps.append(step)
+        if spec.kill:  # its partitions keep it as their leader until the controller fences it or it is back
+            down.add(broker)
+            faults.kill(broker)
+        try:
+            faults.restart(broker)  # a graceful stop (SIGTERM) of a running broker, then its start on the same data
+        finally:
+            down.discard(broker)
+        step["serving_s"] = round(clock(), 3)
+        try:
+            faults.wait_healthy(heal_timeout_s, [topic])
+        except KafkabenchError as exc:
+            raise KafkabenchError(f"broker {broker} restarted ({how}) but {topic} did not get its full ISR back "
+                                  f"within {heal_timeout_s:g} s: {exc}") from exc
+        step["in_isr_s"] = round(clock(), 3)
+        if spec.pause_s and index < len(brokers) - 1:
+            time.sleep(spec.pause_s)
+    done = [step["broker"] for step in performed.steps]
+    performed.what = (f"broker(s) {', '.join(map(str, done))} restarted in turn ({how}), each back in every ISR of "
+                      f"{topic} before the next" + ("" if len(done) == len(brokers) else
+                                                    f"; the run ended before broker(s) "
+                                                    f"{', '.join(str(b) for b in brokers if b not in done)}"))
+    return performed
+
+
+def _elect_leaders(bootstrap: str | Connection, topic: str, clock: Callable[[], float]) -> Performed:
+    with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
+        partitions = admin.describe_topic(topic).partitions
+        skewed = [p.partition for p in partitions if p.replicas and p.leader != p.replicas[0]]
+        step = {"skewed": skewed, "elect_s": round(clock(), 3)}
+        if skewed:
+            admin.elect_preferred_leaders(topic, skewed)
+        step["elected_s"] = round(clock(), 3)
+        after = admin.describe_topic(topic).partitions
+    step["still_skewed"] = [p.partition for p in after if p.replicas and p.leader != p.replicas[0]]
+    what = (f"preferred leaders elected for {len(skewed)} partition(s) of {topic} ({', '.join(map(str, skewed))})"
+            if skewed else f"every partition of {topic} was on its preferred leader: nothing to elect")
+    return Performed(what, [step])

@@ -1,0 +1,82 @@
+"""The operations' grammar: what an operator does to a cluster on purpose, in the faults' phrase form
+(faults.grammar): `NAME[,OPTION[=VALUE]...]`, checked when a scenario is read.
+
+- rolling-restart[,kill][,pause=S]: each broker in turn, by id: stopped (SIGTERM: a controlled shutdown, its
+  leadership handed over first; with `kill`, SIGKILL and no hand-over), started again on its data, and waited for
+  until every partition of the lab's topic has its full ISR again; S seconds (default 0) between one broker being
+  back and the next one's stop.
+- elect-leaders: a preferred leader election for every partition of the lab's topic whose leader is not its first
+  replica (after a restart, leadership stays where it moved until the controller rebalances it:
+  leader.imbalance.check.interval.seconds, 300 s by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkabench.faults.grammar import Phrase
+
+KINDS = ("rolling-restart", "elect-leaders")
+OPTIONS = {"rolling-restart": ("kill", "pause")}
+EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-restart,pause=5", "elect-leaders")
+RESTARTS = ("rolling-restart",)  # operations that restart broker processes: the embedded cluster only
+
+
+class OperationSyntaxError(ValueError):
+    """An operation kafkabench cannot read; the message says what is wrong and shows forms that work."""
+
+
+@dataclass(frozen=True)
+class OperationSpec:
+    kind: str
+    options: tuple[tuple[str, str], ...] = ()
+    down_s = None  # an operation is over when its last step is: nothing to heal after it
+
+    @classmethod
+    def parse(cls, text: str) -> OperationSpec:
+        phrase = Phrase.read(text)
+        if phrase is None or phrase.name not in KINDS:
+            raise OperationSyntaxError(f"{text!r}: operations are {', '.join(KINDS)}, e.g. {', '.join(EXAMPLES)}")
+        if phrase.number is not None:
+            raise OperationSyntaxError(f"{text!r}: {phrase.name} takes no number")
+        allowed = OPTIONS.get(phrase.name, ())
+        for key, value in phrase.options:
+            if key not in allowed:
+                takes = f"takes {', '.join(allowed)}" if allowed else "takes no options"
+                raise OperationSyntaxError(f"{text!r}: {phrase.name} {takes}, not {key!r}")
+            if key == "kill" and value:
+                raise OperationSyntaxError(f"{text!r}: kill takes no value")
+            if key == "pause" and not _seconds(value):
+                raise OperationSyntaxError(f"{text!r}: pause is seconds, a number >= 0, not {value!r}")
+        return cls(phrase.name, phrase.options)
+
+    @property
+    def label(self) -> str:
+        """The operation as written, its options included ("rolling-restart,kill"): what the run's events name."""
+        return ",".join([self.kind, *(f"{key}={value}" if value else key for key, value in self.options)])
+
+    @property
+    def restarts(self) -> bool:
+        return self.kind in RESTARTS
+
+    @property
+    def kill(self) -> bool:
+        return any(key == "kill" for key, _ in self.options)
+
+    @property
+    def pause_s(self) -> float:
+        return float(dict(self.options).get("pause") or 0.0)
+
+
+def parse_operation(text: str) -> str:
+    """A scenario field's validator: the text if it parses (OperationSyntaxError is a ValueError, which pydantic
+    shows)."""
+    OperationSpec.parse(text)
+    return text
+
+
+def _seconds(value: str) -> bool:
+    try:
+        return float(value) >= 0
+    except ValueError:
+        return False

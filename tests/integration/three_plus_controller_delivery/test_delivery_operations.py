@@ -1,0 +1,55 @@
+"""Operations under load on 3 brokers beside a dedicated controller: a rolling restart with controlled shutdowns and
+one with kill -9, while an idempotent acks=all producer sends; nothing acknowledged lost, and each partition's time
+without a leader measured."""
+
+import pytest
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT
+from kafkabench.labs.delivery.report import lines, verdict_of
+from kafkabench.labs.delivery.run import run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+
+@pytest.fixture
+def target(cluster):
+    return Target.embedded(cluster)
+
+
+def leaderless_during(run, event) -> float:
+    """The longest time a partition had no leader within the event's seconds."""
+    partitions = run.params["unavailable"]["partitions"].values()
+    return max((min(to, event["healed_s"]) - max(begun, event["fired_s"]) for figures in partitions
+                for begun, to in figures["leaderless"] if to >= event["fired_s"] and begun <= event["healed_s"]),
+               default=0.0)
+
+
+def test_rolling_restarts_under_acks_all_min_insync_2_lose_nothing_and_say_how_long_each_partition_had_no_leader(
+        target, tmp_path):
+    # a controlled restart of each broker in turn, then one with kill -9, each broker back in every ISR before the
+    # next; the sending ends 1 s after the second is done (within 100 s: at most 200,000 messages)
+    document = run_delivery(DeliveryScenario(
+        clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2], partitions=3,
+        count=200_000, rate=2000, operations=["rolling-restart", "rolling-restart,kill"], bounces=2, fault_after=2000,
+        bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True), target, tmp_path, SILENT)
+    [run] = document.runs
+    assert run.error is None and run.params["fault_coverage"] == "2 of 2 planned operations fired", run.params["faults"]
+    clean, killed = run.params["faults"]
+    for event in (clean, killed):
+        assert [step["broker"] for step in event["steps"]] == [1, 2, 3], event
+        assert all(step["stop_s"] < step["serving_s"] <= step["in_isr_s"] for step in event["steps"]), event
+    assert "(controlled shutdown)" in clean["what"] and "(kill -9, no hand-over)" in killed["what"]
+    sent = run.params["sending_ended"]["sent"]
+    verdict = verdict_of(run)
+    assert (verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered) == (sent, 0, 0, 0), run.counters
+    # each partition looked at through both: a killed leader's partitions wait out its 3 s session
+    # (tests.conftest.FAST_FAILOVER) without a leader; a controlled shutdown hands leadership over first
+    unavailable = run.params["unavailable"]
+    assert set(unavailable["partitions"]) == {"0", "1", "2"} and unavailable["looks"] > 50, unavailable
+    assert leaderless_during(run, killed) >= 1.0 > leaderless_during(run, clean), unavailable
+    assert unavailable["worst_leaderless_s"] >= 1.0 and unavailable["worst_under_min_isr_s"] >= 0
+    said = "\n".join(lines(document))
+    assert "; 2 of 2 planned operations fired" in said and "broker 3 stopped" in said
+    assert "the topic's partitions, looked at every 0.2 s" in said

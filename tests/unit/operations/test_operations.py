@@ -1,0 +1,107 @@
+"""The operations' grammar, the checks before a run, a rolling restart's steps on a recorded cluster, and the
+partitions' unavailable spans from recorded looks."""
+
+import pytest
+
+from kafkabench.cluster.faults import FaultsUnavailable
+from kafkabench.errors import ConfigError
+from kafkabench.operations.perform import check, perform
+from kafkabench.operations.spec import OperationSpec, OperationSyntaxError
+from kafkabench.partition_watch import spans
+
+
+@pytest.mark.parametrize("text, kind, kill, pause", [
+    ("rolling-restart", "rolling-restart", False, 0.0),
+    ("rolling-restart,kill", "rolling-restart", True, 0.0),
+    ("rolling-restart,kill,pause=2.5", "rolling-restart", True, 2.5),
+    ("elect-leaders", "elect-leaders", False, 0.0),
+])
+def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
+    spec = OperationSpec.parse(text)
+    assert (spec.kind, spec.kill, spec.pause_s, spec.down_s) == (kind, kill, pause, None)
+    assert spec.restarts == (kind == "rolling-restart")
+
+
+@pytest.mark.parametrize("text, said", [
+    ("restart-everything", "operations are rolling-restart, elect-leaders, e.g. rolling-restart, "),
+    ("rolling-restart:3", "rolling-restart takes no number"),
+    ("rolling-restart,kill=yes", "kill takes no value"),
+    ("rolling-restart,pause=soon", "pause is seconds"),
+    ("elect-leaders,kill", "elect-leaders takes no options, not 'kill'"),
+])
+def test_an_operation_kafkabench_cannot_read_is_one_line_saying_what_works(text, said):
+    with pytest.raises(OperationSyntaxError, match=said):
+        OperationSpec.parse(text)
+
+
+class Recorded:
+    """A cluster of brokers that records what was done to it, in order."""
+
+    def __init__(self, brokers=(1, 2, 3), unavailable: bool = False) -> None:
+        self.brokers, self.unavailable, self.done = list(brokers), unavailable, []
+
+    def broker_ids(self):
+        if self.unavailable:
+            raise FaultsUnavailable("fault injection needs the embedded cluster")
+        return self.brokers
+
+    def kill(self, broker):
+        self.done.append(("kill", broker))
+
+    def restart(self, broker):
+        self.done.append(("restart", broker))
+
+    def wait_healthy(self, timeout_s, topics):
+        self.done.append(("whole", tuple(topics)))
+
+
+def test_restarts_need_the_embedded_cluster_and_two_brokers_and_an_election_needs_neither():
+    with pytest.raises(ConfigError, match="rolling-restart restarts broker processes, which needs the embedded cluster"):
+        check([OperationSpec.parse("rolling-restart")], Recorded(unavailable=True))
+    with pytest.raises(ConfigError, match="on a cluster of one broker leaves every partition without a leader"):
+        check([OperationSpec.parse("rolling-restart,kill")], Recorded(brokers=[1]))
+    check([OperationSpec.parse("elect-leaders")], Recorded(unavailable=True))  # the Admin API only
+
+
+def test_a_rolling_restart_takes_each_broker_in_turn_and_waits_for_the_topic_to_be_whole_before_the_next():
+    cluster, clock = Recorded(), iter(range(100))
+    done = perform(OperationSpec.parse("rolling-restart,kill"), cluster, "unused:9092", "t", lambda: next(clock), 60)
+    assert cluster.done == [("kill", 1), ("restart", 1), ("whole", ("t",)), ("kill", 2), ("restart", 2),
+                            ("whole", ("t",)), ("kill", 3), ("restart", 3), ("whole", ("t",))]
+    assert done.steps == [{"broker": 1, "stop_s": 0, "serving_s": 1, "in_isr_s": 2},
+                          {"broker": 2, "stop_s": 3, "serving_s": 4, "in_isr_s": 5},
+                          {"broker": 3, "stop_s": 6, "serving_s": 7, "in_isr_s": 8}]
+    assert done.what == "broker(s) 1, 2, 3 restarted in turn (kill -9, no hand-over), each back in every ISR of t " \
+                        "before the next"
+    # a clean one stops no broker by signal of its own: the restart's graceful stop is the controlled shutdown
+    cluster = Recorded(brokers=[1, 2])
+    done = perform(OperationSpec.parse("rolling-restart"), cluster, "unused:9092", "t", lambda: 0.0, 60,
+                   stopped=lambda: len(cluster.done) >= 2)  # the run ended after the first broker
+    assert [step for step in cluster.done if step[0] != "whole"] == [("restart", 1)]
+    assert done.what.endswith("(controlled shutdown), each back in every ISR of t before the next; the run ended "
+                              "before broker(s) 2")
+
+
+def test_spans_without_a_leader_and_under_min_isr_run_from_the_first_look_that_saw_them_to_the_first_that_did_not():
+    looks = [(0.0, {0: (1, 3), 1: (2, 3)}),
+             (0.2, {0: (None, 0), 1: (2, 2)}),  # 0 leaderless; 1 down to 2 in sync
+             (0.4, {0: (-1, 0), 1: (2, 1)}),  # -1: librdkafka's word for no leader; 1 under min.insync 2
+             (0.6, {0: (3, 1), 1: (2, 2)}),
+             (0.8, {0: (3, 2), 1: (None, 0)})]  # 1 leaderless at the last look: open until it
+    found = spans(looks, min_isr=2)
+    assert found[0]["leaderless"] == [[0.2, 0.6]] and found[0]["leaderless_s"] == 0.4
+    assert found[0]["under_min_isr"] == [[0.2, 0.8]] and found[0]["under_min_isr_s"] == 0.6
+    assert found[1]["leaderless"] == [[0.8, 0.8]] and found[1]["under_min_isr"] == [[0.4, 0.6], [0.8, 0.8]]
+    assert found[1]["under_min_isr_s"] == 0.2
+    assert spans([], 2) == {}
+
+
+def test_a_leader_whose_process_is_not_running_counts_as_none_and_only_running_replicas_as_in_sync():
+    from kafkabench.admin import PartitionInfo
+    from kafkabench.partition_watch import _states
+
+    # broker 2 killed: the metadata still names it leader of 0 and in both ISRs until the controller fences it
+    partitions = [PartitionInfo(0, 2, (2, 1, 3), (2, 1, 3)), PartitionInfo(1, 1, (1, 2, 3), (1, 2)),
+                  PartitionInfo(2, -1, (3, 1, 2), ())]
+    assert _states(partitions, live={1, 3}) == {0: (None, 2), 1: (1, 1), 2: (None, 0)}
+    assert _states(partitions, live=None) == {0: (2, 3), 1: (1, 2), 2: (None, 0)}  # a cluster kafkabench did not start
