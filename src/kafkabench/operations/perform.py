@@ -100,4 +100,6 @@ def _elect_leaders(bootstrap: str | Connection, topic: str, clock: Callable[[], 
     step["still_skewed"] = [p.partition for p in after if p.replicas and p.leader != p.replicas[0]]
     what = (f"preferred leaders elected for {len(skewed)} partition(s) of {topic} ({', '.join(map(str, skewed))})"
             if skewed else f"every partition of {topic} was on its preferred leader: nothing to elect")
+    if step["still_skewed"]:
+        what += f"; still on another leader after it: {', '.join(map(str, step['still_skewed']))}"
     return Performed(what, [step])
