@@ -60,7 +60,8 @@ class FaultEvent:
 
 class FaultRun:
     def __init__(self, specs: list[FaultSpec | OperationSpec], faults: Faults, bootstrap: str | Connection, topic: str,
-                 *, bounces: int, every_s: float, at_s: float = 0.0, after: int | None = None, after_heal_s: float | None = None,
+                 *, bounces: int, every_s: float, at_s: float = 0.0, after: int | None = None,
+                 after_heal_s: float | None = None,
                  heal_timeout_s: float = 120.0, acknowledged: Callable[[], int] = lambda: 0,
                  stage: Stage | None = None) -> None:
         self.specs, self.faults, self.bootstrap, self.topic = specs, faults, bootstrap, topic

@@ -68,7 +68,8 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     run_id = uuid.uuid4().hex[:8]
     try:
         for index, cell in enumerate(cells):
-            listener.note(f"cell {index + 1}/{len(cells)}: {cell.describe(scenario.planned, scenario.bounces)} ({cell.client})")
+            listener.note(f"cell {index + 1}/{len(cells)}: {cell.describe(scenario.planned, scenario.bounces)} "
+                          f"({cell.client})")
             topic = f"kafkabench-delivery-{run_id}-{index}"
             run = Run(client=cell.client, scenario="delivery", params=cell_params(cell, scenario))
             document.runs.append(run)
