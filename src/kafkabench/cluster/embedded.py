@@ -561,15 +561,22 @@ class EmbeddedCluster:
 
     def _adopt_restarts(self) -> None:
         """Nodes another process restarted (a lab attached to this cluster brings back a broker it killed) are
-        in the state file under their new pids: take them over, so they are seen and stopped like our own."""
+        in the state file under their new pids: take them over, so they are seen and stopped like our own. Only a
+        process started after ours: while this process restarts a node (in memory at once, in the file once every
+        node it restarts is up), the file still names the process it replaced, which must not be taken back (a
+        status asked meanwhile from another thread did, and lost the new process: killed nodes were not killed and
+        their restarts found their ports taken)."""
         saved = load_state(self.directory) if self.state is not None else None
         if saved is None or saved.cluster_id != self.state.cluster_id:
             return
         for node in saved.nodes:
             mine = self.state.node(node.node_id)
-            if node.pid is not None and (node.pid, node.create_time) != (mine.pid, mine.create_time):
-                mine.pid, mine.create_time = node.pid, node.create_time
-                self._processes[node.node_id] = BrokerProcess(mine)
+            if node.pid is None or (node.pid, node.create_time) == (mine.pid, mine.create_time):
+                continue
+            if mine.create_time is not None and (node.create_time is None or node.create_time <= mine.create_time):
+                continue  # ours is the newer process
+            mine.pid, mine.create_time = node.pid, node.create_time
+            self._processes[node.node_id] = BrokerProcess(mine)
 
     def _require_state(self) -> ClusterState:
         if self.state is None:
