@@ -350,12 +350,23 @@ class KafkaAdmin:
     def set_group_config(self, group: str, settings: dict[str, str]) -> None:
         """A group's own settings (KIP-848 and KIP-932 group configs: `share.auto.offset.reset`,
         `share.record.lock.duration.ms`, ...), set incrementally; the group need not exist yet."""
+        self.set_configs(ResourceType.GROUP, group, settings, f"group {group}'s")
+
+    def set_topic_config(self, topic: str, settings: dict[str, str]) -> None:
+        """A topic's settings changed live, incrementally (the others kept)."""
+        self.set_configs(ResourceType.TOPIC, topic, settings, f"topic {topic}'s")
+
+    def set_broker_default_config(self, settings: dict[str, str]) -> None:
+        """Every broker's dynamic setting, as the cluster-wide default (`kafka-configs --entity-default`), live."""
+        self.set_configs(ResourceType.BROKER, "", settings, "the brokers' cluster-wide")
+
+    def set_configs(self, kind: ResourceType, name: str, settings: dict[str, str], whose: str) -> None:
         entries = [ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET) for key, value in settings.items()]
-        resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-        futures = self._call(f"setting group {group}'s {', '.join(settings)}",
+        resource = ConfigResource(kind, name, incremental_configs=entries)
+        futures = self._call(f"setting {whose} {', '.join(settings)}",
                              lambda: self._admin.incremental_alter_configs([resource], request_timeout=self.timeout_s))
         for future in futures.values():
-            self._call(f"setting group {group}'s {', '.join(f'{k}={v}' for k, v in settings.items())}",
+            self._call(f"setting {whose} {', '.join(f'{k}={v}' for k, v in settings.items())}",
                        lambda: future.result(timeout=self.timeout_s))
 
     def feature_level(self, name: str) -> int | None:

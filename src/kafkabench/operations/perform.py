@@ -51,6 +51,8 @@ def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, to
     up to date for the partitions' watch."""
     if spec.kind == "rolling-restart":
         return _rolling_restart(spec, faults, topic, clock, heal_timeout_s, stopped, set() if down is None else down)
+    if spec.kind == "config":
+        return _config(spec, bootstrap, topic, clock)
     return _elect_leaders(bootstrap, topic, clock)
 
 
@@ -103,3 +105,24 @@ def _elect_leaders(bootstrap: str | Connection, topic: str, clock: Callable[[], 
     if step["still_skewed"]:
         what += f"; still on another leader after it: {', '.join(map(str, step['still_skewed']))}"
     return Performed(what, [step])
+
+
+def _config(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Callable[[], float]) -> Performed:
+    """The settings made live, then the topic's read back (the brokers' default is not: the Admin API answers a
+    broker's settings per broker)."""
+    on_topic, on_brokers = spec.settings("topic"), spec.settings("brokers")
+    step: dict = {"topic": on_topic, "brokers": on_brokers, "set_s": round(clock(), 3)}
+    with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
+        if on_topic:
+            admin.set_topic_config(topic, on_topic)
+        if on_brokers:
+            admin.set_broker_default_config(on_brokers)
+        step["done_s"] = round(clock(), 3)
+        if on_topic:
+            found = admin.topic_configs(topic)
+            step["topic_read_back"] = {key: found.get(key) for key in on_topic}
+    said = [f"{topic}'s {', '.join(f'{k}={v}' for k, v in on_topic.items())}"] if on_topic else []
+    if on_brokers:
+        said.append(f"the brokers' {', '.join(f'{k}={v}' for k, v in on_brokers.items())} (cluster-wide default)")
+    differ = {key: value for key, value in step.get("topic_read_back", {}).items() if value != on_topic[key]}
+    return Performed("set live: " + "; ".join(said) + (f"; read back otherwise: {differ}" if differ else ""), [step])

@@ -8,17 +8,23 @@
 - elect-leaders: a preferred leader election for every partition of the lab's topic whose leader is not its first
   replica (after a restart, leadership stays where it moved until the controller rebalances it:
   leader.imbalance.check.interval.seconds, 300 s by default).
+- config,topic=KEY=VALUE[,brokers=KEY=VALUE...]: settings changed live, the topic's read back after: the lab's
+  topic's (topic=), or every broker's dynamic setting as the cluster-wide default (brokers=); several in one
+  operation.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase
 
-KINDS = ("rolling-restart", "elect-leaders")
-OPTIONS = {"rolling-restart": ("kill", "pause")}
-EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-restart,pause=5", "elect-leaders")
+KINDS = ("rolling-restart", "elect-leaders", "config")
+OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers")}
+EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-restart,pause=5", "elect-leaders",
+            "config,topic=min.insync.replicas=3")
+_SETTING = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*=[^=]+$")
 RESTARTS = ("rolling-restart",)  # operations that restart broker processes: the embedded cluster only
 
 
@@ -48,6 +54,11 @@ class OperationSpec:
                 raise OperationSyntaxError(f"{text!r}: kill takes no value")
             if key == "pause" and not _seconds(value):
                 raise OperationSyntaxError(f"{text!r}: pause is seconds, a number >= 0, not {value!r}")
+            if key in ("topic", "brokers") and not _SETTING.match(value):
+                raise OperationSyntaxError(f"{text!r}: {key}= takes a setting, KEY=VALUE: {key}=min.insync.replicas=3")
+        if phrase.name == "config" and not phrase.options:
+            raise OperationSyntaxError(f"{text!r}: config needs a setting: config,topic=KEY=VALUE or "
+                                       "config,brokers=KEY=VALUE")
         return cls(phrase.name, phrase.options)
 
     @property
@@ -66,6 +77,10 @@ class OperationSpec:
     @property
     def pause_s(self) -> float:
         return float(dict(self.options).get("pause") or 0.0)
+
+    def settings(self, of: str) -> dict[str, str]:
+        """config: the settings it makes on `of` (topic, brokers), KEY -> VALUE."""
+        return dict(value.split("=", 1) for key, value in self.options if key == of)
 
 
 def parse_operation(text: str) -> str:

@@ -15,6 +15,7 @@ from kafkabench.partition_watch import spans
     ("rolling-restart,kill", "rolling-restart", True, 0.0),
     ("rolling-restart,kill,pause=2.5", "rolling-restart", True, 2.5),
     ("elect-leaders", "elect-leaders", False, 0.0),
+    ("config,topic=min.insync.replicas=3", "config", False, 0.0),
 ])
 def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
     spec = OperationSpec.parse(text)
@@ -23,15 +24,26 @@ def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-everything", "operations are rolling-restart, elect-leaders, e.g. rolling-restart, "),
+    ("restart-everything", "operations are rolling-restart, elect-leaders, config, e.g. rolling-restart, "),
     ("rolling-restart:3", "rolling-restart takes no number"),
     ("rolling-restart,kill=yes", "kill takes no value"),
     ("rolling-restart,pause=soon", "pause is seconds"),
     ("elect-leaders,kill", "elect-leaders takes no options, not 'kill'"),
+    ("config", "config needs a setting: config,topic=KEY=VALUE or config,brokers=KEY=VALUE"),
+    ("config,topic=min.insync.replicas", "topic= takes a setting, KEY=VALUE"),
+    ("config,cluster=a=1", "config takes topic, brokers, not 'cluster'"),
 ])
+
 def test_an_operation_kafkabench_cannot_read_is_one_line_saying_what_works(text, said):
     with pytest.raises(OperationSyntaxError, match=said):
         OperationSpec.parse(text)
+
+
+def test_a_config_operation_names_its_settings_per_resource_and_keeps_the_dots_of_their_names():
+    spec = OperationSpec.parse("config,topic=min.insync.replicas=3,topic=retention.ms=1000,brokers=log.cleaner.threads=2")
+    assert spec.settings("topic") == {"min.insync.replicas": "3", "retention.ms": "1000"}
+    assert spec.settings("brokers") == {"log.cleaner.threads": "2"} and not spec.restarts
+    assert spec.label == "config,topic=min.insync.replicas=3,topic=retention.ms=1000,brokers=log.cleaner.threads=2"
 
 
 class Recorded:
