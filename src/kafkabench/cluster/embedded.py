@@ -571,12 +571,9 @@ class EmbeddedCluster:
             return
         for node in saved.nodes:
             mine = self.state.node(node.node_id)
-            if node.pid is None or (node.pid, node.create_time) == (mine.pid, mine.create_time):
-                continue
-            if mine.create_time is not None and (node.create_time is None or node.create_time <= mine.create_time):
-                continue  # ours is the newer process
-            mine.pid, mine.create_time = node.pid, node.create_time
-            self._processes[node.node_id] = BrokerProcess(mine)
+            if started_later(node, mine):
+                mine.pid, mine.create_time = node.pid, node.create_time
+                self._processes[node.node_id] = BrokerProcess(mine)
 
     def _require_state(self) -> ClusterState:
         if self.state is None:
@@ -592,6 +589,14 @@ class EmbeddedCluster:
         state = self._require_state()
         live = [n.address for n in state.brokers if self._processes[n.node_id].state() == "running"]
         return ",".join(live) or state.bootstrap_servers
+
+
+def started_later(saved: NodeState, mine: NodeState) -> bool:
+    """Whether the state file's process of a node is another than ours and started after it (ours may be a restart
+    the file does not name yet, and the one it names the process that restart replaced)."""
+    if saved.pid is None or (saved.pid, saved.create_time) == (mine.pid, mine.create_time):
+        return False
+    return mine.create_time is None or (saved.create_time is not None and saved.create_time > mine.create_time)
 
 
 def _diagnose(lines: list[str]) -> str:

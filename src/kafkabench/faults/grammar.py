@@ -26,3 +26,18 @@ class Phrase:
         name, number, options = found.groups()
         pairs = tuple((key, value) for key, _, value in (option.partition("=") for option in options.split(",")[1:]))
         return cls(name, number, pairs)
+
+    def unknown_option(self, allowed: tuple[str, ...]) -> str | None:
+        """What a reader says of the first option not in `allowed` ("takes pause, not 'down'"); None when all are."""
+        for key, _ in self.options:
+            if key not in allowed:
+                return f"{'takes ' + ', '.join(allowed) if allowed else 'takes no options'}, not {key!r}"
+        return None
+
+
+def is_seconds(value: str) -> bool:
+    """An option's value that reads as seconds: a number >= 0."""
+    try:
+        return float(value) >= 0
+    except ValueError:
+        return False

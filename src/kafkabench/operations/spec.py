@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kafkabench.faults.grammar import Phrase
+from kafkabench.faults.grammar import Phrase, is_seconds
 
 KINDS = ("rolling-restart", "elect-leaders", "config")
 OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers")}
@@ -45,14 +45,12 @@ class OperationSpec:
             raise OperationSyntaxError(f"{text!r}: operations are {', '.join(KINDS)}, e.g. {', '.join(EXAMPLES)}")
         if phrase.number is not None:
             raise OperationSyntaxError(f"{text!r}: {phrase.name} takes no number")
-        allowed = OPTIONS.get(phrase.name, ())
+        if unknown := phrase.unknown_option(OPTIONS.get(phrase.name, ())):
+            raise OperationSyntaxError(f"{text!r}: {phrase.name} {unknown}")
         for key, value in phrase.options:
-            if key not in allowed:
-                takes = f"takes {', '.join(allowed)}" if allowed else "takes no options"
-                raise OperationSyntaxError(f"{text!r}: {phrase.name} {takes}, not {key!r}")
             if key == "kill" and value:
                 raise OperationSyntaxError(f"{text!r}: kill takes no value")
-            if key == "pause" and not _seconds(value):
+            if key == "pause" and not is_seconds(value):
                 raise OperationSyntaxError(f"{text!r}: pause is seconds, a number >= 0, not {value!r}")
             if key in ("topic", "brokers") and not _SETTING.match(value):
                 raise OperationSyntaxError(f"{text!r}: {key}= takes a setting, KEY=VALUE: {key}=min.insync.replicas=3")
@@ -88,10 +86,3 @@ def parse_operation(text: str) -> str:
     shows)."""
     OperationSpec.parse(text)
     return text
-
-
-def _seconds(value: str) -> bool:
-    try:
-        return float(value) >= 0
-    except ValueError:
-        return False

@@ -37,22 +37,18 @@ def test_a_port_outside_what_a_broker_can_bind_is_refused_before_anything_starts
             require_free(held.getsockname()[1])
 
 
+
 def test_a_status_asked_while_a_node_restarts_keeps_the_new_process_and_takes_one_another_process_started_later(
         tmp_path):
-    from kafkabench.cluster.embedded import EmbeddedCluster
-    from kafkabench.cluster.state import ClusterState, NodeState, save_state
+    from kafkabench.cluster.embedded import started_later
+    from kafkabench.cluster.state import NodeState
 
-    def state(pid: int, started: float) -> ClusterState:
-        node = NodeState(node_id=1, port=9001, controller_port=9101, directory=tmp_path / "node-1", command=["java"],
-                         pid=pid, create_time=started)
-        return ClusterState(kafka_version="4.4.0", cluster_id="abc", directory=tmp_path, nodes=[node])
+    def node(pid: int | None, started: float | None) -> NodeState:
+        return NodeState(node_id=1, port=9001, controller_port=9101, directory=tmp_path, command=["java"], pid=pid,
+                         create_time=started)
 
-    cluster = EmbeddedCluster(directory=tmp_path)
-    cluster.state = state(200, 2.0)  # restarted here: in memory at once
-    save_state(state(100, 1.0))  # the file still names the process it replaced, until the restart saves
-    cluster._adopt_restarts()
-    assert (cluster.state.node(1).pid, cluster.state.node(1).create_time) == (200, 2.0)
-    save_state(state(300, 3.0))  # another process (a lab attached to this cluster) restarted it since
-    cluster._adopt_restarts()
-    assert (cluster.state.node(1).pid, cluster.state.node(1).create_time) == (300, 3.0)
-    assert cluster._processes[1].node is cluster.state.node(1)
+    mine = node(200, 2.0)  # restarted here: in memory at once
+    assert not started_later(node(100, 1.0), mine)  # the file still names the process it replaced, until it saves
+    assert not started_later(node(200, 2.0), mine) and not started_later(node(None, None), mine)
+    assert started_later(node(300, 3.0), mine)  # another process (a lab attached to this cluster) restarted it since
+    assert started_later(node(300, 3.0), node(None, None))

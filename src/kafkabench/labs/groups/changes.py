@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkabench.faults.grammar import Phrase
+from kafkabench.faults.grammar import Phrase, is_seconds
 
 KINDS = ("rolling-restart", "crash", "pause", "scale-out", "scale-in", "add-partitions", "subscribe-topic", "none")
 COUNTED = ("crash", "pause", "scale-out", "scale-in", "add-partitions")
@@ -63,12 +63,10 @@ class ChangeSpec:
                                         ">= 1 (subscribe-topic:6), or nothing for the cell's --partitions")
         elif phrase.number is not None:
             raise ChangeSyntaxError(f"{text!r}: {phrase.name} takes no count")
-        allowed = OPTIONS.get(phrase.name, ())
+        if unknown := phrase.unknown_option(OPTIONS.get(phrase.name, ())):
+            raise ChangeSyntaxError(f"{text!r}: {phrase.name} {unknown}")
         for key, value in phrase.options:
-            if key not in allowed:
-                takes = f"takes {', '.join(allowed)}" if allowed else "takes no options"
-                raise ChangeSyntaxError(f"{text!r}: {phrase.name} {takes}, not {key!r}")
-            if not _seconds(value):
+            if not is_seconds(value):
                 raise ChangeSyntaxError(f"{text!r}: {key} is seconds, a number >= 0, not {value!r}")
         return cls(phrase.name, int(phrase.number or 0), phrase.options)
 
@@ -91,10 +89,3 @@ def parse_change(text: str) -> str:
     """A pydantic validator: the text, once it reads as a change."""
     ChangeSpec.parse(text)
     return text
-
-
-def _seconds(value: str) -> bool:
-    try:
-        return float(value) >= 0
-    except ValueError:
-        return False
