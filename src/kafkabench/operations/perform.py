@@ -17,6 +17,8 @@ from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.operations.spec import OperationSpec
 
 ADMIN_TIMEOUT_S = 30.0
+SEEN_S = 10.0  # after an election: how long the metadata may take to show the new leaders
+SEEN_POLL_S = 0.1
 
 
 @dataclass
@@ -91,20 +93,28 @@ def _rolling_restart(spec: OperationSpec, faults: Faults, topic: str, clock: Cal
 
 
 def _elect_leaders(bootstrap: str | Connection, topic: str, clock: Callable[[], float]) -> Performed:
+    """The election, then the metadata read until it shows every partition on its preferred leader, within
+    SEEN_S: the brokers learn the new leaders from the controller a moment after the election's answer."""
     with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
-        partitions = admin.describe_topic(topic).partitions
-        skewed = [p.partition for p in partitions if p.replicas and p.leader != p.replicas[0]]
+        skewed = _skewed(admin, topic)
         step = {"skewed": skewed, "elect_s": round(clock(), 3)}
         if skewed:
             admin.elect_preferred_leaders(topic, skewed)
         step["elected_s"] = round(clock(), 3)
-        after = admin.describe_topic(topic).partitions
-    step["still_skewed"] = [p.partition for p in after if p.replicas and p.leader != p.replicas[0]]
+        deadline = time.monotonic() + SEEN_S
+        while (still := _skewed(admin, topic)) and time.monotonic() < deadline:
+            time.sleep(SEEN_POLL_S)
+    step["still_skewed"], step["seen_s"] = still, None if still else round(clock(), 3)
     what = (f"preferred leaders elected for {len(skewed)} partition(s) of {topic} ({', '.join(map(str, skewed))})"
             if skewed else f"every partition of {topic} was on its preferred leader: nothing to elect")
-    if step["still_skewed"]:
-        what += f"; still on another leader after it: {', '.join(map(str, step['still_skewed']))}"
+    if still:
+        what += f"; still on another leader {SEEN_S:g} s after it: {', '.join(map(str, still))}"
     return Performed(what, [step])
+
+
+def _skewed(admin: KafkaAdmin, topic: str) -> list[int]:
+    """The topic's partitions whose leader is not their preferred one (the first replica)."""
+    return [p.partition for p in admin.describe_topic(topic).partitions if p.replicas and p.leader != p.replicas[0]]
 
 
 def _config(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Callable[[], float]) -> Performed:
