@@ -11,7 +11,10 @@ clients still leads.
 
 A span runs from the first look that saw the partition so until the first look that did not (or the last look): a
 span shorter than LOOK_S can fall between two looks and go unseen, and each span's ends are known to within LOOK_S.
-A look that failed (no broker answered in time) is a gap in the series, never taken for a state."""
+A look that failed (no broker answered in time) is a gap in the series, never taken for a state. Under load the
+looks are answered late or not at all while a broker restarts, so a kill's span would fall into such a gap; the run
+says when it took each broker down (`Downs`), and that moment counts as a look: the partitions the broker led at the
+last look before it have no leader from then until a look sees one."""
 
 from __future__ import annotations
 
@@ -25,7 +28,30 @@ from kafkabench.errors import KafkabenchError
 LOOK_S = 0.2
 ADMIN_TIMEOUT_S = 5.0
 
-Look = tuple[float, dict[int, tuple[int | None, int]]]  # (seconds, partition -> (leader, in-sync replicas))
+State = tuple[int | None, frozenset[int]]  # a partition's leader (None: none that can serve) and in-sync replicas
+Look = tuple[float, dict[int, State]]  # (seconds, partition -> state)
+DownSpan = tuple[int, float, float | None]  # (broker, down from, serving again from; None: to the end)
+
+
+class Downs:
+    """The brokers a fault or operation has taken down (killed or paused, not serving again yet), and when: what
+    `PartitionWatch` counts as unable to lead, and `spans` as a look at the moment each went down."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.spans: list[list] = []  # [broker, from_s, to_s or None], in the order they went down
+
+    def add(self, broker: int) -> None:
+        if broker not in self.now():
+            self.spans.append([broker, round(self.clock(), 3), None])
+
+    def discard(self, broker: int | None) -> None:
+        for span in self.spans:
+            if span[0] == broker and span[2] is None:
+                span[2] = round(self.clock(), 3)
+
+    def now(self) -> set[int]:
+        return {broker for broker, _, to in list(self.spans) if to is None}
 
 
 class PartitionWatch:
@@ -59,25 +85,25 @@ class PartitionWatch:
                 self.looks.append((round(self.clock(), 3), _states(partitions, self.live())))
 
 
-def _states(partitions, live: set[int] | None) -> dict[int, tuple[int | None, int]]:
+def _states(partitions, live: set[int] | None) -> dict[int, State]:
     """Per partition: its leader (None: none, or one whose process is not running) and its running in-sync
     replicas; `live` None: every broker the metadata names counts as running."""
     def running(broker: int | None) -> bool:
         return broker is not None and broker >= 0 and (live is None or broker in live)
 
-    return {p.partition: (p.leader if running(p.leader) else None, sum(running(replica) for replica in p.isr))
-            for p in partitions}
+    return {p.partition: (p.leader if running(p.leader) else None,
+                          frozenset(replica for replica in p.isr if running(replica))) for p in partitions}
 
 
-def spans(looks: list[Look], min_isr: int) -> dict[int, dict]:
+def spans(looks: list[Look], min_isr: int, downs: list[DownSpan] = ()) -> dict[int, dict]:
     """Per partition: its spans without a leader and under min.insync.replicas, [from_s, to_s] each, and their
-    totals in seconds."""
+    totals in seconds. Each of `downs` counts as a look at its start: the last look's states without that broker."""
     found: dict[int, dict] = {}
     opened: dict[tuple[int, str], float] = {}
-    for at, partitions in looks:
+    for at, partitions in _with_downs(looks, downs):
         for partition, (leader, in_sync) in partitions.items():
             figures = found.setdefault(partition, {"leaderless": [], "under_min_isr": []})
-            for name, bad in (("leaderless", leader is None or leader < 0), ("under_min_isr", in_sync < min_isr)):
+            for name, bad in (("leaderless", leader is None or leader < 0), ("under_min_isr", len(in_sync) < min_isr)):
                 key = (partition, name)
                 if bad and key not in opened:
                     opened[key] = at
@@ -90,3 +116,18 @@ def spans(looks: list[Look], min_isr: int) -> dict[int, dict]:
         for name in ("leaderless", "under_min_isr"):
             figures[f"{name}_s"] = round(sum(to - begun for begun, to in figures[name]), 3)
     return found
+
+
+def _with_downs(looks: list[Look], downs: list[DownSpan]) -> list[Look]:
+    """The looks, and at each broker's going down a look of its own: the states the last look before it saw, less
+    that broker (its partitions leaderless, it out of their ISRs); a down before the first look adds none."""
+    merged: list[Look] = []
+    pending = sorted((from_s, broker) for broker, from_s, _ in downs)
+    for look in looks:
+        while pending and pending[0][0] <= look[0]:
+            from_s, broker = pending.pop(0)
+            if merged:
+                merged.append((from_s, {partition: (None if leader == broker else leader, in_sync - {broker})
+                                        for partition, (leader, in_sync) in merged[-1][1].items()}))
+        merged.append(look)
+    return merged

@@ -15,6 +15,7 @@ from kafkabench.cluster.faults import Faults, FaultsUnavailable
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.operations.spec import OperationSpec
+from kafkabench.partition_watch import Downs
 
 ADMIN_TIMEOUT_S = 30.0
 SEEN_S = 10.0  # after an election: how long the metadata may take to show the new leaders
@@ -45,21 +46,21 @@ def check(specs: list[OperationSpec], faults: Faults) -> None:
 
 
 def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, topic: str, clock: Callable[[], float],
-            heal_timeout_s: float, stopped: Callable[[], bool] = lambda: False, down: set[int] | None = None
+            heal_timeout_s: float, stopped: Callable[[], bool] = lambda: False, down: Downs | None = None
             ) -> Performed:
     """Carry out `spec` on `topic`'s cluster; `clock` gives the run's seconds for the steps. `stopped`: the run has
     ended, and a rolling restart starts no further broker's stop (the one under way is finished). `down`: the
     brokers that cannot serve as leaders though the metadata may still name them (killed, then starting again), kept
-    up to date for the partitions' watch."""
+    up to date, with when, for the partitions' watch."""
     if spec.kind == "rolling-restart":
-        return _rolling_restart(spec, faults, topic, clock, heal_timeout_s, stopped, set() if down is None else down)
+        return _rolling_restart(spec, faults, topic, clock, heal_timeout_s, stopped, down or Downs(clock))
     if spec.kind == "config":
         return _config(spec, bootstrap, topic, clock)
     return _elect_leaders(bootstrap, topic, clock)
 
 
 def _rolling_restart(spec: OperationSpec, faults: Faults, topic: str, clock: Callable[[], float],
-                     heal_timeout_s: float, stopped: Callable[[], bool], down: set[int]) -> Performed:
+                     heal_timeout_s: float, stopped: Callable[[], bool], down: Downs) -> Performed:
     how = "kill -9, no hand-over" if spec.kill else "controlled shutdown"
     performed = Performed("")
     brokers = faults.broker_ids()

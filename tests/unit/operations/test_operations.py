@@ -76,8 +76,12 @@ def test_restarts_need_the_embedded_cluster_and_two_brokers_and_an_election_need
 
 
 def test_a_rolling_restart_takes_each_broker_in_turn_and_waits_for_the_topic_to_be_whole_before_the_next():
-    cluster, clock = Recorded(), iter(range(100))
-    done = perform(OperationSpec.parse("rolling-restart,kill"), cluster, "unused:9092", "t", lambda: next(clock), 60)
+    from kafkabench.partition_watch import Downs
+
+    cluster, clock, down_clock = Recorded(), iter(range(100)), iter(range(100, 200))
+    down = Downs(lambda: next(down_clock))
+    done = perform(OperationSpec.parse("rolling-restart,kill"), cluster, "unused:9092", "t", lambda: next(clock), 60,
+                   down=down)
     assert cluster.done == [("kill", 1), ("restart", 1), ("whole", ("t",)), ("kill", 2), ("restart", 2),
                             ("whole", ("t",)), ("kill", 3), ("restart", 3), ("whole", ("t",))]
     assert done.steps == [{"broker": 1, "stop_s": 0, "serving_s": 1, "in_isr_s": 2},
@@ -85,6 +89,7 @@ def test_a_rolling_restart_takes_each_broker_in_turn_and_waits_for_the_topic_to_
                           {"broker": 3, "stop_s": 6, "serving_s": 7, "in_isr_s": 8}]
     assert done.what == "broker(s) 1, 2, 3 restarted in turn (kill -9, no hand-over), each back in every ISR of t " \
                         "before the next"
+    assert down.spans == [[1, 100, 101], [2, 102, 103], [3, 104, 105]]  # each killed broker down until it serves
     # a clean one stops no broker by signal of its own: the restart's graceful stop is the controlled shutdown
     cluster = Recorded(brokers=[1, 2])
     done = perform(OperationSpec.parse("rolling-restart"), cluster, "unused:9092", "t", lambda: 0.0, 60,
@@ -94,18 +99,48 @@ def test_a_rolling_restart_takes_each_broker_in_turn_and_waits_for_the_topic_to_
                               "before broker(s) 2")
 
 
+def isr(*brokers) -> frozenset:
+    return frozenset(brokers)
+
+
 def test_spans_without_a_leader_and_under_min_isr_run_from_the_first_look_that_saw_them_to_the_first_that_did_not():
-    looks = [(0.0, {0: (1, 3), 1: (2, 3)}),
-             (0.2, {0: (None, 0), 1: (2, 2)}),  # 0 leaderless; 1 down to 2 in sync
-             (0.4, {0: (-1, 0), 1: (2, 1)}),  # -1: librdkafka's word for no leader; 1 under min.insync 2
-             (0.6, {0: (3, 1), 1: (2, 2)}),
-             (0.8, {0: (3, 2), 1: (None, 0)})]  # 1 leaderless at the last look: open until it
+    looks = [(0.0, {0: (1, isr(1, 2, 3)), 1: (2, isr(1, 2, 3))}),
+             (0.2, {0: (None, isr()), 1: (2, isr(2, 3))}),  # 0 leaderless; 1 down to 2 in sync
+             (0.4, {0: (-1, isr()), 1: (2, isr(2))}),  # -1: librdkafka's word for no leader; 1 under min.insync 2
+             (0.6, {0: (3, isr(3)), 1: (2, isr(2, 3))}),
+             (0.8, {0: (3, isr(3, 1)), 1: (None, isr())})]  # 1 leaderless at the last look: open until it
     found = spans(looks, min_isr=2)
     assert found[0]["leaderless"] == [[0.2, 0.6]] and found[0]["leaderless_s"] == 0.4
     assert found[0]["under_min_isr"] == [[0.2, 0.8]] and found[0]["under_min_isr_s"] == 0.6
     assert found[1]["leaderless"] == [[0.8, 0.8]] and found[1]["under_min_isr"] == [[0.4, 0.6], [0.8, 0.8]]
     assert found[1]["under_min_isr_s"] == 0.2
     assert spans([], 2) == {}
+
+
+def test_a_broker_taken_down_counts_as_a_look_so_a_kill_between_answered_looks_is_not_missed():
+    # broker 1 killed at 1.0 s; no look answered until 9.0 s, when the controller had fenced it and 2 led partition 0
+    looks = [(0.8, {0: (1, isr(1, 2, 3)), 1: (2, isr(1, 2, 3))}),
+             (9.0, {0: (2, isr(2, 3)), 1: (2, isr(2, 3))}),
+             (9.2, {0: (2, isr(2, 3)), 1: (2, isr(2, 3))})]
+    assert spans(looks, 3)[0]["leaderless"] == []  # the looks alone: never without a leader
+    found = spans(looks, 3, downs=[(1, 1.0, 8.5), (3, 20.0, None)])  # a down after the last look adds nothing
+    assert found[0]["leaderless"] == [[1.0, 9.0]] and found[1]["leaderless"] == []  # 1 was only 1's follower
+    assert found[0]["under_min_isr"] == [[1.0, 9.2]] and found[1]["under_min_isr"] == [[1.0, 9.2]]
+    assert spans(looks, 3, downs=[(1, 0.5, 0.7)])[0]["leaderless"] == []  # before the first look: nothing to go on
+
+
+def test_downs_keep_when_each_broker_went_down_and_came_back():
+    from kafkabench.partition_watch import Downs
+
+    now = iter([1.0, 2.0, 3.0, 4.0])
+    downs = Downs(lambda: next(now))
+    downs.add(2)
+    downs.add(2)  # already down: one span, not two
+    downs.add(3)
+    assert downs.now() == {2, 3}
+    downs.discard(2)
+    downs.discard(None)  # a fault that had no broker
+    assert downs.now() == {3} and downs.spans == [[2, 1.0, 3.0], [3, 2.0, None]]
 
 
 def test_a_leader_whose_process_is_not_running_counts_as_none_and_only_running_replicas_as_in_sync():
@@ -115,5 +150,6 @@ def test_a_leader_whose_process_is_not_running_counts_as_none_and_only_running_r
     # broker 2 killed: the metadata still names it leader of 0 and in both ISRs until the controller fences it
     partitions = [PartitionInfo(0, 2, (2, 1, 3), (2, 1, 3)), PartitionInfo(1, 1, (1, 2, 3), (1, 2)),
                   PartitionInfo(2, -1, (3, 1, 2), ())]
-    assert _states(partitions, live={1, 3}) == {0: (None, 2), 1: (1, 1), 2: (None, 0)}
-    assert _states(partitions, live=None) == {0: (2, 3), 1: (1, 2), 2: (None, 0)}  # a cluster kafkabench did not start
+    assert _states(partitions, live={1, 3}) == {0: (None, isr(1, 3)), 1: (1, isr(1)), 2: (None, isr())}
+    # a cluster kafkabench did not start
+    assert _states(partitions, live=None) == {0: (2, isr(1, 2, 3)), 1: (1, isr(1, 2)), 2: (None, isr())}

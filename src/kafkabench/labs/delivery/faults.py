@@ -35,7 +35,7 @@ from kafkabench.faults.spec import FaultSpec
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.operations import perform as operation
 from kafkabench.operations.spec import OperationSpec
-from kafkabench.partition_watch import LOOK_S, PartitionWatch, spans
+from kafkabench.partition_watch import LOOK_S, Downs, PartitionWatch, spans
 
 JOIN_S = 180.0  # a heal in progress (a restart) may take this long
 HEALTH_POLL_S = 2.0  # one look at the topic's ISR while waiting to fire the next fault after a heal
@@ -79,7 +79,7 @@ class FaultRun:
         self._start = 0.0
         self._member_turn = 0  # consumer faults hit the group's members in turn
         self.watch: PartitionWatch | None = None
-        self._down: set[int] = set()  # brokers a fault or operation stopped and that do not serve again yet
+        self._down = Downs(self._elapsed)  # brokers a fault or operation stopped, and when, until each serves again
 
     @classmethod
     def of(cls, scenario: DeliveryScenario, faults: Faults, bootstrap: str | Connection, topic: str,
@@ -150,9 +150,10 @@ class FaultRun:
         if self.planned:
             run.params.update(faults_planned=self.planned, faults_fired=self.fired(), fault_coverage=self.coverage())
         if self.watch is not None:
-            found = spans(self.watch.stop(), run.params.get("effective_min_isr", 1))
+            found = spans(self.watch.stop(), run.params.get("effective_min_isr", 1), self._down.spans)
             run.params["unavailable"] = {
                 "look_s": LOOK_S, "looks": len(self.watch.looks), "failed_looks": self.watch.failed,
+                "brokers_down": self._down.spans,
                 **{f"worst_{name}_s": max((figures[f"{name}_s"] for figures in found.values()), default=0.0)
                    for name in ("leaderless", "under_min_isr")},
                 "partitions": {str(p): figures for p, figures in sorted(found.items())}}
@@ -181,7 +182,7 @@ class FaultRun:
         """The brokers that can serve: their processes run, and no fault or operation has them down (killed or paused
         and not back yet); None: unknown, a cluster kafkabench did not start."""
         try:
-            return set(self.faults.broker_pids()) - self._down
+            return set(self.faults.broker_pids()) - self._down.now()
         except KafkabenchError:
             return None
 
