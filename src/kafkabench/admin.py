@@ -258,7 +258,13 @@ class KafkaAdmin:
         return str(description.topic_id).replace("+", "-").replace("/", "_").rstrip("=")
 
     def topic_configs(self, name: str) -> dict[str, str]:
-        resource = ConfigResource(ConfigResource.Type.TOPIC, name)
+        return self._configs(ConfigResource(ConfigResource.Type.TOPIC, name), name)
+
+    def broker_configs(self, broker_id: int) -> dict[str, str]:
+        """A broker's settings as it runs with them, its dynamic ones and defaults included."""
+        return self._configs(ConfigResource(ConfigResource.Type.BROKER, str(broker_id)), f"broker {broker_id}")
+
+    def _configs(self, resource: ConfigResource, name: str) -> dict[str, str]:
         future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
         entries = self._call(f"describe configs of {name}", lambda: future.result(timeout=self.timeout_s + 5))
         return {key: entry.value for key, entry in entries.items()}
@@ -362,12 +368,33 @@ class KafkaAdmin:
 
     def set_configs(self, kind: ResourceType, name: str, settings: dict[str, str], whose: str) -> None:
         entries = [ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET) for key, value in settings.items()]
-        resource = ConfigResource(kind, name, incremental_configs=entries)
-        futures = self._call(f"setting {whose} {', '.join(settings)}",
-                             lambda: self._admin.incremental_alter_configs([resource], request_timeout=self.timeout_s))
+        self._alter_configs(ConfigResource(kind, name, incremental_configs=entries),
+                            f"setting {whose} {', '.join(f'{k}={v}' for k, v in settings.items())}")
+
+    def delete_configs(self, kind: ResourceType, name: str, keys: list[str], whose: str) -> None:
+        """Settings removed (back to their defaults), the others kept."""
+        entries = [ConfigEntry(key, "", incremental_operation=AlterConfigOpType.DELETE) for key in keys]
+        self._alter_configs(ConfigResource(kind, name, incremental_configs=entries),
+                            f"removing {whose} {', '.join(keys)}")
+
+    def _alter_configs(self, resource: ConfigResource, what: str) -> None:
+        futures = self._call(what, lambda: self._admin.incremental_alter_configs([resource],
+                                                                                 request_timeout=self.timeout_s))
         for future in futures.values():
-            self._call(f"setting {whose} {', '.join(f'{k}={v}' for k, v in settings.items())}",
-                       lambda: future.result(timeout=self.timeout_s))
+            self._call(what, lambda: future.result(timeout=self.timeout_s))
+
+    def reassign(self, name: str, replicas: dict[int, list[int] | None]) -> None:
+        """Each partition of the topic given its new replicas, its preferred leader first, or None: its move under
+        way cancelled (AlterPartitionReassignments, which librdkafka's admin API lacks: kafka-python's); the controller
+        moves them in the background, and the metadata names the old and the new replicas together until a
+        partition's move is done."""
+        from kafka import TopicPartition as KafkaPythonPartition
+
+        moves = {KafkaPythonPartition(name, partition): brokers for partition, brokers in replicas.items()}
+        answer = self._kafka_python("reassign partitions", f"reassigning {name}",
+                                    lambda client: client.alter_partition_reassignments(moves))
+        if refused := {tp.partition: error.__name__ for tp, error in answer.items() if error is not None}:
+            raise KafkaAdminError(f"reassigning {name} was refused: {refused}")
 
     def feature_level(self, name: str) -> int | None:
         """The cluster's finalized level of feature `name` (`transaction.version`, `metadata.version`; DescribeFeatures,

@@ -1,7 +1,7 @@
 """An operation carried out on a cluster, step by step, each step bounded and recorded in the run's seconds.
 
 Restarts go through the `Faults` seam (an external cluster refuses them, said before the run starts by `check`);
-leader elections through the Admin API, so they work on any cluster.
+leader elections, settings and reassignments (reassign.py) through the Admin API, so they work on any cluster.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults, FaultsUnavailable
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.operations import reassign
 from kafkabench.operations.spec import OperationSpec
 from kafkabench.partition_watch import Downs
 
@@ -28,9 +29,14 @@ class Performed:
     steps: list[dict] = field(default_factory=list)  # each step's figures, in the run's seconds
 
 
-def check(specs: list[OperationSpec], faults: Faults) -> None:
-    """Before a run: an operation that restarts brokers needs the embedded cluster and more than one broker; else one
-    ConfigError line."""
+def check(specs: list[OperationSpec], faults: Faults, bootstrap: str | Connection, topic: str | None = None,
+          replication_factor: int = 1) -> None:
+    """Before a run: an operation that restarts brokers needs the embedded cluster and more than one broker; a
+    reassignment, the brokers it names and a place for each partition it moves (on `topic`, or before it is made, a
+    topic of `replication_factor`); else one ConfigError line."""
+    for spec in specs:
+        if spec.kind == "reassign":
+            reassign.check(spec, bootstrap, topic, replication_factor)
     restarting = [spec for spec in specs if spec.restarts]
     if not restarting:
         return
@@ -38,8 +44,8 @@ def check(specs: list[OperationSpec], faults: Faults) -> None:
         brokers = faults.broker_ids()
     except FaultsUnavailable:
         raise ConfigError(f"{restarting[0].kind} restarts broker processes, which needs the embedded cluster (drop "
-                          "--bootstrap-servers to let kafkabench start one); elect-leaders works on any "
-                          "cluster") from None
+                          "--bootstrap-servers to let kafkabench start one); elect-leaders, config and reassign work "
+                          "on any cluster") from None
     if len(brokers) < 2:
         raise ConfigError(f"{restarting[0].kind} on a cluster of one broker leaves every partition without a leader "
                           "while it restarts: give the cluster more brokers (--brokers 3)")
@@ -56,6 +62,8 @@ def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, to
         return _rolling_restart(spec, faults, topic, clock, heal_timeout_s, stopped, down or Downs(clock))
     if spec.kind == "config":
         return _config(spec, bootstrap, topic, clock)
+    if spec.kind == "reassign":
+        return Performed(*reassign.move(spec, bootstrap, topic, clock, heal_timeout_s))
     return _elect_leaders(bootstrap, topic, clock)
 
 

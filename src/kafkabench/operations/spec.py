@@ -11,6 +11,10 @@
 - config,topic=KEY=VALUE[,brokers=KEY=VALUE...]: settings changed live, the topic's read back after: the lab's
   topic's (topic=), or every broker's dynamic setting as the cluster-wide default (brokers=); several in one
   operation.
+- reassign,from=B[,to=B2][,partition=P][,throttle=BYTES]: every replica of the lab's topic on broker B (or only
+  partition P's) moved to broker B2 (default: per partition, the broker holding the fewest of the topic's replicas
+  among those that hold none of that partition), in the replica's place in the list; with a replication throttle of
+  BYTES per second on the brokers involved while it moves, as `kafka-reassign-partitions --throttle` sets it.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase, is_seconds
 
-KINDS = ("rolling-restart", "elect-leaders", "config")
-OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers")}
+KINDS = ("rolling-restart", "elect-leaders", "config", "reassign")
+OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers"),
+           "reassign": ("from", "to", "partition", "throttle")}
 EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-restart,pause=5", "elect-leaders",
-            "config,topic=min.insync.replicas=3")
+            "config,topic=min.insync.replicas=3", "reassign,from=1,to=4,throttle=10000000")
+WHOLE = {"from": "a broker id", "to": "a broker id", "partition": "a partition number",
+         "throttle": "bytes per second, a whole number > 0"}
 _SETTING = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*=[^=]+$")
 RESTARTS = ("rolling-restart",)  # operations that restart broker processes: the embedded cluster only
 
@@ -54,6 +61,12 @@ class OperationSpec:
                 raise OperationSyntaxError(f"{text!r}: pause is seconds, a number >= 0, not {value!r}")
             if key in ("topic", "brokers") and not _SETTING.match(value):
                 raise OperationSyntaxError(f"{text!r}: {key}= takes a setting, KEY=VALUE: {key}=min.insync.replicas=3")
+            if key in WHOLE and not (value.isdigit() and (key != "throttle" or int(value) > 0)):
+                raise OperationSyntaxError(f"{text!r}: {key} is {WHOLE[key]}, not {value!r}")
+        if phrase.name == "reassign" and "from" not in dict(phrase.options):
+            raise OperationSyntaxError(f"{text!r}: reassign needs the broker to move from: reassign,from=1[,to=4]")
+        if phrase.name == "reassign" and dict(phrase.options).get("to") == dict(phrase.options)["from"]:
+            raise OperationSyntaxError(f"{text!r}: from and to are the same broker")
         if phrase.name == "config" and not phrase.options:
             raise OperationSyntaxError(f"{text!r}: config needs a setting: config,topic=KEY=VALUE or "
                                        "config,brokers=KEY=VALUE")
@@ -75,6 +88,11 @@ class OperationSpec:
     @property
     def pause_s(self) -> float:
         return float(dict(self.options).get("pause") or 0.0)
+
+    def number(self, key: str) -> int | None:
+        """A whole-number option's value (reassign's from, to, partition, throttle); None when not given."""
+        value = dict(self.options).get(key)
+        return None if value is None else int(value)
 
     def settings(self, of: str) -> dict[str, str]:
         """config: the settings it makes on `of` (topic, brokers), KEY -> VALUE."""

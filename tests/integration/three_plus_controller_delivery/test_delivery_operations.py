@@ -4,6 +4,7 @@ acknowledged lost, and each partition's time without a leader measured."""
 
 import pytest
 
+from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
 from kafkabench.labs.delivery.report import lines, verdict_of
@@ -59,3 +60,27 @@ def test_rolling_restarts_under_acks_all_min_insync_2_lose_nothing_and_say_how_l
     said = "\n".join(lines(document))
     assert "; 3 of 3 planned operations fired" in said and "broker 3 stopped" in said
     assert "the topic's partitions, looked at every 0.2 s" in said
+
+
+def test_a_throttled_reassignment_moves_a_brokers_replicas_under_load_and_says_how_many_bytes_moved(target, cluster,
+                                                                                                   tmp_path):
+    # RF 2 on 3 brokers: each of broker 1's replicas has a broker to go to; the throttle is set on the brokers and
+    # the topic while the partitions move and removed after
+    document = run_delivery(DeliveryScenario(
+        clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], replication_factors=[2],
+        min_isr=[1], partitions=3, count=60_000, rate=2000, operations=["reassign,from=1,throttle=50000000"],
+        bounces=1, fault_after=4000, end_after_heal=1, faults_must_fire=True), target, tmp_path, SILENT)
+    [run] = document.runs
+    assert run.error is None and run.params["fault_coverage"] == "1 of 1 planned operations fired", run.params["faults"]
+    [event] = run.params["faults"]
+    assert event["steps"] and all(1 in step["from"] and 1 not in step["to"] and step["bytes"] > 0
+                                  and event["fired_s"] <= step["submitted_s"] <= step["done_s"] <= event["healed_s"]
+                                  for step in event["steps"]), event
+    assert "throttled at 50,000,000 B/s" in event["what"], event["what"]
+    verdict = verdict_of(run)
+    assert (verdict.lost, verdict.duplicated, verdict.reordered) == (0, 0, 0), run.counters
+    with KafkaAdmin(cluster.bootstrap_servers) as admin:
+        throttled = {key: value for key, value in admin.broker_configs(1).items() if "throttled" in key}
+    assert throttled == {}, throttled  # removed: a broker lists these only while they are set
+    said = "\n".join(lines(document))
+    assert f"[{event['steps'][0]['partition']}] " in said and " bytes on the new replicas when done)" in said

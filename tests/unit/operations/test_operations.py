@@ -24,7 +24,7 @@ def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-everything", "operations are rolling-restart, elect-leaders, config, e.g. rolling-restart, "),
+    ("restart-everything", "operations are rolling-restart, elect-leaders, config, reassign, e.g. rolling-restart, "),
     ("rolling-restart:3", "rolling-restart takes no number"),
     ("rolling-restart,kill=yes", "kill takes no value"),
     ("rolling-restart,pause=soon", "pause is seconds"),
@@ -69,10 +69,10 @@ class Recorded:
 
 def test_restarts_need_the_embedded_cluster_and_two_brokers_and_an_election_needs_neither():
     with pytest.raises(ConfigError, match="rolling-restart restarts broker processes, which needs the embedded cluster"):
-        check([OperationSpec.parse("rolling-restart")], Recorded(unavailable=True))
+        check([OperationSpec.parse("rolling-restart")], Recorded(unavailable=True), "unused:9092")
     with pytest.raises(ConfigError, match="on a cluster of one broker leaves every partition without a leader"):
-        check([OperationSpec.parse("rolling-restart,kill")], Recorded(brokers=[1]))
-    check([OperationSpec.parse("elect-leaders")], Recorded(unavailable=True))  # the Admin API only
+        check([OperationSpec.parse("rolling-restart,kill")], Recorded(brokers=[1]), "unused:9092")
+    check([OperationSpec.parse("elect-leaders")], Recorded(unavailable=True), "unused:9092")  # the Admin API only
 
 
 def test_a_rolling_restart_takes_each_broker_in_turn_and_waits_for_the_topic_to_be_whole_before_the_next():
@@ -153,3 +153,33 @@ def test_a_leader_whose_process_is_not_running_counts_as_none_and_only_running_r
     assert _states(partitions, live={1, 3}) == {0: (None, isr(1, 3)), 1: (1, isr(1)), 2: (None, isr())}
     # a cluster kafkabench did not start
     assert _states(partitions, live=None) == {0: (2, isr(1, 2, 3)), 1: (1, isr(1, 2)), 2: (None, isr())}
+
+
+def test_reassign_reads_its_brokers_partition_and_throttle_and_refuses_what_cannot_be_moved():
+    spec = OperationSpec.parse("reassign,from=1,to=4,partition=2,throttle=1000000")
+    assert (spec.number("from"), spec.number("to"), spec.number("partition"), spec.number("throttle")) == (1, 4, 2, 10**6)
+    for text, said in (("reassign", "needs the broker to move from"), ("reassign,from=1,to=1", "the same broker"),
+                       ("reassign,from=1,throttle=0", "throttle is bytes per second, a whole number > 0, not '0'"),
+                       ("reassign,from=x", "from is a broker id, not 'x'"), ("reassign,from=1,kill", "not 'kill'")):
+        with pytest.raises(OperationSyntaxError, match=said):
+            OperationSpec.parse(text)
+
+
+def test_a_reassignment_puts_the_new_broker_in_the_old_ones_place_on_the_least_loaded_broker_unless_told():
+    from kafkabench.operations.reassign import plan
+
+    replicas = {0: (1, 2), 1: (2, 3), 2: (3, 1), 3: (1, 3)}  # brokers 1 and 3 hold 3 replicas each, 2 holds 2
+    # broker 4 (none) takes 0 and 2, then holds as many as 2, and the lower id takes 3; 1's place in each list kept
+    assert plan(OperationSpec.parse("reassign,from=1"), replicas, [1, 2, 3, 4]) == {0: [4, 2], 2: [3, 4], 3: [2, 3]}
+    assert plan(OperationSpec.parse("reassign,from=3,partition=1,to=1"), replicas, [1, 2, 3]) == {1: [2, 1]}
+    # broker 2 holds a replica of 0 already: 0 stays, 2 and 3 move
+    assert plan(OperationSpec.parse("reassign,from=1,to=2"), replicas, [1, 2, 3]) == {2: [3, 2], 3: [2, 3]}
+    for text, brokers, said in (
+            ("reassign,from=1,to=9", [1, 2, 3], "the cluster has no broker 9 \\(brokers 1, 2, 3\\)"),
+            ("reassign,from=1,partition=7", [1, 2, 3], "the topic has no partition 7"),
+            ("reassign,from=2,partition=3", [1, 2, 3], "broker 2 holds no replica of partition 3: nothing to move"),
+            ("reassign,from=3,to=1,partition=3", [1, 2, 3], "broker 1 already holds a replica of every partition "
+                                                              "broker 3 holds: nothing can move to it"),
+            ("reassign,from=1", [1, 2], "partition 0 has a replica on every broker \\(2 brokers, RF 2\\)")):
+        with pytest.raises(ConfigError, match=said):
+            plan(OperationSpec.parse(text), replicas, brokers)

@@ -90,7 +90,7 @@ class FaultRun:
         specs = [FaultSpec.parse(text) for text in scenario.faults]
         inject.check(specs, faults)
         operations = [OperationSpec.parse(text) for text in scenario.operations]
-        operation.check(operations, faults)
+        operation.check(operations, faults, bootstrap, topic)
         stage = stage or Stage()
         for spec in specs:
             if spec.role == "consumer" and stage.members is None:

@@ -248,7 +248,13 @@ def fault_texts(run: Run) -> list[str]:
 
 
 def _steps(steps: list[dict]) -> str:
-    """A rolling restart's steps: per broker, when it was stopped, serving again, and back in every ISR."""
+    """A rolling restart's steps: per broker, when it was stopped, serving again, and back in every ISR; a
+    reassignment's: per partition, its replicas before and after, when its move was done and its new replica's bytes."""
+    if steps and "partition" in steps[0]:
+        return "; " + "; ".join(
+            f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
+            + (f" done {step['done_s']:.1f} s, {step['bytes']:,} bytes" if step.get("done_s") is not None
+               else " not done") for step in steps)
     if not steps or "broker" not in steps[0]:
         return ""
     return "; " + "; ".join(f"broker {step['broker']} stopped {step['stop_s']:.1f} s, serving "

@@ -53,7 +53,8 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     if scenario.faults and not target.started_here:
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
-    operation.check([OperationSpec.parse(text) for text in scenario.operations], target.faults)
+    operation.check([OperationSpec.parse(text) for text in scenario.operations], target.faults, target.connection,
+                    replication_factor=max(scenario.replication_factors))
     if scenario.consuming:
         check_stall_bound(scenario, target, CONSUMER_DEFAULTS)
     out_dir.mkdir(parents=True, exist_ok=True)
