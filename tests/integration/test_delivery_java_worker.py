@@ -9,6 +9,7 @@ from kafkabench.core.launcher import LOCAL_WORKERS
 from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.core.delivery_history import History
+from kafkabench.core.histogram import LatencyHistogram
 
 from tests.integration.delivery_workers import told_to_finish, verdict
 
@@ -122,7 +123,15 @@ def test_async_close_reports_acknowledgements_while_it_runs(kafka_cluster, admin
                                      count=count)
     assert code == 0
     assert result.counters == {"sent": count, "acked": count, "failed": 0, "unknown": 0}
-    assert all(message.acked is not None and message.window is None for message in progress)
+    assert all(message.acked is not None for message in progress)
+    # each progress carries its window: the acknowledged since the last one and their publish latencies, every
+    # acknowledgement in exactly one window
+    windows = [message.window for message in progress]
+    assert [window.index for window in windows] == list(range(len(windows)))
+    assert sum(window.records for window in windows) == count
+    latencies = [LatencyHistogram.decode(window.histograms["publish"]) for window in windows]
+    assert sum(histogram.count for histogram in latencies) == count
+    assert all(0 < histogram.percentiles_ms(100)[0] < 60_000 for histogram in latencies if histogram.count)
     assert [message.acked for message in progress] == sorted(message.acked for message in progress)
     assert any(0 < message.acked < count for message in progress)  # acknowledgements seen before the end
     assert progress[-1].acked == count  # the forced last one, after the flush

@@ -7,6 +7,7 @@ import pytest
 from kafkabench.core.launcher import LOCAL_WORKERS
 from kafkabench.core.protocol import DeliveryParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.delivery_history import History
+from kafkabench.core.histogram import LatencyHistogram
 
 from tests.integration.delivery_workers import told_to_finish, verdict
 
@@ -31,6 +32,11 @@ def deliver(bootstrap: str, topic: str, history_dir, mode: str, producer_config:
             assert isinstance(message, Progress), message
             progress.append(message)
         assert progress and progress[-1].done == count and progress[-1].acked <= message.counters["acked"]
+        # every acknowledgement in one progress window, with its publish latency as the client reported it
+        windows = [one.window for one in progress]
+        assert sum(window.records for window in windows) == progress[-1].acked, windows
+        assert sum(LatencyHistogram.decode(window.histograms["publish"]).count for window in windows
+                   if window.histograms) == progress[-1].acked
         return message, worker.wait_exit(30)
     finally:
         worker.stop()

@@ -10,7 +10,9 @@ recorded everything it had been told.
 
 With `rate_per_s`, the bulk follows an open-loop schedule (message i due at the bulk's start + i / rate), so a run
 lasts long enough for faults to land in it. While it runs, a `progress` (sent and acknowledged so far) every
-PROGRESS_S, so the orchestrator can fire faults after a message count and draw the run's timeline.
+PROGRESS_S, so the orchestrator can fire faults after a message count and draw the run's timeline; with it, a
+window: the acknowledged messages' publish latencies since the last progress (from the send call to the answer, as
+the adapter reads it: librdkafka's own for confluent), in a full histogram.
 
 The seed's stopwatch, in `timings`: each of the first `singles` sends alone (sync: send and wait for the
 answer; async: the send call), the bulk of the rest, the ending (sync and async-close: the flush of close;
@@ -36,9 +38,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task
+from kafkabench.core.protocol import DeliveryParams, Outcome, Progress, Task, Window
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_history import History
+from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused, TransactionFailed
 from kafkabench.workers.throughput_run import RunFailed
 
@@ -68,6 +71,8 @@ class DeliveryRun:
         self.sent = 0
         self._answers: list = []
         self._next_progress = 0.0
+        self._window = Window(index=0, start_ns=time.monotonic_ns(), end_ns=0, records=0, payload_bytes=0)
+        self._latencies: list[np.ndarray] = []  # the open window's publish latencies (us), as the answers came
 
     def open(self) -> None:
         try:
@@ -225,17 +230,39 @@ class DeliveryRun:
         history = self.history
         if errors.count(None) == len(errors):
             history.record_acks(sequence, partitions, offsets)
+            self._count_publish(answers.latencies_us, len(errors))
             return
         acked = np.fromiter((error is None for error in errors), bool, len(errors))
         history.record_acks(sequence[acked], partitions[acked], offsets[acked])
+        self._count_publish(None if answers.latencies_us is None else answers.latencies_us[acked], int(acked.sum()))
         for at in np.flatnonzero(~acked).tolist():
             (history.record_unknown if errors[at] in TIMEOUTS else history.record_failure)(int(sequence[at]), errors[at])
+
+    def _count_publish(self, latencies_us: np.ndarray | None, acknowledged: int) -> None:
+        """The acknowledged messages into the open window: their count, and their latencies, kept raw until the
+        window closes (one histogram fold per window, not per batch of answers)."""
+        self._window.records += acknowledged
+        if latencies_us is not None and len(latencies_us):
+            self._latencies.append(latencies_us)
 
     def _progress(self, force: bool = False) -> None:
         now = time.monotonic()
         if force or now >= self._next_progress:
             self._next_progress = now + PROGRESS_S
-            self.report(Progress(done=self.sent, acked=self.history.acked))
+            window, now_ns = self._window, time.monotonic_ns()
+            window.end_ns, window.payload_bytes = now_ns, window.records * self.params.size
+            window.histograms = {"publish": publish.encode()} if (publish := self._fold()).count else {}
+            self.report(Progress(done=self.sent, acked=self.history.acked, window=window))
+            self._window = Window(index=window.index + 1, start_ns=now_ns, end_ns=0, records=0, payload_bytes=0)
+
+    def _fold(self) -> LatencyHistogram:
+        """The open window's latencies in a histogram; a NaN (the client gave none) is left out, never taken as 0."""
+        publish = LatencyHistogram()
+        if self._latencies:
+            latencies = np.concatenate(self._latencies)
+            self._latencies = []
+            publish.record_many_us(np.rint(latencies[~np.isnan(latencies)]).astype(np.int64))
+        return publish
 
     def _await_turn(self, begun: float, index: int) -> None:
         """The open-loop schedule: the bulk's message i is due at its start + i / rate, whatever happened before;

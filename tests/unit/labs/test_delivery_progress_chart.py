@@ -89,3 +89,19 @@ def test_the_partitions_plan_s_cell_draws_its_rate_per_window_not_a_spike(tmp_pa
     assert 2_000 <= max(acknowledged["y"]) < 4_000 and min(acknowledged["y"]) > 0  # no window without an ack
     [fault] = drawn["delivery-progress"]["figure"]["layout"]["shapes"]
     assert fault["label"]["text"] == "partition-leader 1" and fault["x1"] - fault["x0"] > 40
+
+
+def test_the_publish_latency_per_window_is_drawn_on_its_own_axis_with_each_step_of_an_operation_marked(tmp_path):
+    run = producer_cell()
+    for entry in run.timeline:
+        entry.update(publish_p50_ms=1.0, publish_p99_ms=4.0 if entry["records"] else None, publish_max_ms=9.0)
+    run.params["faults"] = [{"fault": "rolling-restart", "broker": None, "fired_s": 2.0, "healed_s": 8.0,
+                             "steps": [{"broker": 1, "stop_s": 2.0}, {"broker": 2, "stop_s": 5.0}]}]
+    figure = chart_of(tmp_path, [run])["figure"]
+    acknowledged, p99, top = figure["data"]
+    assert (p99["name"], p99["yaxis"], top["name"]) == ("publish p99 ms", "y2", "publish max ms")
+    assert p99["y"].count(None) == 11 and 4.0 in p99["y"]  # a window with nothing acknowledged: a gap, not 0
+    assert figure["layout"]["yaxis2"]["type"] == "log" and figure["layout"]["yaxis2"]["overlaying"] == "y"
+    band, *steps = figure["layout"]["shapes"]
+    assert band["label"]["text"] == "rolling-restart"  # an operation has no broker of its own
+    assert [(step["x0"], step["label"]["text"]) for step in steps] == [(2.0, "broker 1"), (5.0, "broker 2")]

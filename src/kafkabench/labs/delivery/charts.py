@@ -2,7 +2,8 @@
 marked. Each point is one window of fixed length (labs.delivery.liveness): what the producers had acknowledged, the
 consumers processed and the group committed in it, per second. A burst stays a window's worth, never a burst divided
 by the few milliseconds between two reports, so a stall (windows at zero) and the recovery after it are both visible.
-The delivery lab measures no latency per window, so there is no percentile to draw beside the rates."""
+Beside the rates, on an axis of their own, the producers' publish p99 and max per window (labs.delivery.latency, from
+each window's merged histograms), and each step of an operation marked where it began."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from kafkabench.report.charts import axis_style, base_layout, fault_bands, make_
 KINDS = {"acknowledged": "solid", "processed": "dash", "committed": "dot"}
 SHADES = {"acknowledged": "#1d4ed8", "processed": "#059669", "committed": "#d97706"}
 STALL_SHADE = "#dc2626"
+LATENCY_SHADE = "#7c3aed"
 
 
 def progress_chart(result: dict) -> dict | None:
@@ -34,20 +36,33 @@ def progress_chart(result: dict) -> dict | None:
                 customdata=[entry[kind] for entry in timeline],
                 hovertemplate=f"%{{x:.1f}} s: %{{y:,.0f}} {kind}/s (%{{customdata:,}} in the window)<extra></extra>"))
             owner.append(index)
+        for name, dash in (("p99", "solid"), ("max", "dot")):
+            if f"publish_{name}_ms" not in timeline[0]:
+                continue
+            traces.append(go.Scatter(
+                x=x, y=[entry[f"publish_{name}_ms"] for entry in timeline], name=f"publish {name} ms", yaxis="y2",
+                visible=index == shown, mode="lines", line={"color": LATENCY_SHADE, "dash": dash, "width": 1.5},
+                meta={"run": run["index"], "kind": f"publish {name}"}, connectgaps=False,
+                hovertemplate=f"%{{x:.1f}} s: publish {name} %{{y:,.1f}} ms<extra></extra>"))
+            owner.append(index)
         end = timeline[-1]["t_s"]
-        shapes.append([*fault_bands(run, "#6b7280", end), *_stall_bands(run)])
+        shapes.append([*fault_bands(run, "#6b7280", end), *_stall_bands(run), *_step_marks(run)])
     menu = [{"label": run["label"], "method": "update",
              "args": [{"visible": [one == index for one in owner]}, {"shapes": shapes[index]}]}
             for index, run in enumerate(cells)]
     layout = base_layout("Progress over time", xaxis=axis_style("seconds since the run's start"),
-                         yaxis=axis_style("records/s in the window", rangemode="tozero"), shapes=shapes[shown],
+                         yaxis=axis_style("records/s in the window", rangemode="tozero"),
+                         yaxis2={**axis_style("publish latency in the window, ms"), "overlaying": "y", "side": "right",
+                                 "type": "log", "dtick": 1, "showgrid": False}, shapes=shapes[shown],
                          updatemenus=[{"buttons": menu, "active": shown, "x": 0, "y": 1.18, "xanchor": "left"}]
                          if len(cells) > 1 else [])
     width = cells[0]["timeline"][0]["window_s"]
     caption = (f"Per window of {width:g} s: messages acknowledged to the producers (solid), processed by the consumers "
                "(dashed) and committed by the group (dotted), per second. Grey: a fault, from when it fired to when it "
                "healed. Red: a process's stall (nothing acknowledged, processed or committed while work waited), "
-               "from when it began to how it ended. The lab times no latency per window, so no percentile is drawn.")
+               "from when it began to how it ended. Purple, on the right-hand axis: the producers' publish latency "
+               "(send to acknowledgement, as the client reports it), p99 (solid) and max (dotted) of each window's "
+               "merged histograms. Dotted verticals: an operation's steps (a broker stopped, a partition's move done).")
     if len(cells) > 1:
         caption += " The menu picks the cell; the first cell with a stall is shown first."
     return make_chart("delivery-progress", result["id"], "Progress over time", caption, go.Figure(traces, layout),
@@ -64,3 +79,18 @@ def _stall_bands(run: dict) -> list[dict]:
              "layer": "below", "label": {"text": f"{row['process']} {row['longest_stall_s']:.1f} s {row['ended']}",
                                          "textposition": "bottom left", "font": {"size": 10}}}
             for row in _stalls(run)]
+
+
+def _step_marks(run: dict) -> list[dict]:
+    """A dotted vertical per operation step: a broker's stop (a rolling restart), a partition's move done (a
+    reassignment)."""
+    marks = []
+    for event in run.get("params", {}).get("faults") or []:
+        for step in event.get("steps") or []:
+            at, text = ((step.get("stop_s"), f"broker {step['broker']}") if "broker" in step else
+                        (step.get("done_s"), f"[{step['partition']}] moved") if "partition" in step else (None, ""))
+            if at is not None:
+                marks.append({"type": "line", "xref": "x", "yref": "paper", "x0": at, "x1": at, "y0": 0, "y1": 1,
+                              "line": {"color": "#374151", "width": 1, "dash": "dot"},
+                              "label": {"text": text, "textposition": "end", "font": {"size": 9}}})
+    return marks

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from kafkabench.core.liveness import against_faults, windows
+from kafkabench.labs.delivery import latency
 
 MAX_WINDOWS = 600  # a longer run gets wider windows, never a longer series
 HOW = {"finished": "finished", "killed": "killed", "replaced": "replaced"}  # any other end: the process exited
@@ -44,7 +45,8 @@ def progress_timeline(series: dict[str, list[list[tuple[float, int]]]], origin: 
 
 
 def producer_cell(run, seen: list, client: str) -> None:
-    """A producer cell's verdicts (one per producer process) and its acknowledgements per window."""
+    """A producer cell's verdicts (one per producer process), its acknowledgements per window and its publish
+    latency (labs.delivery.latency)."""
     starts = [one.started_at for one in seen if one.started_at is not None]
     if not starts:
         return
@@ -55,6 +57,7 @@ def producer_cell(run, seen: list, client: str) -> None:
                               for number, one in enumerate(seen, 1) if one.started_at is not None]
     run.timeline = progress_timeline({"acknowledged": [[(t, acked) for t, _, acked in one.points] for one in seen]},
                                      origin, end)
+    latency.producer_cell(run, seen, origin, end)
 
 
 def consumer_cell(run, cell, seen: list, members, origin: float, end: float) -> None:
@@ -73,3 +76,4 @@ def consumer_cell(run, cell, seen: list, members, origin: float, end: float) -> 
         "processed": [[(t, processed) for t, processed, _ in member.progress] for member in members.members],
         "committed": [[(t, committed) for t, _, committed in member.progress] for member in members.members]},
         origin, end)
+    latency.producer_cell(run, seen, origin, end)

@@ -33,6 +33,7 @@ class ProducerRun:
     sent: int = 0
     acked: int = 0
     points: list[tuple[float, int, int]] = field(default_factory=list)  # (monotonic, sent, acked) as reported
+    windows: list[tuple[float, str]] = field(default_factory=list)  # (monotonic, its window's publish histogram)
     track: Track = field(default_factory=Track)  # progress: acknowledged; work waiting: sent and not yet answered
     started_at: float | None = None  # monotonic: told to start
     ended_at: float | None = None  # its result, or its failure
@@ -140,6 +141,8 @@ def _follow(worker, seen: ProducerRun, scenario: DeliveryScenario, start: float,
         if isinstance(message, Progress) and message.acked is not None:
             seen.sent, seen.acked = message.done, message.acked
             seen.points.append((now, message.done, message.acked))
+            if message.window is not None and (publish := message.window.histograms.get("publish")):
+                seen.windows.append((now, publish))
             seen.track.note(now, count=message.acked, waiting=message.done > message.acked)
     _watch_exit(worker, seen, exit_wait_s)
 

@@ -40,11 +40,13 @@ def cell_settings(run: Run) -> dict[str, str]:
             "client": run.client}
 
 
-def _settings_table(title: str, runs: list[Run], figures: list[str], tips: dict, wide: tuple = ()) -> tuple[Table, list[str]]:
-    """A table whose rows are cells: a column per setting that differs between them, the shared ones in the title."""
+def _settings_table(title: str, runs: list[Run], figures: list[str], tips: dict, wide: tuple = (),
+                    text: tuple = ("process end",)) -> tuple[Table, list[str]]:
+    """A table whose rows are cells: a column per setting that differs between them, the shared ones in the title;
+    the figures named in `text` hold words."""
     varying, shared = split_settings([cell_settings(run) for run in runs])
     title = f"{title}; {shared}" if shared else title
-    return Table(title, columns(varying + figures, tuple(varying) + ("process end",), tips, wide)), varying
+    return Table(title, columns(varying + figures, tuple(varying) + text, tips, wide)), varying
 
 
 def verdict_of(run: Run) -> Verdict | None:
@@ -135,8 +137,46 @@ def producer_runs(document: ResultDocument) -> list[Run]:
     return [run for run in document.runs if run not in consumers]
 
 
+COST_NAMES = ["event", "took s", "leaderless s", "under min ISR s", "p99 before", "p99 during", "p99 after",
+              "max during", "lost"]
+
+
+def cost_table(document: ResultDocument) -> Table | None:
+    """What each fault or operation cost the producers, one row per event of each cell: how long it took, the worst
+    partition's time without a leader and under min.insync.replicas within it, the publish p99 (ms) before, during
+    and after it and the max during it, and the cell's loss; None when no cell timed its publish latency."""
+    runs = [run for run in producer_runs(document) if (run.params.get("publish_latency") or {}).get("around")]
+    if not runs:
+        return None
+    table, varying = _settings_table("what each fault or operation cost the producers: seconds it took, the worst "
+                                     "partition's seconds without a leader and under min.insync.replicas within it, "
+                                     "publish latency (ms) before, during and after it", runs, COST_NAMES, {},
+                                     wide=("under min ISR s", "p99 after"), text=("event",))
+    for run in runs:
+        verdict = verdict_of(run)
+        for span in run.params["publish_latency"]["around"]:
+            within = [worst_within(run.params.get("unavailable"), name, span["fired_s"], span["healed_s"])
+                      for name in ("leaderless", "under_min_isr")]
+            p99 = [fixed((span[when] or {}).get("p99_ms"), 1) for when in ("before", "during", "after")]
+            table.add(*(cell_settings(run).get(name, "-") for name in varying), span["fault"],
+                      fixed(span["healed_s"] - span["fired_s"], 1), *(fixed(value, 1) for value in within), *p99,
+                      fixed((span["during"] or {}).get("max_ms"), 1), f"{verdict.lost:,}" if verdict else "-",
+                      kind="error" if verdict is None or verdict.lost else "")
+    return table
+
+
+def worst_within(unavailable: dict | None, name: str, from_s: float, to_s: float) -> float | None:
+    """The longest time any partition spent so (`leaderless`, `under_min_isr`) between from_s and to_s; None: not
+    watched."""
+    if not unavailable:
+        return None
+    return max((sum(max(0.0, min(to, to_s) - max(begun, from_s)) for begun, to in figures[name])
+                for figures in unavailable["partitions"].values()), default=0.0)
+
+
 def tables(document: ResultDocument) -> list[Table]:
     return ([verdict_table(document), stopwatch_table(document)] if producer_runs(document) else []) + \
+        [table for table in (cost_table(document),) if table is not None] + \
         ([consumer_table(document)] if consumer_runs(document) else [])
 
 
@@ -189,6 +229,22 @@ def liveness_lines(run: Run, label: str) -> list[str]:
             + (f"; {row['stalls']} stalls in all" if row["stalls"] > 1 else "") for row in stalled]
 
 
+def latency_lines(run: Run, label: str) -> list[str]:
+    """The producers' publish latency, in all and before, during and after each fault or operation."""
+    latency = run.params.get("publish_latency")
+    if not latency or not latency["all"]:
+        return []
+
+    def said(figures: dict | None) -> str:
+        return (f"p50 {figures['p50_ms']:.1f} / p99 {figures['p99_ms']:.1f} / max {figures['max_ms']:.1f} ms "
+                f"({figures['count']:,})") if figures else "nothing acknowledged"
+
+    return [f"{label}: publish latency (send to acknowledgement, as the client reports it): {said(latency['all'])}"] + [
+        f"{label}: publish latency around {span['fault']} ({span['fired_s']:.1f}-{span['healed_s']:.1f} s): before "
+        f"{said(span['before'])}; during {said(span['during'])}; after {said(span['after'])}"
+        for span in latency["around"]]
+
+
 def lines(document: ResultDocument) -> list[str]:
     found = []
     if (version := document.cluster.get("transaction_version")) is not None:
@@ -210,6 +266,7 @@ def lines(document: ResultDocument) -> list[str]:
         if ended := run.params.get("sending_ended"):
             found.append(f"{label}: sending ended at {ended['told_s']:.1f} s, --end-after-heal after the last planned "
                          f"fault: {ended['sent']:,} of at most {ended['at_most']:,} messages sent")
+        found += latency_lines(run, label)
         found += liveness_lines(run, label)
         if run.error:
             found.append(f"{label}: {run.error}")

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import aiokafka
+import numpy as np
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 from aiokafka.helpers import create_ssl_context
@@ -120,21 +121,22 @@ class Adapter:
                 future = await send(topic, value=value)
             except KafkaError as exc:
                 raise SendRefused(type(exc).__name__, taken) from exc
-            future.add_done_callback(partial(_keep_answer, append, value))
+            future.add_done_callback(partial(_keep_answer, append, value, monotonic_ns()))
             taken += 1
         return taken
 
     @staticmethod
     def read_answers(entries: list) -> Answers:
-        values, partitions, offsets, errors = [], [], [], []
-        for value, future in entries:
+        values, partitions, offsets, errors, latencies = [], [], [], [], []
+        for value, sent_ns, future, answered_ns in entries:
             error = asyncio.CancelledError() if future.cancelled() else future.exception()
             metadata = future.result() if error is None else None
             values.append(value)
             partitions.append(-1 if metadata is None else metadata.partition)
             offsets.append(-1 if metadata is None else metadata.offset)
             errors.append(None if error is None else type(error).__name__)
-        return Answers(values, partitions, offsets, errors)
+            latencies.append((answered_ns - sent_ns) / 1000)
+        return Answers(values, partitions, offsets, errors, np.array(latencies, dtype=float))
 
     def poll(self, timeout_s: float) -> None:
         self._loop.run_until_complete(asyncio.sleep(timeout_s))
@@ -231,8 +233,9 @@ class Adapter:
             raise AdapterError(f"{what}: {exc or type(exc).__name__}") from exc
 
 
-def _keep_answer(append, value: bytes, future: asyncio.Future) -> None:
-    append((value, future))
+def _keep_answer(append, value: bytes, sent_ns: int, future: asyncio.Future) -> None:
+    """The future's done callback, on the event loop: the answer kept with its send's time and its own."""
+    append((value, sent_ns, future, monotonic_ns()))
 
 
 def _ack_callback(acks: AckLog):

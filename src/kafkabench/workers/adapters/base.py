@@ -59,13 +59,15 @@ class TransactionFailed(AdapterError):
 
 class Answers(NamedTuple):
     """Answers to tracked sends, read in bulk, in the order they arrived: each message's value (it carries the
-    message's id), partition and offset (-1 unless acknowledged; offset -1 also when acks=0 gives none) and error
-    name (None: acknowledged)."""
+    message's id), partition and offset (-1 unless acknowledged; offset -1 also when acks=0 gives none), error
+    name (None: acknowledged) and publish latency in microseconds, from the send call to the answer (NaN where the
+    client did not say)."""
 
     values: list[bytes]
     partitions: list[int]
     offsets: list[int]
     errors: list[str | None]
+    latencies_us: Any = None  # np.ndarray of float, one per answer
 
 
 class QueueFull(AdapterError):

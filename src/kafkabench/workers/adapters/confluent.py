@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import confluent_kafka
+import numpy as np
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from kafkabench.workers.acks import AckLog, seconds_to_us
@@ -106,14 +107,17 @@ class Adapter:
 
     @staticmethod
     def read_answers(entries: list[Message]) -> Answers:
-        """Delivery reports (Messages), read through librdkafka's own accessors with C-level `map`."""
+        """Delivery reports (Messages), read through librdkafka's own accessors with C-level `map`; the latency is
+        librdkafka's, from the produce() call to the delivery report."""
         errors = list(map(Message.error, entries))
         if errors.count(None) != len(errors):
             errors = [None if error is None else error.name() for error in errors]
         offsets = list(map(Message.offset, entries))
         if None in offsets:  # acks=0: the broker never says where a record went
             offsets = [-1 if offset is None else offset for offset in offsets]
-        return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)), offsets, errors)
+        latencies = np.array(list(map(Message.latency, entries)), dtype=float) * 1e6  # librdkafka's own: produce()
+        return Answers(list(map(Message.value, entries)), list(map(Message.partition, entries)), offsets, errors,
+                       latencies)  # to the delivery report, None (NaN here) when it has none
 
     def init_transactions(self, timeout_s: float) -> None:
         try:

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import kafka
+import numpy as np
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
 from kafka.structs import MemberState
@@ -92,20 +93,21 @@ class Adapter:
                 return taken
             except KafkaError as exc:
                 raise SendRefused(type(exc).__name__, taken) from exc
-            future.add_both(answered, value)
+            future.add_both(answered, value, monotonic_ns())
             taken += 1
         return taken
 
     @staticmethod
     def read_answers(entries: list) -> Answers:
-        values, partitions, offsets, errors = [], [], [], []
-        for value, outcome in entries:
+        values, partitions, offsets, errors, latencies = [], [], [], [], []
+        for value, sent_ns, outcome, answered_ns in entries:
             failed = isinstance(outcome, BaseException)
             values.append(value)
             partitions.append(-1 if failed else outcome.partition)
             offsets.append(-1 if failed else outcome.offset)
             errors.append(type(outcome).__name__ if failed else None)
-        return Answers(values, partitions, offsets, errors)
+            latencies.append((answered_ns - sent_ns) / 1000)
+        return Answers(values, partitions, offsets, errors, np.array(latencies, dtype=float))
 
     def poll(self, timeout_s: float) -> None:
         time.sleep(timeout_s)  # callbacks run in kafka-python's own I/O thread
@@ -250,8 +252,9 @@ def _flat(batches: dict) -> list:
 
 
 def _keep_answer(append):
-    def answered(value: bytes, outcome) -> None:
-        append((value, outcome))
+    """The future's callback, on kafka-python's I/O thread: the answer kept with its send's time and its own."""
+    def answered(value: bytes, sent_ns: int, outcome) -> None:
+        append((value, sent_ns, outcome, monotonic_ns()))
     return answered
 
 

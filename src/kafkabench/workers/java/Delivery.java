@@ -51,6 +51,8 @@ final class Delivery implements KafkabenchWorker.Scenario {
     private final int producerId, size;
     private final Path historyDir;
     private final AtomicLong acked = new AtomicLong(); // for progress; the result counts the history
+    private final LatencyMetric publish = new LatencyMetric(new AtomicLong()); // per progress window, as Python's
+    private long windowIndex, windowStartNs = System.nanoTime(), windowAcked;
     private final Map<String, Object> timings = new LinkedHashMap<>();
     private Map<String, Object> effectiveConfig = Map.of();
     private KafkaProducer<byte[], byte[]> producer;
@@ -232,9 +234,10 @@ final class Delivery implements KafkabenchWorker.Scenario {
         byte[] value = encodeId(producerId, sequence, size);
         sent = sequence + 1;
         Future<RecordMetadata> answer;
+        long sentNs = System.nanoTime();
         try {
             answer = producer.send(new ProducerRecord<>(topic, value),
-                    (metadata, exception) -> answered(sequence, metadata, exception));
+                    (metadata, exception) -> answered(sequence, sentNs, metadata, exception));
         } catch (RuntimeException e) { // refused before it left (per-record failures reach the callback)
             if (!refusalLogged) System.err.println("send of sequence " + sequence + " refused: " + e);
             refusalLogged = true;
@@ -252,8 +255,9 @@ final class Delivery implements KafkabenchWorker.Scenario {
     }
 
     /** The producer's callback, on its I/O thread (on this one for a record failed at once). */
-    private void answered(long sequence, RecordMetadata metadata, Exception exception) {
+    private void answered(long sequence, long sentNs, RecordMetadata metadata, Exception exception) {
         if (exception == null) {
+            publish.record(System.nanoTime() - sentNs); // from the send call to this callback
             history.recordAck(sequence, metadata.partition(), metadata.offset()); // offset -1 with acks=0
             acked.incrementAndGet();
         } else if (exception instanceof TimeoutException) { // the record may be written or not
@@ -309,8 +313,18 @@ final class Delivery implements KafkabenchWorker.Scenario {
         Map<String, Object> progress = new LinkedHashMap<>();
         progress.put("type", "progress");
         progress.put("done", sent);
-        progress.put("acked", acked.get());
-        progress.put("window", null);
+        long ackedNow = acked.get();
+        progress.put("acked", ackedNow);
+        Map<String, Object> window = new LinkedHashMap<>(); // the acknowledged and their latencies since the last
+        window.put("index", windowIndex++);
+        window.put("start_ns", windowStartNs);
+        window.put("end_ns", now);
+        window.put("records", ackedNow - windowAcked);
+        window.put("payload_bytes", (ackedNow - windowAcked) * size);
+        window.put("histograms", Map.of("publish", publish.takeWindow()));
+        progress.put("window", window);
+        windowStartNs = now;
+        windowAcked = ackedNow;
         KafkabenchWorker.send(progress);
     }
 
