@@ -158,7 +158,8 @@ def fault_bands(run: dict, shade: str, end_s: float) -> list[dict]:
         bands.append({"type": "rect", "xref": "x", "yref": "paper", "x0": event["fired_s"],
                       "x1": healed if healed is not None else max(end_s, event["fired_s"]), "y0": 0, "y1": 1,
                       "fillcolor": shade, "opacity": 0.12, "line": {"width": 0}, "layer": "below",
-                      "label": {"text": f"{event['fault']} {'' if event.get('broker') is None else event['broker']}".strip(), "textposition": "top left",
+                      "label": {"text": " ".join(str(word) for word in (event["fault"], event.get("broker"))
+                                                 if word is not None), "textposition": "top left",
                                 "font": {"size": 10}}})
     return bands
 
