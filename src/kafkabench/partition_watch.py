@@ -4,10 +4,11 @@ had fewer in-sync replicas than min.insync.replicas (writes with acks=all refuse
 
 The metadata alone is late: a killed leader stays the leader, and in the ISR, until the controller fences it (its
 session times out, broker.session.timeout.ms, 9 s by default) or it is back, and all that time nobody can write to
-its partitions. So where the run knows which brokers can serve (`live`: on the embedded cluster, those whose process
-runs and that no fault or operation has killed or paused and not yet brought back), a leader that cannot counts as
-no leader, and only replicas that can count as in sync. Network faults are not seen here: a leader cut off from the
-clients still leads.
+its partitions. So a broker the run itself took down (`down`: killed or paused by a fault or an operation and not
+yet serving again) counts as no leader where the metadata still names it, and only the other replicas count as in
+sync. Which brokers are down is the run's own record, never a look at the processes: a status read of a process can
+be wrong for a moment on a loaded machine, and one such read made partitions "leaderless" in a run of the
+operations plan. Network faults are not seen here: a leader cut off from the clients still leads.
 
 A span runs from the first look that saw the partition so until the first look that did not (or the last look): a
 span shorter than LOOK_S can fall between two looks and go unseen, and each span's ends are known to within LOOK_S.
@@ -58,8 +59,8 @@ class PartitionWatch:
     """A thread describing `topic` every LOOK_S from `start` to `stop`; `clock` gives the run's seconds."""
 
     def __init__(self, connection: str | Connection, topic: str, clock: Callable[[], float],
-                 live: Callable[[], set[int] | None] = lambda: None) -> None:
-        self.connection, self.topic, self.clock, self.live = connection, topic, clock, live
+                 down: Callable[[], set[int]] = set) -> None:
+        self.connection, self.topic, self.clock, self.down = connection, topic, clock, down
         self.looks: list[Look] = []
         self.failed = 0  # looks that got no answer
         self._stop = threading.Event()
@@ -82,17 +83,16 @@ class PartitionWatch:
                 except KafkabenchError:
                     self.failed += 1
                     continue
-                self.looks.append((round(self.clock(), 3), _states(partitions, self.live())))
+                self.looks.append((round(self.clock(), 3), _states(partitions, self.down())))
 
 
-def _states(partitions, live: set[int] | None) -> dict[int, State]:
-    """Per partition: its leader (None: none, or one whose process is not running) and its running in-sync
-    replicas; `live` None: every broker the metadata names counts as running."""
-    def running(broker: int | None) -> bool:
-        return broker is not None and broker >= 0 and (live is None or broker in live)
+def _states(partitions, down: set[int]) -> dict[int, State]:
+    """Per partition: its leader (None: none, or one the run took down) and its in-sync replicas that can serve."""
+    def serving(broker: int | None) -> bool:
+        return broker is not None and broker >= 0 and broker not in down
 
-    return {p.partition: (p.leader if running(p.leader) else None,
-                          frozenset(replica for replica in p.isr if running(replica))) for p in partitions}
+    return {p.partition: (p.leader if serving(p.leader) else None,
+                          frozenset(replica for replica in p.isr if serving(replica))) for p in partitions}
 
 
 def spans(looks: list[Look], min_isr: int, downs: list[DownSpan] = ()) -> dict[int, dict]:

@@ -27,6 +27,7 @@ SEEN_POLL_S = 0.1
 class Performed:
     what: str  # in words: "brokers 1, 2, 3 restarted in turn (controlled shutdown), each back in every ISR"
     steps: list[dict] = field(default_factory=list)  # each step's figures, in the run's seconds
+    error: str | None = None  # what went wrong once its steps had begun (the operation is not over: nothing healed)
 
 
 def check(specs: list[OperationSpec], faults: Faults, bootstrap: str | Connection, topic: str | None = None,

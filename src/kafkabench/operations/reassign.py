@@ -78,9 +78,10 @@ def check(spec: OperationSpec, bootstrap: str | Connection, topic: str | None, r
 
 
 def move(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Callable[[], float],
-         timeout_s: float) -> tuple[str, list[dict]]:
-    """What was done, in words, and a step per partition moved: its replicas before and after, when its move was
-    done and the bytes its new replica held then."""
+         timeout_s: float) -> tuple[str, list[dict], str | None]:
+    """What was done, in words, a step per partition moved (its replicas before and after, when its move was done
+    and the bytes its new replica held then), and what went wrong after the moves were submitted (None: nothing):
+    kept beside the steps, not raised, so the steps are not lost."""
     throttle = spec.number("throttle")
     with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
         before = _replicas(admin, topic)
@@ -90,21 +91,20 @@ def move(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Ca
         involved = sorted({broker for p, new in moves.items() for broker in (*before[p], *new)})
         if throttle:
             _throttle(admin, topic, before, moves, involved, throttle)
+        problems: list[str] = []
         try:
             admin.reassign(topic, moves)
             for step in steps:
                 step["submitted_s"] = round(clock(), 3)
-            late = _wait_done(admin, topic, steps, clock, timeout_s)
-            if late:
-                admin.reassign(topic, {p: None for p in late})
-                raise KafkabenchError(f"partition(s) {', '.join(map(str, late))} of {topic} not moved within "
-                                      f"{timeout_s:g} s (--heal-timeout): the reassignment was cancelled"
-                                      + (f"; a throttle of {throttle:,} B/s below the rate the partitions are "
-                                         "written at never catches up" if throttle else ""))
-            _new_bytes(admin, topic, steps)
+            problems = _finish(admin, topic, steps, clock, timeout_s, throttle)
         finally:
             if throttle:
-                _unthrottle(admin, topic, involved)
+                try:
+                    _unthrottle(admin, topic, involved)
+                except KafkabenchError as exc:  # the cluster stays throttled: the user must know, and how to undo it
+                    problems.append(f"the throttle was not removed ({exc}): remove {', '.join(RATES)} from brokers "
+                                    f"{', '.join(map(str, involved))} and {LEADER_REPLICAS}, {FOLLOWER_REPLICAS} "
+                                    f"from {topic} with kafka-configs --alter --delete-config")
     moved = sum(step["bytes"] or 0 for step in steps)
     targets = sorted({b for step in steps for b in step["to"] if b not in step["from"]})
     source = spec.number("from")
@@ -116,7 +116,22 @@ def move(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Ca
               "replicas when done)"
             + (f"; partition(s) {', '.join(map(str, stayed))} stayed: broker {spec.number('to')} already held them"
                if stayed else ""))
-    return what, steps
+    return what, steps, "; ".join(problems) or None
+
+
+def _finish(admin: KafkaAdmin, topic: str, steps: list[dict], clock: Callable[[], float], timeout_s: float,
+            throttle: int | None) -> list[str]:
+    """Waits for the moves; the ones not done at the bound are cancelled and said; else the new replicas' bytes are
+    read. What went wrong, in words (empty: nothing)."""
+    late = _wait_done(admin, topic, steps, clock, timeout_s)
+    if late:
+        admin.reassign(topic, {p: None for p in late})
+        return [f"partition(s) {', '.join(map(str, late))} of {topic} not moved within {timeout_s:g} s "
+                "(--heal-timeout): the reassignment was cancelled" + (
+                    f"; a throttle of {throttle:,} B/s below the rate the partitions are written at never catches up"
+                    if throttle else "")]
+    _new_bytes(admin, topic, steps)
+    return []
 
 
 def _replicas(admin: KafkaAdmin, topic: str) -> Replicas:

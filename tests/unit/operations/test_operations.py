@@ -143,16 +143,15 @@ def test_downs_keep_when_each_broker_went_down_and_came_back():
     assert downs.now() == {3} and downs.spans == [[2, 1.0, 3.0], [3, 2.0, None]]
 
 
-def test_a_leader_whose_process_is_not_running_counts_as_none_and_only_running_replicas_as_in_sync():
+def test_a_leader_the_run_took_down_counts_as_none_and_only_the_other_replicas_as_in_sync():
     from kafkabench.admin import PartitionInfo
     from kafkabench.partition_watch import _states
 
     # broker 2 killed: the metadata still names it leader of 0 and in both ISRs until the controller fences it
     partitions = [PartitionInfo(0, 2, (2, 1, 3), (2, 1, 3)), PartitionInfo(1, 1, (1, 2, 3), (1, 2)),
                   PartitionInfo(2, -1, (3, 1, 2), ())]
-    assert _states(partitions, live={1, 3}) == {0: (None, isr(1, 3)), 1: (1, isr(1)), 2: (None, isr())}
-    # a cluster kafkabench did not start
-    assert _states(partitions, live=None) == {0: (2, isr(1, 2, 3)), 1: (1, isr(1, 2)), 2: (None, isr())}
+    assert _states(partitions, down={2}) == {0: (None, isr(1, 3)), 1: (1, isr(1)), 2: (None, isr())}
+    assert _states(partitions, down=set()) == {0: (2, isr(1, 2, 3)), 1: (1, isr(1, 2)), 2: (None, isr())}
 
 
 def test_reassign_reads_its_brokers_partition_and_throttle_and_refuses_what_cannot_be_moved():

@@ -118,7 +118,7 @@ class FaultRun:
         if not self.specs:
             return
         self._start = time.monotonic()
-        self.watch = PartitionWatch(self.bootstrap, self.topic, self._elapsed, self._running_brokers)
+        self.watch = PartitionWatch(self.bootstrap, self.topic, self._elapsed, self._down.now)
         self.watch.start()
         self._thread = threading.Thread(target=self._run, name="kafkabench-faults", daemon=True)
         self._thread.start()
@@ -177,14 +177,6 @@ class FaultRun:
 
     def _spec(self, index: int) -> FaultSpec | OperationSpec:
         return self.specs[index % len(self.specs)]
-
-    def _running_brokers(self) -> set[int] | None:
-        """The brokers that can serve: their processes run, and no fault or operation has them down (killed or paused
-        and not back yet); None: unknown, a cluster kafkabench did not start."""
-        try:
-            return set(self.faults.broker_pids()) - self._down.now()
-        except KafkabenchError:
-            return None
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._start
@@ -259,8 +251,9 @@ class FaultRun:
                 event.fired_s = round(self._elapsed(), 3)
                 performed = operation.perform(spec, self.faults, self.bootstrap, self.topic, self._elapsed,
                                               self.heal_timeout_s, self._stop.is_set, self._down)
-                event.what, event.steps = performed.what, performed.steps
-                event.healed_s = round(self._elapsed(), 3)  # over with its last step
+                event.what, event.steps, event.error = performed.what, performed.steps, performed.error
+                if performed.error is None:
+                    event.healed_s = round(self._elapsed(), 3)  # over with its last step
                 return
             if spec.role == "consumer":
                 injected = self._hit_member(spec, event)
