@@ -375,6 +375,22 @@ class EmbeddedCluster:
                            hint=f"see its log {process.log_file}", interval_s=0.2)
         self.wait_until_ready(timeout_s, broker_ids=brokers if len(brokers) == len(node_ids) else None, probe=False)
 
+    def restart_on(self, node_id: int, version: str, timeout_s: float | None = None) -> None:
+        """Restart a node on another pinned Kafka release (its jars fetched if need be), on the same data, settings
+        and ports: one step of a rolling upgrade. Its storage is formatted already, so it starts as `kafka.Kafka`;
+        the class-sharing archive, made for the cluster's release, is left out."""
+        jar_cache = JarCache(manifest=packaged_manifest(version))
+        classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
+        node = self._require_state().node(node_id)
+        node.command = on_release(node.command, classpath, str(jar_cache.agent(JMX_EXPORTER)))
+        node.kafka_version = None if version == self._require_state().kafka_version else version
+        self.restart_nodes([node_id], timeout_s)
+
+    def node_version(self, node_id: int) -> str:
+        """The Kafka release node `node_id` runs."""
+        state = self._require_state()
+        return state.node(node_id).kafka_version or state.kafka_version
+
     # ---- readiness -------------------------------------------------------------------------------
 
     def wait_until_ready(self, timeout_s: float, broker_ids: list[int] | None = None, probe: bool = True,
@@ -589,6 +605,17 @@ class EmbeddedCluster:
         state = self._require_state()
         live = [n.address for n in state.brokers if self._processes[n.node_id].state() == "running"]
         return ",".join(live) or state.bootstrap_servers
+
+
+def on_release(command: list[str], classpath: str, agent: str) -> list[str]:
+    """A node's command run on another release: its classpath and JMX exporter agent that release's, no class-sharing
+    archive (made for the other classpath), and Kafka's own main class on the config file (the storage is
+    formatted: kafkabench's node launcher, which formats first, is not needed)."""
+    at = command.index("-cp")
+    options = [option if not option.startswith("-javaagent:") else
+               f"-javaagent:{agent}={option.split('=', 1)[1]}" for option in command[:at]
+               if not option.startswith(("-XX:SharedArchiveFile=", "-XX:DumpLoadedClassList="))]
+    return [*options, "-cp", classpath, "kafka.Kafka", command[-1]]
 
 
 def started_later(saved: NodeState, mine: NodeState) -> bool:

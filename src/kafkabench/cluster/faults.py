@@ -55,6 +55,14 @@ class Faults(Protocol):
         """A clean restart on the same data, the brokers started together; returns once they all serve again."""
         ...
 
+    def restart_on(self, node_id: int, version: str) -> None:
+        """A clean restart of one node on another pinned Kafka release, same data; returns once it serves again."""
+        ...
+
+    def node_version(self, node_id: int) -> str:
+        """The Kafka release the node runs."""
+        ...
+
     def bring_back(self) -> list[str]:
         """Resume every paused node and restart every dead one (together); what was done, e.g. "restarted broker 2"."""
         ...
@@ -124,6 +132,12 @@ class EmbeddedFaults:
 
     def restart(self, *broker_ids: int) -> None:
         self.cluster.restart_nodes(list(broker_ids))
+
+    def restart_on(self, node_id: int, version: str) -> None:
+        self.cluster.restart_on(node_id, version)
+
+    def node_version(self, node_id: int) -> str:
+        return self.cluster.node_version(node_id)
 
     def broker_pids(self) -> dict[int, int]:
         return {b.id: b.pid for b in self.cluster.status().brokers if b.alive and b.pid is not None}
@@ -282,6 +296,12 @@ class RefusedFaults:
         self._refuse()
 
     def restart(self, *broker_ids: int) -> None:
+        self._refuse()
+
+    def restart_on(self, node_id: int, version: str) -> None:
+        self._refuse()
+
+    def node_version(self, node_id: int) -> str:
         self._refuse()
 
     def bring_back(self) -> list[str]:

@@ -26,6 +26,7 @@ class NodeState(BaseModel):
     command: list[str]
     pid: int | None = None
     create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours
+    kafka_version: str | None = None  # the release it runs, where a rolling upgrade moved it off the cluster's
 
     @property
     def address(self) -> str:

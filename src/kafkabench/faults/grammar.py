@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_PHRASE = re.compile(r"^([a-z0-9]+(?:-[a-z0-9]+)*)(?::([0-9]*\.?[0-9]+))?((?:,[a-z]+(?:=[^,]+)?)*)$")
+_PHRASE = re.compile(r"^([a-z0-9]+(?:-[a-z0-9]+)*)(?::([0-9]*\.?[0-9]+(?:\.[0-9]+)*))?((?:,[a-z]+(?:=[^,]+)?)*)$")
 
 
 @dataclass(frozen=True)
 class Phrase:
     name: str
-    number: str | None  # as written: a reader says whether it is seconds or a count
+    number: str | None  # as written: a reader says whether it is seconds, a count or a release (4.4.0)
     options: tuple[tuple[str, str], ...]
 
     @classmethod

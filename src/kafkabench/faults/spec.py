@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kafkabench.faults.grammar import Phrase
+from kafkabench.faults.grammar import Phrase, is_seconds
 
 PROCESS = ("kill", "pause", "restart")
 NETWORK = ("partition", "delay", "loss", "bandwidth")
@@ -67,6 +67,8 @@ class FaultSpec:
             raise FaultSyntaxError(f"{text!r}: a consumer is killed or paused (kill-consumer, pause-consumer)")
         if action == "restart" and seconds:
             raise FaultSyntaxError(f"{text!r}: a clean restart takes no duration")
+        if seconds and not is_seconds(seconds):
+            raise FaultSyntaxError(f"{text!r}: the duration is seconds, a number, not {seconds!r}")
         if seconds and float(seconds) <= 0:
             raise FaultSyntaxError(f"{text!r}: the duration must be > 0 s")
         spec = cls(f"{action}-{target}", None if action == "restart" else float(seconds) if seconds else DOWN_S,

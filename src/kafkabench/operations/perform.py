@@ -1,7 +1,8 @@
 """An operation carried out on a cluster, step by step, each step bounded and recorded in the run's seconds.
 
-Restarts go through the `Faults` seam (an external cluster refuses them, said before the run starts by `check`);
-leader elections, settings and reassignments (reassign.py) through the Admin API, so they work on any cluster.
+Restarts (and upgrade.py's restarts on another release) go through the `Faults` seam (an external cluster refuses
+them, said before the run starts by `check`); leader elections, settings and reassignments (reassign.py) through the
+Admin API, so they work on any cluster.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults, FaultsUnavailable
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
-from kafkabench.operations import reassign
+from kafkabench.operations import reassign, upgrade
 from kafkabench.operations.spec import OperationSpec
 from kafkabench.partition_watch import Downs
 
@@ -50,6 +51,9 @@ def check(specs: list[OperationSpec], faults: Faults, bootstrap: str | Connectio
     if len(brokers) < 2:
         raise ConfigError(f"{restarting[0].kind} on a cluster of one broker leaves every partition without a leader "
                           "while it restarts: give the cluster more brokers (--brokers 3)")
+    for spec in restarting:
+        if spec.kind == "rolling-upgrade":
+            upgrade.check(spec, faults)
 
 
 def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, topic: str, clock: Callable[[], float],
@@ -65,6 +69,9 @@ def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, to
         return _config(spec, bootstrap, topic, clock)
     if spec.kind == "reassign":
         return Performed(*reassign.move(spec, bootstrap, topic, clock, heal_timeout_s))
+    if spec.kind == "rolling-upgrade":
+        return Performed(*upgrade.upgrade(spec, faults, bootstrap, topic, clock, heal_timeout_s, stopped,
+                                          down or Downs(clock)))
     return _elect_leaders(bootstrap, topic, clock)
 
 

@@ -11,6 +11,9 @@
 - config,topic=KEY=VALUE[,brokers=KEY=VALUE...]: settings changed live, the topic's read back after: the lab's
   topic's (topic=), or every broker's dynamic setting as the cluster-wide default (brokers=); several in one
   operation.
+- rolling-upgrade:VERSION: every node restarted in turn on another pinned Kafka release (the dedicated controllers
+  first, then the brokers), each back, and the topic's ISR whole, before the next; then the features finalized at that
+  release's levels, as Kafka's upgrade notes say (`kafka-features upgrade --release-version`).
 - reassign,from=B[,to=B2][,partition=P][,throttle=BYTES]: every replica of the lab's topic on broker B (or only
   partition P's) moved to broker B2 (default: per partition, the broker holding the fewest of the topic's replicas
   among those that hold none of that partition), in the replica's place in the list; with a replication throttle of
@@ -24,15 +27,16 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase, is_seconds
 
-KINDS = ("rolling-restart", "elect-leaders", "config", "reassign")
+KINDS = ("rolling-restart", "rolling-upgrade", "elect-leaders", "config", "reassign")
 OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers"),
            "reassign": ("from", "to", "partition", "throttle")}
-EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-restart,pause=5", "elect-leaders",
+EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-upgrade:4.4.0", "elect-leaders",
             "config,topic=min.insync.replicas=3", "reassign,from=1,to=4,throttle=10000000")
 WHOLE = {"from": "a broker id", "to": "a broker id", "partition": "a partition number",
          "throttle": "bytes per second, a whole number > 0"}
 _SETTING = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*=[^=]+$")
-RESTARTS = ("rolling-restart",)  # operations that restart broker processes: the embedded cluster only
+RESTARTS = ("rolling-restart", "rolling-upgrade")  # operations that restart broker processes: the embedded cluster only
+_RELEASE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 
 
 class OperationSyntaxError(ValueError):
@@ -43,6 +47,7 @@ class OperationSyntaxError(ValueError):
 class OperationSpec:
     kind: str
     options: tuple[tuple[str, str], ...] = ()
+    version: str | None = None  # rolling-upgrade's release
     down_s = None  # an operation is over when its last step is: nothing to heal after it
 
     @classmethod
@@ -50,7 +55,11 @@ class OperationSpec:
         phrase = Phrase.read(text)
         if phrase is None or phrase.name not in KINDS:
             raise OperationSyntaxError(f"{text!r}: operations are {', '.join(KINDS)}, e.g. {', '.join(EXAMPLES)}")
-        if phrase.number is not None:
+        if phrase.name == "rolling-upgrade":
+            if phrase.number is None or not _RELEASE.match(phrase.number):
+                raise OperationSyntaxError(f"{text!r}: rolling-upgrade takes the Kafka release to move to, "
+                                           "rolling-upgrade:4.4.0")
+        elif phrase.number is not None:
             raise OperationSyntaxError(f"{text!r}: {phrase.name} takes no number")
         if unknown := phrase.unknown_option(OPTIONS.get(phrase.name, ())):
             raise OperationSyntaxError(f"{text!r}: {phrase.name} {unknown}")
@@ -70,12 +79,14 @@ class OperationSpec:
         if phrase.name == "config" and not phrase.options:
             raise OperationSyntaxError(f"{text!r}: config needs a setting: config,topic=KEY=VALUE or "
                                        "config,brokers=KEY=VALUE")
-        return cls(phrase.name, phrase.options)
+        return cls(phrase.name, phrase.options, phrase.number)
 
     @property
     def label(self) -> str:
-        """The operation as written, its options included ("rolling-restart,kill"): what the run's events name."""
-        return ",".join([self.kind, *(f"{key}={value}" if value else key for key, value in self.options)])
+        """The operation as written, its release and options included ("rolling-restart,kill",
+        "rolling-upgrade:4.4.0"): what the run's events name."""
+        return ",".join([self.kind + (f":{self.version}" if self.version else ""),
+                         *(f"{key}={value}" if value else key for key, value in self.options)])
 
     @property
     def restarts(self) -> bool:

@@ -24,7 +24,7 @@ def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-everything", "operations are rolling-restart, elect-leaders, config, reassign, e.g. rolling-restart, "),
+    ("restart-everything", "operations are rolling-restart, rolling-upgrade, elect-leaders, config, reassign, e.g. "),
     ("rolling-restart:3", "rolling-restart takes no number"),
     ("rolling-restart,kill=yes", "kill takes no value"),
     ("rolling-restart,pause=soon", "pause is seconds"),
@@ -182,3 +182,66 @@ def test_a_reassignment_puts_the_new_broker_in_the_old_ones_place_on_the_least_l
             ("reassign,from=1", [1, 2], "partition 0 has a replica on every broker \\(2 brokers, RF 2\\)")):
         with pytest.raises(ConfigError, match=said):
             plan(OperationSpec.parse(text), replicas, brokers)
+
+
+def test_a_node_restarted_on_another_release_keeps_its_options_and_config_and_drops_the_other_releases_parts():
+    from kafkabench.cluster.embedded import on_release
+
+    command = ["ip", "netns", "exec", "kb-1", "/usr/bin/java", "-Xmx1g", "-XX:SharedArchiveFile=/c/4.1.2/kafka.jsa",
+               "-javaagent:/c/4.1.2/jmx.jar=10.0.0.2:9404:/d/rules.yaml", "-Dkafka.logs.dir=/d/node-1", "-cp",
+               "/c/4.1.2/a.jar:/c/4.1.2/node.jar", "kafkabench.cluster.KafkabenchNode", "--cluster-id", "x",
+               "--ignore-formatted", "--", "/d/node-1/server.properties"]
+    assert on_release(command, "/c/4.4.0/a.jar", "/c/4.4.0/jmx.jar") == [
+        "ip", "netns", "exec", "kb-1", "/usr/bin/java", "-Xmx1g",
+        "-javaagent:/c/4.4.0/jmx.jar=10.0.0.2:9404:/d/rules.yaml", "-Dkafka.logs.dir=/d/node-1", "-cp", "/c/4.4.0/a.jar", "kafka.Kafka", "/d/node-1/server.properties"]
+
+
+class Releases(Recorded):
+    """A cluster of brokers 1-3 beside controller 4, each on a release, restarted onto others."""
+
+    def __init__(self, versions: dict[int, str]):
+        super().__init__(brokers=[1, 2, 3])
+        self.versions = versions
+
+    def node_ids(self):
+        return list(self.versions)
+
+    def controllers(self):
+        return [4]
+
+    def node_version(self, node):
+        return self.versions[node]
+
+    def restart_on(self, node, version):
+        self.done.append(("restart_on", node, version))
+        self.versions[node] = version
+
+
+def test_an_upgrade_goes_to_a_newer_pinned_release_only():
+    from kafkabench.operations.upgrade import check as check_upgrade
+
+    old = {1: "4.1.2", 2: "4.1.2", 3: "4.1.2", 4: "4.1.2"}
+    check_upgrade(OperationSpec.parse("rolling-upgrade:4.4.0"), Releases(old))
+    for text, versions, said in (
+            ("rolling-upgrade:4.1.0", old, "Kafka 4.1.0: kafkabench pins no such version"),
+            ("rolling-upgrade:4.1.2", {**old, 3: "4.4.0"}, "the cluster runs Kafka 4.4.0; Kafka does not go back"),
+            ("rolling-upgrade:4.4.0", {n: "4.4.0" for n in old}, "runs Kafka 4.4.0 already: nothing to upgrade")):
+        with pytest.raises(ConfigError, match=said):
+            check_upgrade(OperationSpec.parse(text), Releases(versions))
+
+
+def test_an_upgrade_restarts_the_controllers_first_then_each_broker_and_finalizes(monkeypatch):
+    from kafkabench.operations import upgrade
+
+    finalized = []
+    monkeypatch.setattr(upgrade, "finalize",
+                        lambda connection, release, timeout_s: finalized.append(release) or (21, 33))
+    cluster, clock = Releases({1: "4.1.2", 2: "4.4.0", 3: "4.1.2", 4: "4.1.2"}), iter(range(100))
+    done = perform(OperationSpec.parse("rolling-upgrade:4.4.0"), cluster, "unused:9092", "t", lambda: next(clock), 60)
+    # broker 2 runs 4.4.0 already (an upgrade the run before ended in): it is left alone
+    assert [step for step in cluster.done if step[0] == "restart_on"] == [
+        ("restart_on", 4, "4.4.0"), ("restart_on", 1, "4.4.0"), ("restart_on", 3, "4.4.0")]
+    assert [(step.get("node"), step.get("role"), step.get("from")) for step in done.steps] == [
+        (4, "controller", "4.1.2"), (1, "broker", "4.1.2"), (3, "broker", "4.1.2"), (None, None, None)]
+    assert finalized == ["4.4"] and done.steps[-1]["metadata_version"] == 33
+    assert done.what.endswith("then finalized: metadata.version 21 -> 33")

@@ -312,11 +312,21 @@ def _steps(steps: list[dict]) -> str:
             f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
             + (f" done {step['done_s']:.1f} s, {step['bytes']:,} bytes" if step.get("done_s") is not None
                else " not done") for step in steps)
+    if steps and "node" in steps[0]:  # a rolling upgrade
+        return "; " + "; ".join(
+            f"{step['role']} {step['node']} (was {step['from']}) stopped {step['stop_s']:.1f} s, serving "
+            f"{_at(step.get('serving_s'))}, topic whole {_at(step.get('in_isr_s'))}" if "node" in step else
+            f"finalized to {step['finalize']} at {step['finalize_s']:.1f} s in {step['finalize_took_s']:.1f} s"
+            for step in steps)
     if not steps or "broker" not in steps[0]:
         return ""
     return "; " + "; ".join(f"broker {step['broker']} stopped {step['stop_s']:.1f} s, serving "
                             f"{step.get('serving_s', float('nan')):.1f} s, back in every ISR "
                             f"{step.get('in_isr_s', float('nan')):.1f} s" for step in steps)
+
+
+def _at(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f} s"
 
 
 def _unavailable(unavailable: dict, min_isr: int) -> str:

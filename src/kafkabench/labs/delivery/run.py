@@ -53,8 +53,12 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     if scenario.faults and not target.started_here:
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
-    operation.check([OperationSpec.parse(text) for text in scenario.operations], target.faults, target.connection,
-                    replication_factor=max(scenario.replication_factors))
+    operations = [OperationSpec.parse(text) for text in scenario.operations]
+    if len(cells) > 1 and (upgrade := next((spec for spec in operations if spec.kind == "rolling-upgrade"), None)):
+        raise ConfigError(f"{upgrade.label} leaves the cluster on the new release for good, so only the first of "
+                          f"{len(cells)} cells would upgrade: run it with one cell (one client, one value per "
+                          "setting), once per client")
+    operation.check(operations, target.faults, target.connection, replication_factor=max(scenario.replication_factors))
     if scenario.consuming:
         check_stall_bound(scenario, target, CONSUMER_DEFAULTS)
     out_dir.mkdir(parents=True, exist_ok=True)
