@@ -1,0 +1,47 @@
+"""A rolling upgrade under load on a cluster of its own (2 brokers beside a dedicated controller, started on Kafka
+4.1.2): every node restarted on 4.4.0 in turn, the controller first, the features finalized after; nothing
+acknowledged lost."""
+
+import pytest
+
+from kafkabench.cluster.target import Target
+from kafkabench.core.events import SILENT
+from kafkabench.labs.delivery.report import lines, verdict_of
+from kafkabench.labs.delivery.run import run_delivery
+from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+from tests.conftest import FAST_FAILOVER, embedded
+
+pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with embedded(brokers=2, controllers=1, directory=tmp_path_factory.mktemp("upgrade"), kafka_version="4.1.2",
+                  broker_config_overrides=FAST_FAILOVER) as cluster:
+        yield cluster
+
+
+def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finalizes_it_and_loses_nothing(
+        cluster, tmp_path):
+    document = run_delivery(DeliveryScenario(
+        clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], replication_factors=[2],
+        min_isr=[1], partitions=2, count=200_000, rate=1000, operations=["rolling-upgrade:4.4.0"], bounces=1,
+        fault_after=1000, end_after_heal=1, faults_must_fire=True), Target.embedded(cluster), tmp_path, SILENT)
+    [run] = document.runs
+    assert run.error is None and run.params["fault_coverage"] == "1 of 1 planned operations fired", run.params["faults"]
+    [event] = run.params["faults"]
+    *restarts, finalized = event["steps"]
+    [controller] = cluster.controller_ids()
+    assert [(step["node"], step["role"], step["from"]) for step in restarts] == [
+        (controller, "controller", "4.1.2"), (1, "broker", "4.1.2"), (2, "broker", "4.1.2")], event
+    assert all(step["stop_s"] < step["serving_s"] <= step["in_isr_s"] for step in restarts), event
+    assert [cluster.node_version(node) for node in (1, 2, controller)] == ["4.4.0"] * 3
+    command = open(f"/proc/{cluster.state.node(1).pid}/cmdline", "rb").read().split(b"\0")
+    assert any(b"kafka_2.13-4.4.0.jar" in part for part in command) and b"kafka.Kafka" in command
+    assert finalized["finalize"] == "4.4" and finalized["metadata_version"] > finalized["metadata_version_before"]
+    verdict = verdict_of(run)
+    assert (verdict.lost, verdict.duplicated, verdict.reordered) == (0, 0, 0), run.counters
+    assert verdict.acknowledged == run.params["sending_ended"]["sent"], run.counters
+    said = "\n".join(lines(document))
+    assert f"controller {controller} (was 4.1.2) stopped" in said and "finalized to 4.4 at" in said
