@@ -6,7 +6,7 @@ import pytest
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
-from kafkabench.labs.delivery.report import lines, verdict_of
+from kafkabench.labs.delivery.report import lines, tables, verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 
@@ -43,5 +43,8 @@ def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finali
     verdict = verdict_of(run)
     assert (verdict.lost, verdict.duplicated, verdict.reordered) == (0, 0, 0), run.counters
     assert verdict.acknowledged == run.params["sending_ended"]["sent"], run.counters
+    cost = next(table for table in tables(document) if table.title.startswith("what each fault or operation cost"))
+    [row] = cost.rows
+    assert row.cells[0] == "rolling-upgrade:4.4.0" and row.cells[-1] == "0", row.cells
     said = "\n".join(lines(document))
     assert f"controller {controller} (was 4.1.2) stopped" in said and "finalized to 4.4 at" in said

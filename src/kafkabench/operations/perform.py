@@ -70,8 +70,7 @@ def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, to
     if spec.kind == "reassign":
         return Performed(*reassign.move(spec, bootstrap, topic, clock, heal_timeout_s))
     if spec.kind == "rolling-upgrade":
-        return Performed(*upgrade.upgrade(spec, faults, bootstrap, topic, clock, heal_timeout_s, stopped,
-                                          down or Downs(clock)))
+        return Performed(*upgrade.upgrade(spec, faults, bootstrap, topic, clock, heal_timeout_s, stopped))
     return _elect_leaders(bootstrap, topic, clock)
 
 

@@ -20,7 +20,6 @@ from kafkabench.cluster.features import finalize
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.operations.spec import OperationSpec
-from kafkabench.partition_watch import Downs
 
 
 def release(version: str) -> tuple[int, ...]:
@@ -41,8 +40,7 @@ def check(spec: OperationSpec, faults: Faults) -> None:
 
 
 def upgrade(spec: OperationSpec, faults: Faults, connection: str | Connection, topic: str,
-            clock: Callable[[], float], heal_timeout_s: float, stopped: Callable[[], bool],
-            down: Downs) -> tuple[str, list[dict]]:
+            clock: Callable[[], float], heal_timeout_s: float, stopped: Callable[[], bool]) -> tuple[str, list[dict]]:
     """What was done, in words, and a step per node (its release before, when it was stopped, serving again on the new
     one, and the topic whole again), then the finalizing step."""
     brokers = faults.broker_ids()
@@ -57,11 +55,7 @@ def upgrade(spec: OperationSpec, faults: Faults, connection: str | Connection, t
         step = {"node": node, "role": "broker" if node in brokers else "controller", "from": was,
                 "stop_s": round(clock(), 3)}
         steps.append(step)
-        down.add(node)  # from the stop: its leadership is handed over, then it serves nothing until it is back
-        try:
-            faults.restart_on(node, spec.version)
-        finally:
-            down.discard(node)
+        faults.restart_on(node, spec.version)  # a controlled shutdown: its leadership handed over first
         step["serving_s"] = round(clock(), 3)
         try:
             faults.wait_healthy(heal_timeout_s, [topic])

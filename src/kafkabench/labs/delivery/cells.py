@@ -81,15 +81,20 @@ def fault_words(faults: list[str], bounces: int) -> list[str]:
 
 def fault_word(kind: str, times: int) -> str:
     """"leader killed 2x" for a fault's ACTION-TARGET, "rolling-restart,kill 1x" for an operation."""
-    if kind.split(",", 1)[0] in OPERATIONS:
+    if _operation(kind):
         return f"{kind} {times}x"
     action, role = kind.split("-", 1)
     return f"{role} {PAST[action]} {times}x"
 
 
 def _kind(text: str) -> str:
-    """A fault's ACTION-TARGET; an operation's whole text (its options say which variant)."""
-    return text if text.split(",", 1)[0] in OPERATIONS else text.split(":", 1)[0].split(",", 1)[0]
+    """A fault's ACTION-TARGET; an operation's whole text (its release and options say which variant)."""
+    return text if _operation(text) else text.split(":", 1)[0].split(",", 1)[0]
+
+
+def _operation(text: str) -> bool:
+    """An operation's text ("rolling-upgrade:4.4.0", "reassign,from=1"), not a fault's."""
+    return text.split(",", 1)[0].split(":", 1)[0] in OPERATIONS
 
 
 def cell_settings(cell: DeliveryCell, scenario: DeliveryScenario):
