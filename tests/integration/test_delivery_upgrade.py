@@ -40,6 +40,8 @@ def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finali
     command = open(f"/proc/{cluster.state.node(1).pid}/cmdline", "rb").read().split(b"\0")
     assert any(b"kafka_2.13-4.4.0.jar" in part for part in command) and b"kafka.Kafka" in command
     assert finalized["finalize"] == "4.4" and finalized["metadata_version"] > finalized["metadata_version_before"]
+    # each step a controlled shutdown: leadership handed over first, so no partition waits for a leader
+    assert run.params["unavailable"]["worst_leaderless_s"] < 1.0, run.params["unavailable"]
     verdict = verdict_of(run)
     assert (verdict.lost, verdict.duplicated, verdict.reordered) == (0, 0, 0), run.counters
     assert verdict.acknowledged == run.params["sending_ended"]["sent"], run.counters

@@ -1,6 +1,6 @@
-"""Operations under load on 3 brokers beside a dedicated controller: a rolling restart with controlled shutdowns, one
-with kill -9, and a preferred leader election after them, while an idempotent acks=all producer sends; nothing
-acknowledged lost, and each partition's time without a leader measured."""
+"""Operations under load on 3 brokers beside a dedicated controller, while an idempotent acks=all producer sends: a
+rolling restart with kill -9 and a preferred leader election after it, each partition's time without a leader
+measured; a throttled reassignment, its moved bytes measured; nothing acknowledged lost."""
 
 import pytest
 
@@ -27,38 +27,36 @@ def leaderless_during(run, event) -> float:
                default=0.0)
 
 
-def test_rolling_restarts_under_acks_all_min_insync_2_lose_nothing_and_say_how_long_each_partition_had_no_leader(
+def test_a_kill_rolling_restart_under_acks_all_min_insync_2_loses_nothing_and_times_each_partition_without_a_leader(
         target, tmp_path):
-    # a controlled restart of each broker in turn, then one with kill -9, each broker back in every ISR before the
-    # next, then the leaders the restarts moved given back; the sending ends 1 s after (within 100 s: at most 200,000
-    # messages)
+    # each broker in turn killed (kill -9) and started again, back in every ISR before the next, then the leaders the
+    # restarts moved given back; the sending ends 1 s after (within 100 s: at most 200,000 messages). A controlled
+    # restart's steps are the same calls without the kill: the upgrade test (test_delivery_upgrade.py) runs them
     document = run_delivery(DeliveryScenario(
         clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2], partitions=3,
-        count=200_000, rate=2000, operations=["rolling-restart", "rolling-restart,kill", "elect-leaders"], bounces=3,
+        count=200_000, rate=2000, operations=["rolling-restart,kill", "elect-leaders"], bounces=2,
         fault_after=2000, bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True), target, tmp_path, SILENT)
     [run] = document.runs
-    assert run.error is None and run.params["fault_coverage"] == "3 of 3 planned operations fired", run.params["faults"]
-    clean, killed, election = run.params["faults"]
+    assert run.error is None and run.params["fault_coverage"] == "2 of 2 planned operations fired", run.params["faults"]
+    killed, election = run.params["faults"]
     # the last broker restarted gave its leadership away and got none back: the election gives it back
     [elected] = election["steps"]
     assert elected["skewed"] and elected["still_skewed"] == [], election
     assert election["what"].startswith(f"preferred leaders elected for {len(elected['skewed'])} partition(s)")
-    for event in (clean, killed):
-        assert [step["broker"] for step in event["steps"]] == [1, 2, 3], event
-        assert all(step["stop_s"] < step["serving_s"] <= step["in_isr_s"] for step in event["steps"]), event
-    assert "(controlled shutdown)" in clean["what"] and "(kill -9, no hand-over)" in killed["what"]
+    assert [step["broker"] for step in killed["steps"]] == [1, 2, 3], killed
+    assert all(step["stop_s"] < step["serving_s"] <= step["in_isr_s"] for step in killed["steps"]), killed
+    assert "(kill -9, no hand-over)" in killed["what"]
     sent = run.params["sending_ended"]["sent"]
     verdict = verdict_of(run)
     assert (verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered) == (sent, 0, 0, 0), run.counters
-    # each partition looked at through both; a controlled shutdown hands leadership over first, while a killed
-    # leader's partitions wait out its 3 s session (tests.conftest.FAST_FAILOVER) without a leader, seen even when
-    # the looks are answered late (the kill's moment counts as a look)
+    # a killed leader's partitions wait out its 3 s session (tests.conftest.FAST_FAILOVER) without a leader, seen even
+    # when the looks are answered late (the kill's moment counts as a look)
     unavailable = run.params["unavailable"]
     assert set(unavailable["partitions"]) == {"0", "1", "2"} and unavailable["looks"] > 50, unavailable
-    assert leaderless_during(run, clean) < 1.0 <= leaderless_during(run, killed), unavailable
+    assert leaderless_during(run, killed) >= 1.0, unavailable
     assert [broker for broker, _, _ in unavailable["brokers_down"]] == [1, 2, 3], unavailable
     said = "\n".join(lines(document))
-    assert "; 3 of 3 planned operations fired" in said and "broker 3 stopped" in said
+    assert "; 2 of 2 planned operations fired" in said and "broker 3 stopped" in said
     assert "the topic's partitions, looked at every 0.2 s" in said
 
 
