@@ -91,6 +91,11 @@ def kafka_versions() -> tuple[str, ...]:
 
 
 @cache
+def release(version: str) -> tuple[int, ...]:
+    """A Kafka version in the order of releases: "4.10.0" after "4.4.0"."""
+    return tuple(int(part) for part in version.split("."))
+
+
 def packaged_manifest(version: str | None = None) -> Manifest:
     """The pinned manifest of `version` (default: DEFAULT_KAFKA_VERSION), read once."""
     version = version or DEFAULT_KAFKA_VERSION

@@ -23,7 +23,7 @@ from confluent_kafka import Producer
 
 from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import broker_config, listeners, ports
-from kafkabench.cluster.artifacts import JarCache, packaged_manifest
+from kafkabench.cluster.artifacts import JarCache, packaged_manifest, release
 from kafkabench.cluster.broker_config import BROKER, COMBINED, CONTROLLER, NodeLayout
 from kafkabench.cluster.broker_process import BrokerProcess
 from kafkabench.cluster.class_sharing import ClassSharing
@@ -169,15 +169,7 @@ class EmbeddedCluster:
             phases[phase] = round(time.monotonic() - began, 3)
 
         self._refuse_if_running()
-        java = self._java or find_java()
-        jar_cache = self._jar_cache or JarCache(manifest=packaged_manifest(self.requested_version))
-        classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
-        launcher = node_jar(java, classpath, jar_cache.directory)  # each node formats its own storage; or None
-        if launcher is not None:
-            classpath = os.pathsep.join([classpath, str(launcher)])
-        # SCRAM users are made by the formatter from passwords on its command line: not a node's, which lives on
-        formats_itself = launcher is not None and not listeners.has_scram_users(self.security)
-        sharing = ClassSharing(java, classpath, jar_cache.directory)
+        java, jar_cache, classpath, formats_itself, sharing = self._runtime(self.requested_version)
         if self.network_mode == "isolated":
             self.network = IsolatedNetwork.create(self.broker_count + self.controller_count, self.subnet)
         try:
@@ -217,6 +209,57 @@ class EmbeddedCluster:
             self.stop()
             raise
         return self
+
+    def _runtime(self, version: str | None) -> tuple[Java, JarCache, str, bool, ClassSharing]:
+        """What the nodes of `version` run on: the JVM, the jar cache, the classpath (with kafkabench's node launcher
+        when it compiles: each node then formats its own storage), whether they format themselves, class sharing."""
+        java = self._java or find_java()
+        jar_cache = self._jar_cache or JarCache(manifest=packaged_manifest(version))
+        classpath = os.pathsep.join(str(jar) for jar in jar_cache.ensure())
+        launcher = node_jar(java, classpath, jar_cache.directory)
+        if launcher is not None:
+            classpath = os.pathsep.join([classpath, str(launcher)])
+        # SCRAM users are made by the formatter from passwords on its command line: not a node's, which lives on
+        formats_itself = launcher is not None and not listeners.has_scram_users(self.security)
+        return java, jar_cache, classpath, formats_itself, ClassSharing(java, classpath, jar_cache.directory)
+
+    def add_broker(self, timeout_s: float | None = None) -> int:
+        """A new broker joins the running cluster (loopback only): the next id, ports of its own, the cluster's
+        settings and the newest release its brokers run, its storage formatted with the cluster's id; returns its id
+        once it serves. It holds no partition until some are moved to it."""
+        state = self._require_state()
+        if self.network is not None:
+            raise ClusterError("adding a broker to a cluster on an isolated network is not supported: its network "
+                               "has an address per node, fixed when it started; use a loopback cluster")
+        node_id = max(self.broker_ids()) + 1
+        if node_id >= CONTROLLER_IDS_FROM:
+            raise ClusterError(f"a cluster has at most {CONTROLLER_IDS_FROM - 1} brokers (ids from "
+                               f"{CONTROLLER_IDS_FROM} are its controllers')")
+        version = max((self.node_version(broker) for broker in self.broker_ids()), key=release)  # after an upgrade
+        java, jar_cache, classpath, formats_itself, sharing = self._runtime(version)
+        extra = len(self.security.listeners) - 1
+        allocated = ports.free_ports(2 + extra)
+        layout = NodeLayout(node_id, allocated[0], None, self.directory / f"node-{node_id}", BROKER,
+                            dict(zip(self.security.listeners, [allocated[0], *allocated[2:]])),
+                            metrics_port=allocated[1])
+        layouts = [*(layout_of(node) for node in state.nodes), layout]
+        layout.data_dir.mkdir(parents=True)
+        listeners.write_private(layout.config_file,
+                                broker_config.render_server_properties(layout, layouts, self.overrides, self.security))
+        layout.log4j_file.write_text(broker_config.LOG4J2)
+        if not formats_itself:
+            self._format_storage(java, classpath, state.cluster_id, [layout], sharing)
+        node = self._node_state(java, classpath, jar_cache, layout, len(state.nodes) + 1, sharing,
+                                self._main(formats_itself, state.cluster_id, layout))
+        node.kafka_version = None if version == state.kafka_version else version
+        at = len(state.brokers)  # the brokers first, then the dedicated controllers, as the state file keeps them
+        state.nodes.insert(at, node)
+        self._processes[node_id] = BrokerProcess(node)
+        self.broker_count += 1
+        self._start_process(self._processes[node_id])
+        save_state(state)
+        self.wait_until_ready(timeout_s or self.startup_timeout_s, broker_ids=[node_id], probe=False)
+        return node_id
 
     def check_routes(self) -> None:
         """On an isolated network: every node address still routes into the cluster's bridge (the machine's routes
@@ -605,6 +648,12 @@ class EmbeddedCluster:
         state = self._require_state()
         live = [n.address for n in state.brokers if self._processes[n.node_id].state() == "running"]
         return ",".join(live) or state.bootstrap_servers
+
+
+def layout_of(node: NodeState) -> NodeLayout:
+    """A running node's layout as its state keeps it (loopback: no replication listener of its own)."""
+    return NodeLayout(node.node_id, node.port, node.controller_port, node.directory, node.roles,
+                      dict(node.listener_ports), host=node.host, metrics_port=node.metrics_port)
 
 
 def on_release(command: list[str], classpath: str, agent: str) -> list[str]:

@@ -63,6 +63,10 @@ class Faults(Protocol):
         """The Kafka release the node runs."""
         ...
 
+    def add_broker(self) -> int:
+        """A new broker joins the cluster; its id, once it serves."""
+        ...
+
     def bring_back(self) -> list[str]:
         """Resume every paused node and restart every dead one (together); what was done, e.g. "restarted broker 2"."""
         ...
@@ -138,6 +142,9 @@ class EmbeddedFaults:
 
     def node_version(self, node_id: int) -> str:
         return self.cluster.node_version(node_id)
+
+    def add_broker(self) -> int:
+        return self.cluster.add_broker()
 
     def broker_pids(self) -> dict[int, int]:
         return {b.id: b.pid for b in self.cluster.status().brokers if b.alive and b.pid is not None}
@@ -302,6 +309,9 @@ class RefusedFaults:
         self._refuse()
 
     def node_version(self, node_id: int) -> str:
+        self._refuse()
+
+    def add_broker(self) -> int:
         self._refuse()
 
     def bring_back(self) -> list[str]:

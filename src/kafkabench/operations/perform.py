@@ -15,7 +15,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults, FaultsUnavailable
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
-from kafkabench.operations import reassign, upgrade
+from kafkabench.operations import add_broker, reassign, upgrade
 from kafkabench.operations.spec import OperationSpec
 from kafkabench.partition_watch import Downs
 
@@ -33,22 +33,24 @@ class Performed:
 
 def check(specs: list[OperationSpec], faults: Faults, bootstrap: str | Connection, topic: str | None = None,
           replication_factor: int = 1) -> None:
-    """Before a run: an operation that restarts brokers needs the embedded cluster and more than one broker; a
-    reassignment, the brokers it names and a place for each partition it moves (on `topic`, or before it is made, a
-    topic of `replication_factor`); else one ConfigError line."""
+    """Before a run: an operation that starts or restarts brokers needs the embedded cluster (one that restarts them,
+    more than one broker; an upgrade, a newer pinned release); a reassignment, the brokers it names and a place for
+    each partition it moves (on `topic`, or before it is made, a topic of `replication_factor`); else one ConfigError
+    line."""
     for spec in specs:
         if spec.kind == "reassign":
             reassign.check(spec, bootstrap, topic, replication_factor)
-    restarting = [spec for spec in specs if spec.restarts]
-    if not restarting:
+    processes = [spec for spec in specs if spec.starts_processes]
+    if not processes:
         return
     try:
         brokers = faults.broker_ids()
     except FaultsUnavailable:
-        raise ConfigError(f"{restarting[0].kind} restarts broker processes, which needs the embedded cluster (drop "
-                          "--bootstrap-servers to let kafkabench start one); elect-leaders, config and reassign work "
-                          "on any cluster") from None
-    if len(brokers) < 2:
+        does = "starts a broker" if processes[0].kind == "add-broker" else "restarts broker processes"
+        raise ConfigError(f"{processes[0].kind} {does}, which needs the embedded cluster (drop --bootstrap-servers to "
+                          "let kafkabench start one); elect-leaders, config and reassign work on any cluster") from None
+    restarting = [spec for spec in processes if spec.restarts]
+    if restarting and len(brokers) < 2:
         raise ConfigError(f"{restarting[0].kind} on a cluster of one broker leaves every partition without a leader "
                           "while it restarts: give the cluster more brokers (--brokers 3)")
     for spec in restarting:
@@ -69,6 +71,8 @@ def perform(spec: OperationSpec, faults: Faults, bootstrap: str | Connection, to
         return _config(spec, bootstrap, topic, clock)
     if spec.kind == "reassign":
         return Performed(*reassign.move(spec, bootstrap, topic, clock, heal_timeout_s))
+    if spec.kind == "add-broker":
+        return Performed(*add_broker.add(spec, faults, bootstrap, topic, clock, heal_timeout_s))
     if spec.kind == "rolling-upgrade":
         return Performed(*upgrade.upgrade(spec, faults, bootstrap, topic, clock, heal_timeout_s, stopped))
     return _elect_leaders(bootstrap, topic, clock)

@@ -70,7 +70,7 @@ def check(spec: OperationSpec, bootstrap: str | Connection, topic: str | None, r
     with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
         brokers = sorted(admin.brokers())
         if topic is not None:
-            plan(spec, _replicas(admin, topic), brokers)
+            plan(spec, placement(admin, topic), brokers)
             return
         source, target = spec.number("from"), spec.number("to")
         others = [broker for broker in brokers if broker not in (source, target)] + [target] * (target in brokers)
@@ -84,39 +84,75 @@ def move(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Ca
     kept beside the steps, not raised, so the steps are not lost."""
     throttle = spec.number("throttle")
     with KafkaAdmin(bootstrap, timeout_s=ADMIN_TIMEOUT_S) as admin:
-        before = _replicas(admin, topic)
+        before = placement(admin, topic)
         moves = plan(spec, before, sorted(admin.brokers()))
-        steps = [{"partition": p, "from": list(before[p]), "to": new, "submitted_s": None, "done_s": None,
-                  "bytes": None} for p, new in moves.items()]
-        involved = sorted({broker for p, new in moves.items() for broker in (*before[p], *new)})
-        if throttle:
-            _throttle(admin, topic, before, moves, involved, throttle)
-        problems: list[str] = []
-        try:
-            admin.reassign(topic, moves)
-            for step in steps:
-                step["submitted_s"] = round(clock(), 3)
-            problems = _finish(admin, topic, steps, clock, timeout_s, throttle)
-        finally:
-            if throttle:
-                try:
-                    _unthrottle(admin, topic, involved)
-                except KafkabenchError as exc:  # the cluster stays throttled: the user must know, and how to undo it
-                    problems.append(f"the throttle was not removed ({exc}): remove {', '.join(RATES)} from brokers "
-                                    f"{', '.join(map(str, involved))} and {LEADER_REPLICAS}, {FOLLOWER_REPLICAS} "
-                                    f"from {topic} with kafka-configs --alter --delete-config")
-    moved = sum(step["bytes"] or 0 for step in steps)
-    targets = sorted({b for step in steps for b in step["to"] if b not in step["from"]})
+        steps, problems = carry_out(admin, topic, before, moves, throttle, clock, timeout_s)
     source = spec.number("from")
     stayed = [p for p, held in before.items() if source in held and p not in moves and spec.number("partition")
               in (None, p)]
     what = (f"partition(s) {', '.join(str(step['partition']) for step in steps)} of {topic} moved from broker "
-            f"{source} to broker(s) {', '.join(map(str, targets))}"
-            + f" ({f'throttled at {throttle:,} B/s' if throttle else 'unthrottled'}, {moved:,} bytes on the new "
-              "replicas when done)"
+            f"{source} to broker(s) {moved_to(steps)} ({throttled(throttle)}, {moved_bytes(steps):,} bytes on the new "
+            "replicas when done)"
             + (f"; partition(s) {', '.join(map(str, stayed))} stayed: broker {spec.number('to')} already held them"
                if stayed else ""))
     return what, steps, "; ".join(problems) or None
+
+
+def carry_out(admin: KafkaAdmin, topic: str, before: Replicas, moves: dict[int, list[int]], throttle: int | None,
+              clock: Callable[[], float], timeout_s: float) -> tuple[list[dict], list[str]]:
+    """The moves made (throttled if asked, the throttle removed after): a step per partition, and what went wrong
+    once they were submitted."""
+    steps = [{"partition": p, "from": list(before[p]), "to": new, "submitted_s": None, "done_s": None,
+              "bytes": None} for p, new in moves.items()]
+    involved = sorted({broker for p, new in moves.items() for broker in (*before[p], *new)})
+    if throttle:
+        _throttle(admin, topic, before, moves, involved, throttle)
+    problems: list[str] = []
+    try:
+        admin.reassign(topic, moves)
+        for step in steps:
+            step["submitted_s"] = round(clock(), 3)
+        problems = _finish(admin, topic, steps, clock, timeout_s, throttle)
+    finally:
+        if throttle:
+            try:
+                _unthrottle(admin, topic, involved)
+            except KafkabenchError as exc:  # the cluster stays throttled: the user must know, and how to undo it
+                problems.append(f"the throttle was not removed ({exc}): remove {', '.join(RATES)} from brokers "
+                                f"{', '.join(map(str, involved))} and {LEADER_REPLICAS}, {FOLLOWER_REPLICAS} "
+                                f"from {topic} with kafka-configs --alter --delete-config")
+    return steps, problems
+
+
+def onto(replicas: Replicas, brokers: list[int], new: int) -> dict[int, list[int]]:
+    """A new broker's share of the topic's replicas (their count / the brokers', rounded down), each taken from the
+    most loaded broker among the partition's replicas, in that replica's place; the partitions in turn."""
+    load = Counter({broker: 0 for broker in brokers}) + Counter(b for held in replicas.values() for b in held)
+    share = sum(load.values()) // len(brokers)
+    moves: dict[int, list[int]] = {}
+    for partition, held in sorted(replicas.items()):
+        if load[new] >= share:
+            break
+        if new in held:
+            continue
+        source = max(held, key=lambda broker: (load[broker], broker))
+        if load[source] <= share:
+            continue
+        load[source], load[new] = load[source] - 1, load[new] + 1
+        moves[partition] = [new if broker == source else broker for broker in held]
+    return moves
+
+
+def throttled(throttle: int | None) -> str:
+    return f"throttled at {throttle:,} B/s" if throttle else "unthrottled"
+
+
+def moved_to(steps: list[dict]) -> str:
+    return ", ".join(map(str, sorted({b for step in steps for b in step["to"] if b not in step["from"]})))
+
+
+def moved_bytes(steps: list[dict]) -> int:
+    return sum(step["bytes"] or 0 for step in steps)
 
 
 def _finish(admin: KafkaAdmin, topic: str, steps: list[dict], clock: Callable[[], float], timeout_s: float,
@@ -134,7 +170,8 @@ def _finish(admin: KafkaAdmin, topic: str, steps: list[dict], clock: Callable[[]
     return []
 
 
-def _replicas(admin: KafkaAdmin, topic: str) -> Replicas:
+def placement(admin: KafkaAdmin, topic: str) -> Replicas:
+    """Each partition's replicas now, the preferred leader first."""
     return {p.partition: p.replicas for p in admin.describe_topic(topic).partitions}
 
 
@@ -146,7 +183,7 @@ def _wait_done(admin: KafkaAdmin, topic: str, steps: list[dict], clock: Callable
     while (waiting := [step for step in steps if step["done_s"] is None]) and time.monotonic() < deadline:
         time.sleep(LOOK_S)
         try:
-            now = _replicas(admin, topic)
+            now = placement(admin, topic)
         except KafkaAdminError:  # a look that got no answer: the next one may
             continue
         for step in waiting:

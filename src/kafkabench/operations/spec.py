@@ -14,6 +14,9 @@
 - rolling-upgrade:VERSION: every node restarted in turn on another pinned Kafka release (the dedicated controllers
   first, then the brokers), each back, and the topic's ISR whole, before the next; then the features finalized at that
   release's levels, as Kafka's upgrade notes say (`kafka-features upgrade --release-version`).
+- add-broker[,throttle=BYTES]: a new broker joins (the embedded cluster), then takes its share of the topic's
+  replicas (their count / the brokers', each from the most loaded broker of its partition), moved as reassign moves
+  them.
 - reassign,from=B[,to=B2][,partition=P][,throttle=BYTES]: every replica of the lab's topic on broker B (or only
   partition P's) moved to broker B2 (default: per partition, the broker holding the fewest of the topic's replicas
   among those that hold none of that partition), in the replica's place in the list; with a replication throttle of
@@ -27,15 +30,16 @@ from dataclasses import dataclass
 
 from kafkabench.faults.grammar import Phrase, is_seconds
 
-KINDS = ("rolling-restart", "rolling-upgrade", "elect-leaders", "config", "reassign")
+KINDS = ("rolling-restart", "rolling-upgrade", "elect-leaders", "config", "reassign", "add-broker")
 OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers"),
-           "reassign": ("from", "to", "partition", "throttle")}
+           "reassign": ("from", "to", "partition", "throttle"), "add-broker": ("throttle",)}
 EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-upgrade:4.4.0", "elect-leaders",
             "config,topic=min.insync.replicas=3", "reassign,from=1,to=4,throttle=10000000")
 WHOLE = {"from": "a broker id", "to": "a broker id", "partition": "a partition number",
          "throttle": "bytes per second, a whole number > 0"}
 _SETTING = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*=[^=]+$")
-RESTARTS = ("rolling-restart", "rolling-upgrade")  # operations that restart broker processes: the embedded cluster only
+RESTARTS = ("rolling-restart", "rolling-upgrade")  # operations that restart broker processes: two brokers at least
+PROCESSES = (*RESTARTS, "add-broker")  # operations that start or stop broker processes: the embedded cluster only
 _RELEASE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 
 
@@ -91,6 +95,10 @@ class OperationSpec:
     @property
     def restarts(self) -> bool:
         return self.kind in RESTARTS
+
+    @property
+    def starts_processes(self) -> bool:
+        return self.kind in PROCESSES
 
     @property
     def kill(self) -> bool:

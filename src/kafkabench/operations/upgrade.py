@@ -14,16 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kafkabench.cluster.artifacts import packaged_manifest
+from kafkabench.cluster.artifacts import packaged_manifest, release
 from kafkabench.cluster.faults import Faults
 from kafkabench.cluster.features import finalize
 from kafkabench.connection import Connection
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.operations.spec import OperationSpec
-
-
-def release(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
 
 
 def check(spec: OperationSpec, faults: Faults) -> None:

@@ -10,9 +10,9 @@ REFUSAL = (
     "fault injection needs the embedded cluster: kafka-1:9092,kafka-2:9092 was not started by kafkabench "
     "(drop --bootstrap-servers to let kafkabench start one)"
 )
-PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "restart_on", "node_version", "bring_back",
-                    "wait_healthy", "broker_pids", "controllers", "node_ids", "broker_ids", "cut", "delay", "lose",
-                    "limit", "heal"]
+PROTOCOL_METHODS = ["leader_of", "kill", "pause", "resume", "restart", "restart_on", "node_version", "add_broker",
+                    "bring_back", "wait_healthy", "broker_pids", "controllers", "node_ids", "broker_ids", "cut",
+                    "delay", "lose", "limit", "heal"]
 CALLS = {
     "leader_of": ("orders", 0),
     "kill": (1,),
@@ -21,6 +21,7 @@ CALLS = {
     "restart": (1,),
     "restart_on": (1, "4.4.0"),
     "node_version": (1,),
+    "add_broker": (),
     "bring_back": (),
     "wait_healthy": (5.0, None),
     "broker_pids": (),

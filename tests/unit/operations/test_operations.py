@@ -24,7 +24,7 @@ def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("restart-everything", "operations are rolling-restart, rolling-upgrade, elect-leaders, config, reassign, e.g. "),
+    ("restart-everything", "operations are rolling-restart, rolling-upgrade, elect-leaders, config, reassign, add-"),
     ("rolling-restart:3", "rolling-restart takes no number"),
     ("rolling-restart,kill=yes", "kill takes no value"),
     ("rolling-restart,pause=soon", "pause is seconds"),
@@ -245,3 +245,16 @@ def test_an_upgrade_restarts_the_controllers_first_then_each_broker_and_finalize
         (4, "controller", "4.1.2"), (1, "broker", "4.1.2"), (3, "broker", "4.1.2"), (None, None, None)]
     assert finalized == ["4.4"] and done.steps[-1]["metadata_version"] == 33
     assert done.what.endswith("then finalized: metadata.version 21 -> 33")
+
+
+def test_a_new_broker_takes_its_share_of_the_replicas_each_from_the_most_loaded_broker_of_its_partition():
+    from kafkabench.operations.reassign import onto
+
+    # 6 partitions x RF 3 on brokers 1-3 (18 replicas); broker 4 joins: its share is 18 // 4 = 4
+    replicas = {p: ((1, 2, 3), (2, 3, 1), (3, 1, 2))[p % 3] for p in range(6)}
+    moves = onto(replicas, [1, 2, 3, 4], 4)
+    assert len(moves) == 4 and all(moves[p].count(4) == 1 and len(moves[p]) == 3 for p in moves)
+    taken = [next(b for b in replicas[p] if b not in moves[p]) for p in sorted(moves)]
+    assert sorted(taken.count(broker) for broker in (1, 2, 3)) == [1, 1, 2]  # no broker drained below its share
+    assert all(moves[p][replicas[p].index(taken[i])] == 4 for i, p in enumerate(sorted(moves)))  # in its place
+    assert onto({0: (1,)}, [1, 2], 2) == {}  # 1 replica on 2 brokers: a share of 0

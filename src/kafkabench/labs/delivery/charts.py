@@ -83,11 +83,12 @@ def _stall_bands(run: dict) -> list[dict]:
 
 def _step_marks(run: dict) -> list[dict]:
     """A dotted vertical per operation step: a broker's or node's stop (a rolling restart or upgrade), an upgrade's
-    finalizing, a partition's move done (a reassignment)."""
+    finalizing, a broker's start (added), a partition's move done (a reassignment)."""
     marks = []
     for event in run.get("params", {}).get("faults") or []:
         for step in event.get("steps") or []:
-            at, text = ((step.get("stop_s"), f"broker {step['broker']}") if "broker" in step else
+            at, text = ((step.get("start_s"), f"broker {step['broker']} added") if "start_s" in step else
+                        (step.get("stop_s"), f"broker {step['broker']}") if "broker" in step else
                         (step.get("stop_s"), f"{step['role']} {step['node']}") if "node" in step else
                         (step.get("finalize_s"), f"finalize {step['finalize']}") if "finalize" in step else
                         (step.get("done_s"), f"[{step['partition']}] moved") if "partition" in step else (None, ""))

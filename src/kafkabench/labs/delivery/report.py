@@ -305,24 +305,28 @@ def fault_texts(run: Run) -> list[str]:
 
 
 def _steps(steps: list[dict]) -> str:
-    """A rolling restart's steps: per broker, when it was stopped, serving again, and back in every ISR; a
-    reassignment's: per partition, its replicas before and after, when its move was done and its new replica's bytes."""
-    if steps and "partition" in steps[0]:
-        return "; " + "; ".join(
-            f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
-            + (f" done {step['done_s']:.1f} s, {step['bytes']:,} bytes" if step.get("done_s") is not None
-               else " not done") for step in steps)
-    if steps and "node" in steps[0]:  # a rolling upgrade
-        return "; " + "; ".join(
-            f"{step['role']} {step['node']} (was {step['from']}) stopped {step['stop_s']:.1f} s, serving "
-            f"{_at(step.get('serving_s'))}, topic whole {_at(step.get('in_isr_s'))}" if "node" in step else
-            f"finalized to {step['finalize']} at {step['finalize_s']:.1f} s in {step['finalize_took_s']:.1f} s"
-            for step in steps)
-    if not steps or "broker" not in steps[0]:
-        return ""
-    return "; " + "; ".join(f"broker {step['broker']} stopped {step['stop_s']:.1f} s, serving "
-                            f"{step.get('serving_s', float('nan')):.1f} s, back in every ISR "
-                            f"{step.get('in_isr_s', float('nan')):.1f} s" for step in steps)
+    """An operation's steps, each in its own words (`_step`); "" for a fault or an operation without steps."""
+    said = [text for text in map(_step, steps) if text]
+    return "; " + "; ".join(said) if said else ""
+
+
+def _step(step: dict) -> str:
+    """A restarted broker (stopped, serving again, back in every ISR); an upgraded node (its release before, the same
+    times); an upgrade's finalizing; a broker added (started, serving); a partition moved (its replicas before and
+    after, when its move was done and its new replica's bytes)."""
+    if "partition" in step:
+        return (f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
+                + (f" done {step['done_s']:.1f} s, {step['bytes']:,} bytes" if step.get("done_s") is not None
+                   else " not done"))
+    if "finalize" in step:
+        return f"finalized to {step['finalize']} at {step['finalize_s']:.1f} s in {step['finalize_took_s']:.1f} s"
+    if "start_s" in step:
+        return f"broker {step['broker']} started {step['start_s']:.1f} s, serving {_at(step.get('serving_s'))}"
+    if "stop_s" in step:
+        who = (f"{step['role']} {step['node']} (was {step['from']})" if "node" in step else f"broker {step['broker']}")
+        return (f"{who} stopped {step['stop_s']:.1f} s, serving {_at(step.get('serving_s'))}, "
+                f"{'topic whole' if 'node' in step else 'back in every ISR'} {_at(step.get('in_isr_s'))}")
+    return ""
 
 
 def _at(seconds: float | None) -> str:

@@ -1,6 +1,6 @@
-"""A rolling upgrade under load on a cluster of its own (2 brokers beside a dedicated controller, started on Kafka
-4.1.2): every node restarted on 4.4.0 in turn, the controller first, the features finalized after; nothing
-acknowledged lost."""
+"""Operations that change the cluster for good, under load, on a cluster of their own (2 brokers beside a dedicated
+controller, started on Kafka 4.1.2): a rolling upgrade (every node restarted on 4.4.0 in turn, the controller first,
+the features finalized after), then a broker added and given its share of the replicas; nothing acknowledged lost."""
 
 import pytest
 
@@ -50,3 +50,26 @@ def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finali
     assert row.cells[0] == "rolling-upgrade:4.4.0" and row.cells[-1] == "0", row.cells
     said = "\n".join(lines(document))
     assert f"controller {controller} (was 4.1.2) stopped" in said and "finalized to 4.4 at" in said
+
+
+def test_a_broker_added_under_load_takes_its_share_of_the_replicas_throttled_and_nothing_is_lost(cluster, tmp_path):
+    # after the upgrade above (or on 4.1.2 when run alone): the new broker runs the release its peers run
+    releases = {cluster.node_version(broker) for broker in cluster.broker_ids()}
+    document = run_delivery(DeliveryScenario(
+        clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], replication_factors=[2],
+        min_isr=[1], partitions=2, count=100_000, rate=1000, operations=["add-broker,throttle=50000000"], bounces=1,
+        fault_after=2000, end_after_heal=1, faults_must_fire=True), Target.embedded(cluster), tmp_path, SILENT)
+    [run] = document.runs
+    assert run.error is None and run.params["fault_coverage"] == "1 of 1 planned operations fired", run.params["faults"]
+    [event] = run.params["faults"]
+    joined, *moved = event["steps"]
+    new = joined["broker"]
+    assert cluster.broker_ids() == [1, 2, new] and {cluster.node_version(new)} == releases
+    assert joined["start_s"] <= joined["serving_s"] <= event["healed_s"], event
+    # 2 partitions x RF 2 over 3 brokers: a share of 1 replica for the new one
+    [step] = moved
+    assert new in step["to"] and new not in step["from"] and step["bytes"] > 0 and step["done_s"] is not None, event
+    assert f"broker {new} added" in event["what"] and "throttled at 50,000,000 B/s" in event["what"], event["what"]
+    verdict = verdict_of(run)
+    assert (verdict.lost, verdict.duplicated, verdict.reordered) == (0, 0, 0), run.counters
+    assert f"broker {new} started" in "\n".join(lines(document))
