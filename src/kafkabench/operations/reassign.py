@@ -45,7 +45,7 @@ def plan(spec: OperationSpec, replicas: Replicas, brokers: list[int]) -> dict[in
     if not moving:
         raise ConfigError(f"{spec.label}: broker {source} holds no replica of "
                           f"{'the topic' if only is None else f'partition {only}'}: nothing to move")
-    load = Counter({broker: 0 for broker in brokers}) + Counter(b for held in replicas.values() for b in held)
+    load = Counter(b for held in replicas.values() for b in held)  # a broker holding none: 0
     moves = {}
     for partition, held in moving.items():
         free = [broker for broker in brokers if broker not in held]
@@ -127,7 +127,7 @@ def carry_out(admin: KafkaAdmin, topic: str, before: Replicas, moves: dict[int, 
 def onto(replicas: Replicas, brokers: list[int], new: int) -> dict[int, list[int]]:
     """A new broker's share of the topic's replicas (their count / the brokers', rounded down), each taken from the
     most loaded broker among the partition's replicas, in that replica's place; the partitions in turn."""
-    load = Counter({broker: 0 for broker in brokers}) + Counter(b for held in replicas.values() for b in held)
+    load = Counter(b for held in replicas.values() for b in held)  # a broker holding none: 0
     share = sum(load.values()) // len(brokers)
     moves: dict[int, list[int]] = {}
     for partition, held in sorted(replicas.items()):
