@@ -75,8 +75,13 @@ class DeliveryScenario(Scenario):
         [], description="An operation during each run (repeatable), scheduled as the faults are and taking turns "
                         "with them: rolling-restart[,kill][,pause=S] (each broker in turn: a controlled shutdown, or "
                         "kill -9 with kill, started again, back in every ISR before the next; the embedded cluster), "
+                        "rolling-upgrade:VERSION (every node restarted on another pinned release, controllers "
+                        "first, then finalized; the embedded cluster, one cell), "
                         "elect-leaders (preferred leader election of the topic's partitions; any cluster), "
-                        "config,topic=KEY=VALUE[,brokers=KEY=VALUE...] (settings changed live; any cluster).")
+                        "config,topic=KEY=VALUE[,brokers=KEY=VALUE...] (settings changed live; any cluster), "
+                        "reassign,from=B[,to=B2][,partition=P][,throttle=BYTES] (a broker's replicas moved; any "
+                        "cluster), add-broker[,throttle=BYTES] (a new broker given its share of the replicas; the "
+                        "embedded cluster).")
     fault_at: float = Field(1.0, ge=0, description="Seconds after the first send when the first fault fires.")
     fault_after: PositiveInt | None = Field(None, description="Fire the first fault once this many messages were "
                                                               "acknowledged (instead of --fault-at).")
