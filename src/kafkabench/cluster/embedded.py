@@ -40,6 +40,7 @@ from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
 CLASS_LIST = "loaded-classes.lst"  # what the first node loaded, while there is no class-sharing archive
+PORT_ATTEMPTS = 3  # starts on fresh free ports when a node lost one of its ports to another process
 CONTROLLER_IDS_FROM = 101  # dedicated controllers are nodes 101, 102, ...: brokers keep ids 1..N
 KNOWN_TOPIC_S = 15.0  # a new topic reaches every broker in well under a second, a loaded machine's in a few
 JVM_OPTIONS = [
@@ -66,6 +67,10 @@ ISOLATED_EXTRA_PORTS_FROM = 9095
 ISOLATED_METRICS_PORT = 9404  # the JMX exporter's, as its docs use
 JMX_EXPORTER = "jmx_prometheus_javaagent"
 JMX_EXPORTER_RULES = "jmx-exporter.yaml"  # shipped beside this module; copied into the cluster directory
+
+
+class PortTaken(ClusterError):
+    """A node exited at its start because a port it was given was taken."""
 
 
 def default_cluster_dir() -> Path:
@@ -163,6 +168,19 @@ class EmbeddedCluster:
         return cluster
 
     def start(self) -> EmbeddedCluster:
+        """Start every node and wait until the cluster takes a write. A node that lost one of its free ports before
+        it bound it (another process took it meanwhile: the suite's workers start clusters side by side, and every
+        client connection takes a port from the same range) is a race, not the user's error: the whole start is tried
+        again on fresh ports, PORT_ATTEMPTS times at most; ports the user gave (--port) are not."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return self._start_once()
+            except PortTaken:
+                if attempt == PORT_ATTEMPTS or self.port is not None or self.network_mode != "loopback":
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> EmbeddedCluster:
         began, phases = time.monotonic(), {}
 
         def done(phase: str) -> None:
@@ -487,7 +505,9 @@ class EmbeddedCluster:
         process = self._processes[broker_id]
         if process.process() is None:
             role = "broker" if process.node.port is not None else "controller"
-            raise ClusterError(f"{role} {broker_id} exited during startup: {_diagnose(process.log_tail())}; full log: {process.log_file}")
+            lines = process.log_tail()
+            died = PortTaken if any("Address already in use" in line for line in lines) else ClusterError
+            raise died(f"{role} {broker_id} exited during startup: {_diagnose(lines)}; full log: {process.log_file}")
 
     # ---- set-up ----------------------------------------------------------------------------------
 
