@@ -119,6 +119,7 @@ def test_a_crashed_share_members_records_come_again_with_the_delivery_counts_the
         assert c["redelivered"] == int(again.sum()) and c["processed_twice"] <= c["redelivered"], seen
         assert c["deliveries_unseen"] == int((count - received).clip(0).sum()), seen
         assert sum(run.params["delivery_counts"].values()) == 6_000, seen
-        assert 0 <= run.timings["redelivered_first_s"] <= run.timings["redelivered_last_s"], seen
+        if held.any():  # what the killed member held was processed again after the crash, and timed
+            assert 0 <= run.timings["redelivered_first_s"] <= run.timings["redelivered_last_s"], seen
         assert f"({run.client}): {c['redelivered']:,} records redelivered (delivery counts: " in said
     assert said.count("at least once: kept") == 2
