@@ -22,15 +22,22 @@ def cluster(tmp_path_factory):
         yield cluster
 
 
-def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finalizes_it_and_loses_nothing(
-        cluster, tmp_path):
+def under_load(cluster, tmp_path, operation: str, count: int, after: int):
+    """The delivery lab's one cell (confluent, acks=all, idempotent, RF 2, 1,000/s) with `operation` once `after`
+    messages were acknowledged, the sending ended 1 s after it: the document, its run and the operation's event."""
     document = run_delivery(DeliveryScenario(
         clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], replication_factors=[2],
-        min_isr=[1], partitions=2, count=200_000, rate=1000, operations=["rolling-upgrade:4.4.0"], bounces=1,
-        fault_after=1000, end_after_heal=1, faults_must_fire=True), Target.embedded(cluster), tmp_path, SILENT)
+        min_isr=[1], partitions=2, count=count, rate=1000, operations=[operation], bounces=1, fault_after=after,
+        end_after_heal=1, faults_must_fire=True), Target.embedded(cluster), tmp_path, SILENT)
     [run] = document.runs
     assert run.error is None and run.params["fault_coverage"] == "1 of 1 planned operations fired", run.params["faults"]
     [event] = run.params["faults"]
+    return document, run, event
+
+
+def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finalizes_it_and_loses_nothing(
+        cluster, tmp_path):
+    document, run, event = under_load(cluster, tmp_path, "rolling-upgrade:4.4.0", count=200_000, after=1000)
     *restarts, finalized = event["steps"]
     [controller] = cluster.controller_ids()
     assert [(step["node"], step["role"], step["from"]) for step in restarts] == [
@@ -55,13 +62,7 @@ def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finali
 def test_a_broker_added_under_load_takes_its_share_of_the_replicas_throttled_and_nothing_is_lost(cluster, tmp_path):
     # after the upgrade above (or on 4.1.2 when run alone): the new broker runs the release its peers run
     releases = {cluster.node_version(broker) for broker in cluster.broker_ids()}
-    document = run_delivery(DeliveryScenario(
-        clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], replication_factors=[2],
-        min_isr=[1], partitions=2, count=100_000, rate=1000, operations=["add-broker,throttle=50000000"], bounces=1,
-        fault_after=2000, end_after_heal=1, faults_must_fire=True), Target.embedded(cluster), tmp_path, SILENT)
-    [run] = document.runs
-    assert run.error is None and run.params["fault_coverage"] == "1 of 1 planned operations fired", run.params["faults"]
-    [event] = run.params["faults"]
+    document, run, event = under_load(cluster, tmp_path, "add-broker,throttle=50000000", count=100_000, after=2000)
     joined, *moved = event["steps"]
     new = joined["broker"]
     assert cluster.broker_ids() == [1, 2, new] and {cluster.node_version(new)} == releases

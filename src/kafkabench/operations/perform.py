@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults, FaultsUnavailable
 from kafkabench.connection import Connection
-from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.errors import ConfigError
 from kafkabench.operations import add_broker, reassign, upgrade
 from kafkabench.operations.spec import OperationSpec
+from kafkabench.operations.steps import restarted
 from kafkabench.partition_watch import Downs
 
 ADMIN_TIMEOUT_S = 30.0
@@ -88,20 +89,17 @@ def _rolling_restart(spec: OperationSpec, faults: Faults, topic: str, clock: Cal
             break
         step = {"broker": broker, "stop_s": round(clock(), 3)}
         performed.steps.append(step)
-        if spec.kill:  # its partitions keep it as their leader until the controller fences it or it is back
-            down.add(broker)
-            faults.kill(broker)
-        try:
-            faults.restart(broker)  # a graceful stop (SIGTERM) of a running broker, then its start on the same data
-        finally:
-            down.discard(broker)
-        step["serving_s"] = round(clock(), 3)
-        try:
-            faults.wait_healthy(heal_timeout_s, [topic])
-        except KafkabenchError as exc:
-            raise KafkabenchError(f"broker {broker} restarted ({how}) but {topic} did not get its full ISR back "
-                                  f"within {heal_timeout_s:g} s: {exc}") from exc
-        step["in_isr_s"] = round(clock(), 3)
+
+        def restart(broker: int = broker) -> None:
+            if spec.kill:  # its partitions keep it as their leader until the controller fences it or it is back
+                down.add(broker)
+                faults.kill(broker)
+            try:
+                faults.restart(broker)  # a graceful stop (SIGTERM) of a running broker, then its start on its data
+            finally:
+                down.discard(broker)
+
+        restarted(step, restart, faults, topic, clock, heal_timeout_s, f"broker {broker} restarted ({how})")
         if spec.pause_s and index < len(brokers) - 1:
             time.sleep(spec.pause_s)
     done = [step["broker"] for step in performed.steps]

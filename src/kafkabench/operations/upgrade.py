@@ -18,8 +18,9 @@ from kafkabench.cluster.artifacts import packaged_manifest, release
 from kafkabench.cluster.faults import Faults
 from kafkabench.cluster.features import finalize
 from kafkabench.connection import Connection
-from kafkabench.errors import ConfigError, KafkabenchError
+from kafkabench.errors import ConfigError
 from kafkabench.operations.spec import OperationSpec
+from kafkabench.operations.steps import restarted
 
 
 def check(spec: OperationSpec, faults: Faults) -> None:
@@ -51,14 +52,9 @@ def upgrade(spec: OperationSpec, faults: Faults, connection: str | Connection, t
         step = {"node": node, "role": "broker" if node in brokers else "controller", "from": was,
                 "stop_s": round(clock(), 3)}
         steps.append(step)
-        faults.restart_on(node, spec.version)  # a controlled shutdown: its leadership handed over first
-        step["serving_s"] = round(clock(), 3)
-        try:
-            faults.wait_healthy(heal_timeout_s, [topic])
-        except KafkabenchError as exc:
-            raise KafkabenchError(f"node {node} restarted on Kafka {spec.version} but {topic} did not get its full "
-                                  f"ISR back within {heal_timeout_s:g} s: {exc}") from exc
-        step["in_isr_s"] = round(clock(), 3)
+        # a controlled shutdown, its leadership handed over first, then its start on the new release
+        restarted(step, lambda node=node: faults.restart_on(node, spec.version), faults, topic, clock, heal_timeout_s,
+                  f"node {node} restarted on Kafka {spec.version}")
     behind = [node for node in nodes if faults.node_version(node) != spec.version]
     if behind:
         return (f"node(s) {', '.join(str(step['node']) for step in steps)} restarted on Kafka {spec.version}; the run "
