@@ -56,7 +56,7 @@ def test_a_rolling_upgrade_under_load_moves_every_node_to_the_new_release_finali
     [row] = cost.rows
     assert row.cells[0] == "rolling-upgrade:4.4.0" and row.cells[-1] == "0", row.cells
     said = "\n".join(lines(document))
-    assert f"controller {controller} (was 4.1.2) stopped" in said and "finalized to 4.4 at" in said
+    assert f"controller {controller} (4.1.2 -> 4.4.0) stopped" in said and "finalized to 4.4 at" in said
 
 
 def test_a_broker_added_under_load_takes_its_share_of_the_replicas_throttled_and_nothing_is_lost(cluster, tmp_path):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape
@@ -25,6 +26,9 @@ from kafkabench.plans.loading import LoadedPlan, builtin_names, load_plan
 from kafkabench.plans.repeats import repeats_line
 from kafkabench.plans.runner import RUN_FILE, CellOutcome, RunRecord, run_plan
 from kafkabench.report.profile_cost import CostTable
+
+if TYPE_CHECKING:
+    from kafkabench.cluster.target import Target
 
 
 class _Bars(Listener):
@@ -133,12 +137,15 @@ def run_cells(loaded: LoadedPlan, cells: list[Cell], directory: Path, where: Whe
     shape = loaded.plan.launcher
     workers = Launcher(where.launcher or shape.name, where.ray_address or shape.ray_address,
                        where.spread or shape.spread, where.cross_host_e2e or shape.cross_host_e2e)
-    variants = {cell.profile: loaded.profiles[cell.profile].variant() for cell in cells}
+    variants = {cell.profile: loaded.profiles[cell.profile].variant() for cell in cells if cell.own_cluster is None}
     own_clusters = any(not variant.is_default for variant in variants.values())  # one per variant, side by side
     if own_clusters and where.bootstrap_servers:
         profile = next(name for name, variant in variants.items() if not variant.is_default)
         abort(f"profile {profile} sets the brokers' version, settings or JVM options: kafkabench sets them only on "
               "brokers it starts; drop --bootstrap-servers to run the plan on embedded clusters of its own")
+    if where.bootstrap_servers and (cell := next((c for c in cells if c.own_cluster is not None), None)):
+        abort(f"scenario {cell.name_in_plan} runs each cell on a cluster of its own (own_cluster), which only "
+              "kafkabench can start: drop --bootstrap-servers, or that scenario")
     with contextlib.ExitStack() as stack:
         shape = {"brokers": brokers, "controllers": controllers, "security": loaded.plan.cluster.listeners(),
                  "network": "isolated" if isolated else "loopback"}
@@ -148,10 +155,16 @@ def run_cells(loaded: LoadedPlan, cells: list[Cell], directory: Path, where: Whe
         started_by = stack.enter_context(workers.open())
         by_profile = {profile: dataclasses.replace(targets[variant], launcher=started_by)
                       for profile, variant in variants.items()}
+
+        @contextlib.contextmanager
+        def own_cluster(cell: Cell) -> Iterator[Target]:
+            with variant_target(cell.own_cluster, on_start=note, **shape) as target:
+                yield dataclasses.replace(target, launcher=started_by)
+
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as bar:
             width = max(len(f"{c.name} r{c.repeat}") for c in cells)
-            return run_plan(loaded, cells, by_profile, directory, _Bars(bar, len(cells), width))
+            return run_plan(loaded, cells, by_profile, directory, _Bars(bar, len(cells), width), own_cluster)
 
 
 def show_costs(directory: Path, baseline: str, fdr: float) -> CostTable | None:

@@ -142,6 +142,8 @@ class DeliveryParams(ScenarioParams):
     singles: int = Field(8, ge=0, description="the first sends, each timed alone (the seed's stopwatch)")
     sleep_ms: int = Field(0, ge=0, description="async-sleep: how long before the exit")
     rate_per_s: RatePerS = Field(-1.0, description="the bulk's open-loop schedule, messages/s; -1: as fast as possible")
+    stamp: bool = Field(False, description="put each message's intended send time in header kb-sent-ns, for an e2e "
+                                           "consumer beside the producer")
     transaction_size: int = Field(0, ge=0, description="messages per transaction (the producer config holds its "
                                                        "transactional.id); 0: no transactions")
     abort_ratio: float = Field(0.0, ge=0, lt=1, description="with transactions: the share aborted on purpose, spread "

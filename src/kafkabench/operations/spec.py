@@ -11,9 +11,11 @@
 - config,topic=KEY=VALUE[,brokers=KEY=VALUE...]: settings changed live, the topic's read back after: the lab's
   topic's (topic=), or every broker's dynamic setting as the cluster-wide default (brokers=); several in one
   operation.
-- rolling-upgrade:VERSION: every node restarted in turn on another pinned Kafka release (the dedicated controllers
-  first, then the brokers), each back, and the topic's ISR whole, before the next; then the features finalized at that
-  release's levels, as Kafka's upgrade notes say (`kafka-features upgrade --release-version`).
+- rolling-upgrade:VERSION[,back]: every node restarted in turn on another pinned Kafka release (the dedicated
+  controllers first, then the brokers), each back, and the topic's ISR whole, before the next; then the features
+  finalized at that release's levels, as Kafka's upgrade notes say (`kafka-features upgrade --release-version`). With
+  `back`, not finalized, and every node then rolled back to the release it ran (the brokers first): the way back Kafka
+  allows while metadata.version is still the old release's.
 - add-broker[,throttle=BYTES]: a new broker joins (the embedded cluster), then takes its share of the topic's
   replicas (their count / the brokers', each from the most loaded broker of its partition), moved as reassign moves
   them.
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from kafkabench.faults.grammar import Phrase, is_seconds
 
 KINDS = ("rolling-restart", "rolling-upgrade", "elect-leaders", "config", "reassign", "add-broker")
-OPTIONS = {"rolling-restart": ("kill", "pause"), "config": ("topic", "brokers"),
+OPTIONS = {"rolling-restart": ("kill", "pause"), "rolling-upgrade": ("back",), "config": ("topic", "brokers"),
            "reassign": ("from", "to", "partition", "throttle"), "add-broker": ("throttle",)}
 EXAMPLES = ("rolling-restart", "rolling-restart,kill", "rolling-upgrade:4.4.0", "elect-leaders",
             "config,topic=min.insync.replicas=3", "reassign,from=1,to=4,throttle=10000000")
@@ -68,8 +70,8 @@ class OperationSpec:
         if unknown := phrase.unknown_option(OPTIONS.get(phrase.name, ())):
             raise OperationSyntaxError(f"{text!r}: {phrase.name} {unknown}")
         for key, value in phrase.options:
-            if key == "kill" and value:
-                raise OperationSyntaxError(f"{text!r}: kill takes no value")
+            if key in ("kill", "back") and value:
+                raise OperationSyntaxError(f"{text!r}: {key} takes no value")
             if key == "pause" and not is_seconds(value):
                 raise OperationSyntaxError(f"{text!r}: pause is seconds, a number >= 0, not {value!r}")
             if key in ("topic", "brokers") and not _SETTING.match(value):
@@ -103,6 +105,10 @@ class OperationSpec:
     @property
     def kill(self) -> bool:
         return any(key == "kill" for key, _ in self.options)
+
+    @property
+    def back(self) -> bool:
+        return any(key == "back" for key, _ in self.options)
 
     @property
     def pause_s(self) -> float:

@@ -8,8 +8,10 @@ all cells instead of landing on the last ones.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 from kafkabench.labs import registry
@@ -28,11 +30,12 @@ class Cell:
     repeat: int  # 1-based
     scenario: Scenario = field(compare=False)
     round: str = "plan"  # "confirm": a confirmation round's (plans.confirm)
+    own_cluster: BrokerVariant | None = field(default=None, compare=False)  # None: the cluster the cells share
 
     @property
     def name(self) -> str:
         """Same for every repeat of a cell: what `compare` matches on."""
-        one = self.clients and len(self.clients) == 1 and not self.scenario.clients_together
+        one = self.clients and len(self.clients) == 1 and (not self.scenario.clients_together or self.own_cluster)
         return f"{self.name_in_plan}-{self.profile}" + (f"-{self.clients[0]}" if one else "")
 
     @property
@@ -55,21 +58,40 @@ def expand(loaded: LoadedPlan) -> list[Cell]:
         clients = planned.keys.clients or (plan.clients if "clients" in plan.model_fields_set or not together else None)
         if not planned.scenario.takes_clients:
             clients = None
-        groups = [tuple(clients)] if together and clients else [(c,) for c in clients] if clients else [None]
+        alone = not together or planned.keys.own_cluster  # a cluster of its own: one client's changes each
+        groups = [(c,) for c in clients] if clients and alone else [tuple(clients)] if clients else [None]
         for profile in planned.keys.profiles or plan.profiles:
             for group in groups:
                 scenario = build_scenario(planned, loaded.profiles[profile], profile, group, loaded, where)
-                shapes.append((names[position], planned.lab, profile, group, scenario))
-    for name in dict.fromkeys(profile for _, _, profile, _, _ in shapes):  # the broker as a variable, before it starts
+                own = own_cluster(planned, loaded.profiles[profile], profile, where)
+                shapes.append((names[position], planned.lab, profile, group, scenario, own))
+    for name in dict.fromkeys(shape[2] for shape in shapes):  # the broker as a variable, before it starts
         try:
             loaded.profiles[name].variant().check(where=f"{loaded.source}: profile {name}")
         except ConfigError as exc:
             raise PlanError(str(exc)) from None
     cells = []
     for repeat in range(1, plan.repeats + 1):
-        for scenario_name, lab, profile, group, scenario in shapes:
-            cells.append(Cell(len(cells) + 1, scenario_name, lab, profile, group, repeat, scenario))
+        for scenario_name, lab, profile, group, scenario, own in shapes:
+            cells.append(Cell(len(cells) + 1, scenario_name, lab, profile, group, repeat, scenario, own_cluster=own))
     return cells
+
+
+def own_cluster(planned: PlanScenario, profile: Profile, profile_name: str, where: str) -> BrokerVariant | None:
+    """The brokers a scenario's `own_cluster` starts for each of its cells: the profile's, on the scenario's release."""
+    if not planned.keys.own_cluster:
+        return None
+    variant = profile.variant()
+    if planned.keys.kafka_version is not None:
+        if profile.kafka_version not in (None, planned.keys.kafka_version):
+            raise PlanError(f"{where}: kafka_version {planned.keys.kafka_version} and profile {profile_name}'s "
+                            f"{profile.kafka_version}; keep one")
+        variant = dataclasses.replace(variant, kafka_version=planned.keys.kafka_version)
+    try:
+        variant.check(where=f"{where}: kafka_version")
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+    return variant
 
 
 def scenario_names(loaded: LoadedPlan) -> list[str]:

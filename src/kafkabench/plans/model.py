@@ -53,6 +53,17 @@ class PlanKeys(BaseModel):
     name: str | None = Field(None, pattern=NAME_PATTERN)
     clients: list[str] | None = Field(None, min_length=1)
     profiles: list[str] | None = Field(None, min_length=1)
+    own_cluster: bool = Field(False, description="each cell on a cluster of its own (the plan's shape), started for it "
+                                                 "and stopped after: for operations that change a cluster for good "
+                                                 "(an upgrade, an added broker); kafkabench's brokers only")
+    kafka_version: str | None = Field(None, description="with own_cluster: the release its brokers start on")
+
+    @model_validator(mode="after")
+    def _version_needs_own_cluster(self) -> PlanKeys:
+        if self.kafka_version is not None and not self.own_cluster:
+            raise ValueError("kafka_version: a scenario's release is that of a cluster of each cell's own: add "
+                             "`own_cluster: true` (or set kafka_version in a profile, for a cluster its cells share)")
+        return self
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 from kafkabench.core.events import Listener
 from kafkabench.core.results import RESULT_FILE, ResultDocument, read_result, write_result
@@ -69,27 +69,30 @@ class RunRecord:
         os.replace(tmp, path)
 
 
+OwnCluster = Callable[[Cell], ContextManager["Target"]]
+
+
 def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, Target], out_dir: Path,
-             listener: Listener) -> RunRecord:
+             listener: Listener, own_cluster: OwnCluster | None = None) -> RunRecord:
     """`targets`: the cluster of every cell, or of each profile's (a profile that makes the broker a variable has a
-    cluster of its own)."""
+    cluster of its own); `own_cluster` starts the cluster of a cell whose scenario wants one of its own."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "plan.yaml").write_text(loaded.text)
     _keep_profiles(loaded, out_dir)
-    by_profile = targets if isinstance(targets, dict) else {cell.profile: targets for cell in cells}
-    clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers} for profile, t in by_profile.items()}
-    first = next(iter(clusters.values()))
-    record = RunRecord(loaded.plan.name, loaded.source, out_dir,
-                       first if all(c == first for c in clusters.values()) else {"kind": "per profile",
-                                                                                 "profiles": clusters},
+    shared = [cell for cell in cells if cell.own_cluster is None]
+    by_profile = targets if isinstance(targets, dict) else {cell.profile: targets for cell in shared}
+    record = RunRecord(loaded.plan.name, loaded.source, out_dir, _clusters(by_profile, len(shared) < len(cells)),
                        cells=[CellOutcome(c.index, c.name, c.directory) for c in cells])
     record.write()
     try:
         with _interrupts() as interrupted:
             for cell, outcome in zip(cells, record.cells):
-                go_on = _run_one(cell, outcome, loaded, by_profile[cell.profile], out_dir, listener)
+                cluster = (contextlib.nullcontext(by_profile[cell.profile]) if cell.own_cluster is None
+                           else own_cluster(cell))  # type: ignore[misc]  # given wherever a cell wants one
+                go_on = _run_one(cell, outcome, loaded, cluster, out_dir, listener)
                 if interrupted():  # a lab may have turned Ctrl-C into its own failure: still a stop
                     outcome.status, outcome.error = "interrupted", "interrupted (Ctrl-C)"
+                record.write()  # what is done so far, on disk, whatever comes next
                 if not go_on or interrupted():
                     break
     finally:
@@ -98,25 +101,41 @@ def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, 
     return record
 
 
-def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, target: Target, out_dir: Path, listener: Listener) -> bool:
-    """Run the cell; False when the run must stop (Ctrl-C, or the cluster is gone)."""
+def _clusters(by_profile: dict[str, Target], own: bool) -> dict:
+    """Where the cells ran, for run.json: one cluster, one per profile, and/or one per cell."""
+    clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers} for profile, t in by_profile.items()}
+    first = next(iter(clusters.values()), None)
+    where = first if all(c == first for c in clusters.values()) else {"kind": "per profile", "profiles": clusters}
+    if not own:
+        return where
+    return {"kind": "own cluster per cell"} if where is None else {**where, "own_cluster_cells": True}
+
+
+def _run_one(cell: Cell, outcome: CellOutcome, loaded: LoadedPlan, cluster: ContextManager[Target], out_dir: Path,
+             listener: Listener) -> bool:
+    """Run the cell on `cluster`'s target; False when the run must stop (Ctrl-C, or the shared cluster is gone)."""
     from kafkabench.connection_check import check_connection  # the clients load when a cell runs
     listener.cell_started(cell)
     directory = out_dir / cell.directory
     started = time.perf_counter()
     go_on = True
     try:
-        served, scenario = cell.scenario.against(target)
-        check_connection(served.connection)
-        registry.get(cell.lab).run(scenario, served, directory, _CellEvents(listener))
-        outcome.status = "ok"
+        with cluster as target:
+            try:
+                served, scenario = cell.scenario.against(target)
+                check_connection(served.connection)
+                registry.get(cell.lab).run(scenario, served, directory, _CellEvents(listener))
+                outcome.status = "ok"
+            except KafkabenchError as exc:
+                outcome.status, outcome.error = "failed", str(exc)
+                go_on = cell.own_cluster is not None or _cluster_answers(target)
+                if not go_on:
+                    listener.note(f"the cluster at {target.bootstrap_servers} no longer answers: the remaining cells "
+                                  "are not run")
     except KeyboardInterrupt:
         outcome.status, outcome.error, go_on = "interrupted", "interrupted (Ctrl-C)", False
-    except KafkabenchError as exc:
-        outcome.status, outcome.error = "failed", str(exc)
-        go_on = _cluster_answers(target)
-        if not go_on:
-            listener.note(f"the cluster at {target.bootstrap_servers} no longer answers: the remaining cells are not run")
+    except KafkabenchError as exc:  # the cell's own cluster did not start (or stop)
+        outcome.status, outcome.error = "failed", outcome.error or f"its own cluster: {exc}"
     outcome.duration_s = round(time.perf_counter() - started, 3)
     document = _stamp(directory, cell, loaded.plan.name)
     listener.cell_finished(cell, outcome, document)

@@ -108,16 +108,16 @@ class DeliveryRun:
             for sequence in range(singles, params.count):
                 if self.finish.is_set():
                     break
-                self._await_turn(begun, sequence - singles)
-                self._send(sequence, sequence + 1)
+                due = self._await_turn(begun, sequence - singles)
+                self._send(sequence, sequence + 1, due)
                 self._wait_answered(sequence)
         else:
             step = 1 if params.rate_per_s > 0 else BATCH
             for first in range(singles, params.count, step):
                 if self.finish.is_set():
                     break
-                self._await_turn(begun, first - singles)
-                self._send(first, min(first + step, params.count))
+                due = self._await_turn(begun, first - singles)
+                self._send(first, min(first + step, params.count), due)
                 self._take_answers()
         if self.sent < params.count:  # told to finish: the history counts what the client was given
             self.history.end_at(self.sent)
@@ -144,8 +144,8 @@ class DeliveryRun:
                 raise RunFailed("failure", f"no transaction can begin after message {first - 1}: {failed}") from None
             if synchronous or params.rate_per_s > 0:
                 for sequence in range(first, end):
-                    self._await_turn(begun, sequence)
-                    self._send(sequence, sequence + 1)
+                    due = self._await_turn(begun, sequence)
+                    self._send(sequence, sequence + 1, due)
                     if synchronous:
                         self._wait_answered(sequence)
             else:
@@ -195,14 +195,18 @@ class DeliveryRun:
                     **({"aborted": history.aborted} if self.params.transaction_size else {})}
         return Outcome(client_version=version, counters=counters, timings=dict(self.timings))
 
-    def _send(self, first: int, end: int) -> None:
+    def _send(self, first: int, end: int, due: float | None = None) -> None:
         """Hand messages first..end-1 over; a full queue is served and tried again, a refusal is the message's
-        answer (the client told the producer at once)."""
+        answer (the client told the producer at once). With `stamp`, each carries its intended send time: `due` on
+        the schedule (perf_counter seconds), else now."""
         producer, size = self.params.producer, self.params.size
         values = [ids.encode(producer, sequence, size) for sequence in range(first, end)]
+        stamp_ns = None
+        if self.params.stamp:
+            stamp_ns = time.monotonic_ns() - (0 if due is None else int((time.perf_counter() - due) * 1e9))
         while values:
             try:
-                taken = self.client.send_tracked(self.task.topic, values)
+                taken = self.client.send_tracked(self.task.topic, values, stamp_ns)
             except SendRefused as refused:
                 self.history.record_failure(first + refused.taken, "SendRefused")
                 taken = refused.taken + 1
@@ -264,15 +268,16 @@ class DeliveryRun:
             publish.record_many_us(np.rint(latencies[~np.isnan(latencies)]).astype(np.int64))
         return publish
 
-    def _await_turn(self, begun: float, index: int) -> None:
+    def _await_turn(self, begun: float, index: int) -> float | None:
         """The open-loop schedule: the bulk's message i is due at its start + i / rate, whatever happened before;
-        the client's answers are served while waiting."""
+        the client's answers are served while waiting. When it was due (None: no schedule)."""
         if self.params.rate_per_s <= 0:
-            return
+            return None
         due = begun + index / self.params.rate_per_s
         while (left := due - time.perf_counter()) > 0:
             self.client.poll(min(left, 0.005))
             self._take_answers()
+        return due
 
     def _wait_answered(self, sequence: int) -> None:
         """sync: serve callbacks until this message has its answer, or the task's timeout passed."""

@@ -7,7 +7,7 @@ import pytest
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
-from kafkabench.labs.delivery.report import lines, verdict_of
+from kafkabench.labs.delivery.report import lines, tables, verdict_of
 from kafkabench.labs.delivery.run import run_delivery
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 
@@ -35,7 +35,8 @@ def test_a_kill_rolling_restart_under_acks_all_min_insync_2_loses_nothing_and_ti
     document = run_delivery(DeliveryScenario(
         clients=["confluent"], modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2], partitions=3,
         count=200_000, rate=2000, operations=["rolling-restart,kill", "elect-leaders"], bounces=2,
-        fault_after=2000, bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True), target, tmp_path, SILENT)
+        fault_after=2000, bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True, e2e=True), target, tmp_path,
+        SILENT)
     [run] = document.runs
     assert run.error is None and run.params["fault_coverage"] == "2 of 2 planned operations fired", run.params["faults"]
     killed, election = run.params["faults"]
@@ -58,6 +59,13 @@ def test_a_kill_rolling_restart_under_acks_all_min_insync_2_loses_nothing_and_ti
     said = "\n".join(lines(document))
     assert "; 2 of 2 planned operations fired" in said and "broker 3 stopped" in said
     assert "the topic's partitions, looked at every 0.2 s" in said
+    # the e2e probe read every message, each stamped, while they were sent: the kill's leaderless seconds are in the
+    # e2e of the messages that waited for a leader
+    assert run.params["e2e_probe"] == {"received": sent, "unstamped": 0, "error": None}, run.params["e2e_probe"]
+    e2e = run.params["e2e_latency"]
+    assert e2e["all"]["count"] == sent and e2e["around"][0]["during"]["max_ms"] >= 500, e2e
+    cost = next(table for table in tables(document) if table.title.startswith("what each fault or operation cost"))
+    assert "e2e latency around rolling-restart,kill" in said and "e2e p99 during" in [c.name for c in cost.columns]
 
 
 def test_a_throttled_reassignment_moves_a_brokers_replicas_under_load_and_says_how_many_bytes_moved(target, cluster,

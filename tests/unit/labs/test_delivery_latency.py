@@ -24,7 +24,7 @@ def test_a_span_merges_its_windows_so_its_p99_is_the_spans_own_not_an_average_of
     slow = [(T0 + 5.2, window(2_000_000, 1_500_000)), (T0 + 5.4, window(*[1_000] * 10))]
     after = [(T0 + 8.0 + 0.2 * k, window(2_000)) for k in range(5)]
     seen = [SimpleNamespace(windows=fast + after), SimpleNamespace(windows=slow)]
-    windows = latency.decoded(seen, T0)
+    windows = latency.decoded(fast + after + slow, T0)
     assert [at for at, _ in windows] == sorted(at for at, _ in windows) and round(windows[0][0], 6) == 0.2
     event = {"fault": "rolling-restart", "fired_s": 5.0, "healed_s": 7.5}
     [span] = latency.around(windows, [event, {"fault": "elect-leaders", "fired_s": None, "healed_s": None}], 9.0)
@@ -40,6 +40,23 @@ def test_a_span_merges_its_windows_so_its_p99_is_the_spans_own_not_an_average_of
     by_second = {entry["t_s"]: entry for entry in run.timeline}
     assert by_second[1.0]["publish_p99_ms"] == 1.0 and by_second[6.0]["publish_max_ms"] == 2_000.895
     assert by_second[7.0]["publish_p99_ms"] is None  # nothing acknowledged in that second: a gap, not 0
+    assert "e2e_latency" not in run.params and "e2e_p99_ms" not in by_second[1.0]  # no probe: no e2e
+
+
+def test_the_probes_windows_give_the_e2e_latency_beside_the_publish_latency():
+    publish = [(T0 + 0.2 * k, window(1_000)) for k in range(1, 46)]
+    e2e = [(T0 + 0.2 * k, window(*[3_000] * 9, 4_000_000 if 26 <= k <= 30 else 5_000)) for k in range(1, 46)]
+    run = SimpleNamespace(params={"faults": [{"fault": "rolling-restart", "fired_s": 5.0, "healed_s": 6.1}]},
+                          timeline=progress_timeline({"acknowledged": [[(T0 + 0.2 * k, 10 * k) for k in range(46)]]},
+                                                     T0, T0 + 9.0))
+    latency.producer_cell(run, [SimpleNamespace(windows=publish)], T0, T0 + 9.0, e2e)
+    [span] = run.params["e2e_latency"]["around"]
+    # HdrHistogram's buckets: 5 ms reads 5.003, 4 s 4,001.791
+    assert span["before"]["p99_ms"] == 5.003 and span["during"]["max_ms"] == 4_001.791 and span["after"]["max_ms"] == 5.003
+    assert span["during"]["count"] == 60 and run.params["e2e_latency"]["all"]["count"] == 450
+    assert run.params["publish_latency"]["around"][0]["during"]["max_ms"] == 1.0
+    by_second = {entry["t_s"]: entry for entry in run.timeline}
+    assert by_second[6.0]["e2e_max_ms"] == 4_001.791 and by_second[2.0]["e2e_p50_ms"] == 3.001
 
 
 def test_a_cell_whose_client_reported_no_window_has_no_latency():

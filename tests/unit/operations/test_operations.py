@@ -27,6 +27,8 @@ def test_operations_read_in_the_faults_grammar(text, kind, kill, pause):
     ("restart-everything", "operations are rolling-restart, rolling-upgrade, elect-leaders, config, reassign, add-"),
     ("rolling-restart:3", "rolling-restart takes no number"),
     ("rolling-restart,kill=yes", "kill takes no value"),
+    ("rolling-upgrade:4.4.0,back=1", "back takes no value"),
+    ("rolling-restart,back", "rolling-restart takes kill, pause, not 'back'"),
     ("rolling-restart,pause=soon", "pause is seconds"),
     ("elect-leaders,kill", "elect-leaders takes no options, not 'kill'"),
     ("config", "config needs a setting: config,topic=KEY=VALUE or config,brokers=KEY=VALUE"),
@@ -224,7 +226,10 @@ def test_an_upgrade_goes_to_a_newer_pinned_release_only():
     check_upgrade(OperationSpec.parse("rolling-upgrade:4.4.0"), Releases(old))
     for text, versions, said in (
             ("rolling-upgrade:4.1.0", old, "Kafka 4.1.0: kafkabench pins no such version"),
-            ("rolling-upgrade:4.1.2", {**old, 3: "4.4.0"}, "the cluster runs Kafka 4.4.0; Kafka does not go back"),
+            ("rolling-upgrade:4.1.2", {**old, 3: "4.4.0"}, "the cluster runs Kafka 4.4.0, and its metadata.version is "
+                                                           "that release's: Kafka does not go back below it; .* "
+                                                           "rolling-upgrade:4.4.0,back"),
+            ("rolling-upgrade:4.1.2,back", {**old, 3: "4.4.0"}, "Kafka does not go back below it"),
             ("rolling-upgrade:4.4.0", {n: "4.4.0" for n in old}, "runs Kafka 4.4.0 already: nothing to upgrade")):
         with pytest.raises(ConfigError, match=said):
             check_upgrade(OperationSpec.parse(text), Releases(versions))
@@ -245,6 +250,19 @@ def test_an_upgrade_restarts_the_controllers_first_then_each_broker_and_finalize
         (4, "controller", "4.1.2"), (1, "broker", "4.1.2"), (3, "broker", "4.1.2"), (None, None, None)]
     assert finalized == ["4.4"] and done.steps[-1]["metadata_version"] == 33
     assert done.what.endswith("then finalized: metadata.version 21 -> 33")
+
+
+def test_an_upgrade_and_back_is_not_finalized_and_rolls_the_brokers_back_first(monkeypatch):
+    from kafkabench.operations import upgrade
+
+    monkeypatch.setattr(upgrade, "finalize", lambda *args: pytest.fail("the way back is open only unfinalized"))
+    cluster, clock = Releases({1: "4.3.1", 2: "4.3.1", 3: "4.3.1", 4: "4.3.1"}), iter(range(100))
+    done = perform(OperationSpec.parse("rolling-upgrade:4.4.0,back"), cluster, "unused:9092", "t", lambda: next(clock), 60)
+    assert [(step["node"], step["from"], step["to"]) for step in done.steps] == [
+        (4, "4.3.1", "4.4.0"), (1, "4.3.1", "4.4.0"), (2, "4.3.1", "4.4.0"), (3, "4.3.1", "4.4.0"),
+        (1, "4.4.0", "4.3.1"), (2, "4.4.0", "4.3.1"), (3, "4.4.0", "4.3.1"), (4, "4.4.0", "4.3.1")]
+    assert cluster.versions == {1: "4.3.1", 2: "4.3.1", 3: "4.3.1", 4: "4.3.1"}
+    assert "not finalized; then back: node(s) 1, 2, 3, 4 on their release again, brokers first" in done.what
 
 
 def test_a_new_broker_takes_its_share_of_the_replicas_each_from_the_most_loaded_broker_of_its_partition():

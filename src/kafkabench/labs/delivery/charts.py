@@ -2,8 +2,8 @@
 marked. Each point is one window of fixed length (labs.delivery.liveness): what the producers had acknowledged, the
 consumers processed and the group committed in it, per second. A burst stays a window's worth, never a burst divided
 by the few milliseconds between two reports, so a stall (windows at zero) and the recovery after it are both visible.
-Beside the rates, on an axis of their own, the producers' publish p99 and max per window (labs.delivery.latency, from
-each window's merged histograms), and each step of an operation marked where it began."""
+Beside the rates, on an axis of their own, the producers' publish p99 and max per window and the probe's e2e p99
+(labs.delivery.latency, from each window's merged histograms), and each step of an operation marked where it began."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from kafkabench.report.charts import axis_style, base_layout, fault_bands, make_
 KINDS = {"acknowledged": "solid", "processed": "dash", "committed": "dot"}
 SHADES = {"acknowledged": "#1d4ed8", "processed": "#059669", "committed": "#d97706"}
 STALL_SHADE = "#dc2626"
-LATENCY_SHADE = "#7c3aed"
+LATENCY_SHADES = {"publish": "#7c3aed", "e2e": "#db2777"}
 
 
 def progress_chart(result: dict) -> dict | None:
@@ -36,14 +36,15 @@ def progress_chart(result: dict) -> dict | None:
                 customdata=[entry[kind] for entry in timeline],
                 hovertemplate=f"%{{x:.1f}} s: %{{y:,.0f}} {kind}/s (%{{customdata:,}} in the window)<extra></extra>"))
             owner.append(index)
-        for name, dash in (("p99", "solid"), ("max", "dot")):
-            if f"publish_{name}_ms" not in timeline[0]:
+        for latency, name, dash in (("publish", "p99", "solid"), ("publish", "max", "dot"), ("e2e", "p99", "dash")):
+            if f"{latency}_{name}_ms" not in timeline[0]:
                 continue
             traces.append(go.Scatter(
-                x=x, y=[entry[f"publish_{name}_ms"] for entry in timeline], name=f"publish {name} ms", yaxis="y2",
-                visible=index == shown, mode="lines", line={"color": LATENCY_SHADE, "dash": dash, "width": 1.5},
-                meta={"run": run["index"], "kind": f"publish {name}"}, connectgaps=False,
-                hovertemplate=f"%{{x:.1f}} s: publish {name} %{{y:,.1f}} ms<extra></extra>"))
+                x=x, y=[entry[f"{latency}_{name}_ms"] for entry in timeline], name=f"{latency} {name} ms",
+                yaxis="y2", visible=index == shown, mode="lines",
+                line={"color": LATENCY_SHADES[latency], "dash": dash, "width": 1.5},
+                meta={"run": run["index"], "kind": f"{latency} {name}"}, connectgaps=False,
+                hovertemplate=f"%{{x:.1f}} s: {latency} {name} %{{y:,.1f}} ms<extra></extra>"))
             owner.append(index)
         end = timeline[-1]["t_s"]
         shapes.append([*fault_bands(run, "#6b7280", end), *_stall_bands(run), *_step_marks(run)])
@@ -52,7 +53,7 @@ def progress_chart(result: dict) -> dict | None:
             for index, run in enumerate(cells)]
     layout = base_layout("Progress over time", xaxis=axis_style("seconds since the run's start"),
                          yaxis=axis_style("records/s in the window", rangemode="tozero"),
-                         yaxis2={**axis_style("publish latency in the window, ms"), "overlaying": "y", "side": "right",
+                         yaxis2={**axis_style("latency in the window, ms"), "overlaying": "y", "side": "right",
                                  "type": "log", "dtick": 1, "showgrid": False}, shapes=shapes[shown],
                          updatemenus=[{"buttons": menu, "active": shown, "x": 0, "y": 1.18, "xanchor": "left"}]
                          if len(cells) > 1 else [])
@@ -62,7 +63,9 @@ def progress_chart(result: dict) -> dict | None:
                "healed. Red: a process's stall (nothing acknowledged, processed or committed while work waited), "
                "from when it began to how it ended. Purple, on the right-hand axis: the producers' publish latency "
                "(send to acknowledgement, as the client reports it), p99 (solid) and max (dotted) of each window's "
-               "merged histograms. Dotted verticals: an operation's steps (a broker stopped, a partition's move done).")
+               "merged histograms; pink, dashed, with --e2e: the e2e p99 (intended send to the probe consumer "
+               "holding the record). Dotted verticals: an operation's steps (a broker stopped, a partition's move "
+               "done).")
     if len(cells) > 1:
         caption += " The menu picks the cell; the first cell with a stall is shown first."
     return make_chart("delivery-progress", result["id"], "Progress over time", caption, go.Figure(traces, layout),
@@ -89,7 +92,7 @@ def _step_marks(run: dict) -> list[dict]:
         for step in event.get("steps") or []:
             at, text = ((step.get("start_s"), f"broker {step['broker']} added") if "start_s" in step else
                         (step.get("stop_s"), f"broker {step['broker']}") if "broker" in step else
-                        (step.get("stop_s"), f"{step['role']} {step['node']}") if "node" in step else
+                        (step.get("stop_s"), f"{step['role']} {step['node']} -> {step['to']}") if "node" in step else
                         (step.get("finalize_s"), f"finalize {step['finalize']}") if "finalize" in step else
                         (step.get("done_s"), f"[{step['partition']}] moved") if "partition" in step else (None, ""))
             if at is not None:

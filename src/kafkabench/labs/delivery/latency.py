@@ -1,10 +1,11 @@
 """The producers' publish latency over a delivery run (from the send call to the answer, as each client reports it),
-from the full histogram of every progress window the workers send (0.2 s each): per window of the run's timeline,
-p50, p99 and max; around each fault or operation, before, during and after it, from the windows' histograms
-merged. Percentiles are never averaged: a span's figure is its merged histogram's.
+and with --e2e the e2e latency (a message's intended send time to the probe consumer holding it), from the full
+histogram of every progress window the workers send: per window of the run's timeline, p50, p99 and max; around
+each fault or operation, before, during and after it, from the windows' histograms merged. Percentiles are never
+averaged: a span's figure is its merged histogram's.
 
 A window counts where the orchestrator received it (the run's clock, as the faults' events), which is within one
-progress interval of the acknowledgements it holds."""
+progress interval of the acknowledgements (or records read) it holds."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from kafkabench.core.histogram import LatencyHistogram
 Windows = list[tuple[float, LatencyHistogram]]  # (seconds of the run, the window's publish latencies)
 
 
-def decoded(seen: list, origin: float) -> Windows:
-    """Every producer's windows, on the run's clock, in time order."""
-    return sorted(((t - origin, LatencyHistogram.decode(encoded)) for one in seen for t, encoded in one.windows),
+def decoded(received: list[tuple[float, str]], origin: float) -> Windows:
+    """Windows (monotonic time received, encoded histogram), on the run's clock, in time order."""
+    return sorted(((t - origin, LatencyHistogram.decode(encoded)) for t, encoded in received),
                   key=lambda window: window[0])
 
 
@@ -51,20 +52,22 @@ def around(windows: Windows, events: list[dict], end_s: float) -> list[dict]:
     return found
 
 
-def into_timeline(timeline: list[dict], windows: Windows) -> None:
-    """Each timeline entry (a window ending at t_s, window_s long) gets its publish p50, p99 and max (None: nothing
-    acknowledged in it)."""
+def into_timeline(timeline: list[dict], windows: Windows, name: str = "publish") -> None:
+    """Each timeline entry (a window ending at t_s, window_s long) gets its `name` p50, p99 and max (None: nothing
+    in it)."""
     for entry in timeline:
         said = figures(merged(windows, entry["t_s"] - entry["window_s"], entry["t_s"])) or {}
-        entry.update({f"publish_{name}": said.get(name) for name in ("p50_ms", "p99_ms", "max_ms")})
+        entry.update({f"{name}_{figure}": said.get(figure) for figure in ("p50_ms", "p99_ms", "max_ms")})
 
 
-def producer_cell(run, seen: list, origin: float, end: float) -> None:
-    """The cell's publish latency: overall, around each fault or operation (`params.publish_latency`), and per
-    timeline window; nothing when no producer reported a window (a client that does not say)."""
-    windows = decoded(seen, origin)
-    if not windows:
-        return
-    run.params["publish_latency"] = {"all": figures(merged(windows, float("-inf"), float("inf"))),
-                                     "around": around(windows, run.params.get("faults", []), end - origin)}
-    into_timeline(run.timeline or [], windows)
+def producer_cell(run, seen: list, origin: float, end: float, e2e: list[tuple[float, str]] = ()) -> None:
+    """The cell's publish latency and, from `e2e` (the probe's windows), its e2e latency: each overall, around each
+    fault or operation (`params.publish_latency`, `params.e2e_latency`), and per timeline window; nothing for a
+    latency no worker reported a window of (a client that does not say, no probe)."""
+    for name, received in (("publish", [window for one in seen for window in one.windows]), ("e2e", list(e2e))):
+        windows = decoded(received, origin)
+        if not windows:
+            continue
+        run.params[f"{name}_latency"] = {"all": figures(merged(windows, float("-inf"), float("inf"))),
+                                         "around": around(windows, run.params.get("faults", []), end - origin)}
+        into_timeline(run.timeline or [], windows, name)

@@ -44,9 +44,9 @@ def progress_timeline(series: dict[str, list[list[tuple[float, int]]]], origin: 
             for k in range(len(binned[first]))]
 
 
-def producer_cell(run, seen: list, client: str) -> None:
-    """A producer cell's verdicts (one per producer process), its acknowledgements per window and its publish
-    latency (labs.delivery.latency)."""
+def producer_cell(run, seen: list, client: str, e2e: list[tuple[float, str]] = ()) -> None:
+    """A producer cell's verdicts (one per producer process), its acknowledgements per window and its publish (and
+    with `e2e`, the probe's windows, e2e) latency (labs.delivery.latency)."""
     starts = [one.started_at for one in seen if one.started_at is not None]
     if not starts:
         return
@@ -57,7 +57,7 @@ def producer_cell(run, seen: list, client: str) -> None:
                               for number, one in enumerate(seen, 1) if one.started_at is not None]
     run.timeline = progress_timeline({"acknowledged": [[(t, acked) for t, _, acked in one.points] for one in seen]},
                                      origin, end)
-    latency.producer_cell(run, seen, origin, end)
+    latency.producer_cell(run, seen, origin, end, e2e)
 
 
 def consumer_cell(run, cell, seen: list, members, origin: float, end: float) -> None:

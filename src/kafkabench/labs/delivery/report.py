@@ -139,6 +139,7 @@ def producer_runs(document: ResultDocument) -> list[Run]:
 
 COST_NAMES = ["event", "took s", "leaderless s", "under min ISR s", "p99 before", "p99 during", "p99 after",
               "max during", "lost"]
+E2E_NAMES = ["e2e p99 before", "e2e p99 during", "e2e p99 after"]  # with a probe, before "lost"
 
 
 def cost_table(document: ResultDocument) -> Table | None:
@@ -148,21 +149,30 @@ def cost_table(document: ResultDocument) -> Table | None:
     runs = [run for run in producer_runs(document) if (run.params.get("publish_latency") or {}).get("around")]
     if not runs:
         return None
+    probed = any(run.params.get("e2e_latency") for run in runs)
+    names = [*COST_NAMES[:-1], *(E2E_NAMES if probed else []), COST_NAMES[-1]]
     table, varying = _settings_table("what each fault or operation cost the producers: seconds it took, the worst "
                                      "partition's seconds without a leader and under min.insync.replicas within it, "
-                                     "publish latency (ms) before, during and after it", runs, COST_NAMES, {},
-                                     wide=("under min ISR s", "p99 after"), text=("event",))
+                                     "publish latency (ms) before, during and after it"
+                                     + (", and the e2e p99 (ms) of the probe consumer" if probed else ""), runs, names,
+                                     {}, wide=("under min ISR s", "p99 after"), text=("event",))
     for run in runs:
         verdict = verdict_of(run)
-        for span in run.params["publish_latency"]["around"]:
+        e2e = (run.params.get("e2e_latency") or {}).get("around") or []
+        for index, span in enumerate(run.params["publish_latency"]["around"]):
             within = [worst_within(run.params.get("unavailable"), name, span["fired_s"], span["healed_s"])
                       for name in ("leaderless", "under_min_isr")]
-            p99 = [fixed((span[when] or {}).get("p99_ms"), 1) for when in ("before", "during", "after")]
+            p99 = [_p99(span, when) for when in ("before", "during", "after")]
+            e2e_p99 = [_p99(e2e[index] if index < len(e2e) else {}, when) for when in ("before", "during", "after")]
             table.add(*(cell_settings(run).get(name, "-") for name in varying), span["fault"],
                       fixed(span["healed_s"] - span["fired_s"], 1), *(fixed(value, 1) for value in within), *p99,
-                      fixed((span["during"] or {}).get("max_ms"), 1), f"{verdict.lost:,}" if verdict else "-",
-                      kind="error" if verdict is None or verdict.lost else "")
+                      fixed((span["during"] or {}).get("max_ms"), 1), *(e2e_p99 if probed else []),
+                      f"{verdict.lost:,}" if verdict else "-", kind="error" if verdict is None or verdict.lost else "")
     return table
+
+
+def _p99(span: dict, when: str) -> str:
+    return fixed((span.get(when) or {}).get("p99_ms"), 1)
 
 
 def worst_within(unavailable: dict | None, name: str, from_s: float, to_s: float) -> float | None:
@@ -229,20 +239,29 @@ def liveness_lines(run: Run, label: str) -> list[str]:
             + (f"; {row['stalls']} stalls in all" if row["stalls"] > 1 else "") for row in stalled]
 
 
-def latency_lines(run: Run, label: str) -> list[str]:
-    """The producers' publish latency, in all and before, during and after each fault or operation."""
-    latency = run.params.get("publish_latency")
-    if not latency or not latency["all"]:
-        return []
+LATENCIES = {"publish": "publish latency (send to acknowledgement, as the client reports it)",
+             "e2e": "e2e latency (intended send to the probe consumer holding the record)"}
 
+
+def latency_lines(run: Run, label: str) -> list[str]:
+    """The producers' publish latency and the probe's e2e latency, in all and before, during and after each fault or
+    operation; a probe that failed says why."""
     def said(figures: dict | None) -> str:
         return (f"p50 {figures['p50_ms']:.1f} / p99 {figures['p99_ms']:.1f} / max {figures['max_ms']:.1f} ms "
-                f"({figures['count']:,})") if figures else "nothing acknowledged"
+                f"({figures['count']:,})") if figures else "nothing"
 
-    return [f"{label}: publish latency (send to acknowledgement, as the client reports it): {said(latency['all'])}"] + [
-        f"{label}: publish latency around {span['fault']} ({span['fired_s']:.1f}-{span['healed_s']:.1f} s): before "
-        f"{said(span['before'])}; during {said(span['during'])}; after {said(span['after'])}"
-        for span in latency["around"]]
+    found = []
+    for name, words in LATENCIES.items():
+        latency = run.params.get(f"{name}_latency")
+        if not latency or not latency["all"]:
+            continue
+        found += [f"{label}: {words}: {said(latency['all'])}"] + [
+            f"{label}: {name} latency around {span['fault']} ({span['fired_s']:.1f}-{span['healed_s']:.1f} s): before "
+            f"{said(span['before'])}; during {said(span['during'])}; after {said(span['after'])}"
+            for span in latency["around"]]
+    if (probe := run.params.get("e2e_probe")) and probe.get("error"):
+        found.append(f"{label}: the e2e probe read {probe['received']:,} records, then: {probe['error']}")
+    return found
 
 
 def lines(document: ResultDocument) -> list[str]:
@@ -311,8 +330,8 @@ def _steps(steps: list[dict]) -> str:
 
 
 def _step(step: dict) -> str:
-    """A restarted broker (stopped, serving again, back in every ISR); an upgraded node (its release before, the same
-    times); an upgrade's finalizing; a broker added (started, serving); a partition moved (its replicas before and
+    """A restarted broker (stopped, serving again, back in every ISR); an upgraded (or downgraded) node (its releases
+    before and after, the same times); an upgrade's finalizing; a broker added (started, serving); a partition moved (its replicas before and
     after, when its move was done and its new replica's bytes)."""
     if "partition" in step:
         return (f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
@@ -323,7 +342,8 @@ def _step(step: dict) -> str:
     if "start_s" in step:
         return f"broker {step['broker']} started {step['start_s']:.1f} s, serving {_at(step.get('serving_s'))}"
     if "stop_s" in step:
-        who = (f"{step['role']} {step['node']} (was {step['from']})" if "node" in step else f"broker {step['broker']}")
+        who = (f"{step['role']} {step['node']} ({step['from']} -> {step['to']})" if "node" in step
+               else f"broker {step['broker']}")
         return (f"{who} stopped {step['stop_s']:.1f} s, serving {_at(step.get('serving_s'))}, "
                 f"{'topic whole' if 'node' in step else 'back in every ISR'} {_at(step.get('in_isr_s'))}")
     return ""

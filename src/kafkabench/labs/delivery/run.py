@@ -9,6 +9,7 @@ written so far is kept in the result directory (`histories/*.npz`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery import liveness
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
 from kafkabench.labs.delivery.consumers import CONSUMER_DEFAULTS, coordinator, measure_consumer_cell
+from kafkabench.labs.delivery.e2e_probe import drain, e2e_probe
 from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
@@ -54,10 +56,11 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
     operations = [OperationSpec.parse(text) for text in scenario.operations]
-    if len(cells) > 1 and (upgrade := next((spec for spec in operations if spec.kind == "rolling-upgrade"), None)):
+    for_good = [spec for spec in operations if spec.kind == "rolling-upgrade" and not spec.back]
+    if len(cells) > 1 and (upgrade := next(iter(for_good), None)):
         raise ConfigError(f"{upgrade.label} leaves the cluster on the new release for good, so only the first of "
                           f"{len(cells)} cells would upgrade: run it with one cell (one client, one value per "
-                          "setting), once per client")
+                          "setting), once per client, or in a plan whose scenario says own_cluster: true")
     operation.check(operations, target.faults, target.connection, replication_factor=max(scenario.replication_factors))
     if scenario.consuming:
         check_stall_bound(scenario, target, CONSUMER_DEFAULTS)
@@ -155,6 +158,12 @@ def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
     return all(settings(cell) != settings(cells[index]) for cell in cells[:index])
 
 
+def _probe_task(producer: Task, cell: DeliveryCell, settings) -> Task:
+    """The e2e probe's task: the producers' topic and timeout, the cell's client and consumer settings."""
+    consumer = translate(cell.client, "consumer", settings.values("consumer"))
+    return producer.model_copy(update={"producer_config": {}, "consumer_config": consumer.config, "params": {}})
+
+
 def refuse(run: Run, reason: str) -> None:
     run.error = reason if reason.startswith(run.client) else f"refused by {run.client}: {reason}"
     run.params["refused"] = True
@@ -186,19 +195,27 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                       params=task_params(DeliveryParams(
                           mode=cell.worker_mode, count=count, producer=PRODUCER_ID + number, size=scenario.size,
                           singles=0 if scenario.transactions else min(scenario.singles, count), sleep_ms=cell.sleep_ms,
-                          rate_per_s=float(rate), history_dir=target.launcher.share(history_dir),
+                          rate_per_s=float(rate), history_dir=target.launcher.share(history_dir), stamp=scenario.e2e,
                           transaction_size=scenario.transactions or 0, abort_ratio=scenario.abort_ratio)))
                  for number, (count, history_dir) in enumerate(zip(counts, history_dirs))]
         faults = FaultRun.of(scenario, target.faults, target.connection, topic, Stage(
             coordinator=coordinator(target, "transaction", transactional_ids[0]) if transactional_ids else None))
+        probing = e2e_probe(_probe_task(tasks[0], cell, settings), target) if scenario.e2e else \
+            contextlib.nullcontext(None)
         try:
-            seen = drive_producers(tasks, cell, scenario, target, faults)
+            with probing as probe:
+                seen = drive_producers(tasks, cell, scenario, target, faults)
+                if probe is not None:
+                    drain(probe, sum(one.acked for one in seen))
             for history_dir in history_dirs:  # from the workers' nodes, when they ran on others
                 target.launcher.collect(history_dir)
         finally:  # also on Ctrl-C: a fault still down is healed now
             faults.record(run)
         fill_producer(run, seen, cell)
-        liveness.producer_cell(run, seen, cell.client)
+        liveness.producer_cell(run, seen, cell.client, probe.windows if probe is not None else ())
+        if probe is not None:  # a probe that failed: its error said beside its figures, the cell judged as ever
+            run.params["e2e_probe"] = probe.summary()
+            run.workers.extend([probe.worker] if probe.worker else [])
         if refused := next((one for one in seen if one.refused), None):
             refuse(run, refused.error)
             return

@@ -34,7 +34,7 @@ class DeliveryScenario(Scenario):
     clients_together: ClassVar[bool] = True  # a plan's clients are crossed inside the lab
     panels: ClassVar[dict[str, tuple[str, ...]]] = {
         "Workload": ("clients", "replication_factors", "min_isr", "partitions", "count", "producers", "size", "singles",
-                     "rate", "timeout"),
+                     "rate", "e2e", "timeout"),
         "Producer modes": ("modes", "acks", "idempotence", "return_wait", "compare_apache"),
         "Consumers and copier": ("consumer_modes", "copier", "consumers", "stall_bound", "batch", "process_ms"),
         "Faults": ("faults", "operations", "fault_at", "fault_after", "bounces", "bounce_every", "bounce_after_heal",
@@ -75,8 +75,9 @@ class DeliveryScenario(Scenario):
         [], description="An operation during each run (repeatable), scheduled as the faults are and taking turns "
                         "with them: rolling-restart[,kill][,pause=S] (each broker in turn: a controlled shutdown, or "
                         "kill -9 with kill, started again, back in every ISR before the next; the embedded cluster), "
-                        "rolling-upgrade:VERSION (every node restarted on another pinned release, controllers "
-                        "first, then finalized; the embedded cluster, one cell), "
+                        "rolling-upgrade:VERSION[,back] (every node restarted on another pinned release, "
+                        "controllers first, then finalized, or with back not finalized and every node rolled back; "
+                        "the embedded cluster, one cell), "
                         "elect-leaders (preferred leader election of the topic's partitions; any cluster), "
                         "config,topic=KEY=VALUE[,brokers=KEY=VALUE...] (settings changed live; any cluster), "
                         "reassign,from=B[,to=B2][,partition=P][,throttle=BYTES] (a broker's replicas moved; any "
@@ -133,6 +134,11 @@ class DeliveryScenario(Scenario):
                                                          "before it is killed.")
     compare_apache: bool = Field(False, description="Also run Apache's VerifiableProducer under each cell's settings "
                                                     "and faults, judged by the same checker.")
+    e2e: bool = Field(False, description="A probe consumer of the cell's client reads the topic while the producers "
+                                         "send, each message stamped with its intended send time: the e2e latency "
+                                         "(stamp to record in the probe's hands) per window, and before, during and "
+                                         "after each fault or operation. It never judges: the checker reads the "
+                                         "topic again after the run.")
     timeout: PositiveFloat = Field(60, description="Seconds a worker may go without progress, and a sync send or the "
                                                    "final flush may wait.")
     heal_timeout: PositiveFloat = Field(120, description="Seconds the cluster may take to be whole again after a run.")
@@ -172,6 +178,9 @@ class DeliveryScenario(Scenario):
             raise ValueError("--transaction-versions sets the transaction protocol: give --transactions or --copier")
         if self.stall_bound is not None and not self.consuming:
             raise ValueError("--stall-bound replaces a stalled consumer or copier: give --consumer-modes or --copier")
+        if self.e2e and self.consuming:
+            raise ValueError("--e2e probes the producers' messages: with --consumer-modes or --copier, the consumers "
+                             "are what is measured; drop --e2e")
         if self.process_ms and not self.consumer_modes:
             raise ValueError("--process-ms is the consumers' processing time: give --consumer-modes")
         return self

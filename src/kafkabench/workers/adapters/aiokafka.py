@@ -110,15 +110,16 @@ class Adapter:
             taken += 1
         return taken
 
-    def send_tracked(self, topic, values) -> int:
+    def send_tracked(self, topic, values, stamp_ns=None) -> int:
         """One loop entry per batch; each future, once done, is kept with its value and read later in bulk."""
-        return self._loop.run_until_complete(self._send_tracked(topic, values))
+        return self._loop.run_until_complete(self._send_tracked(topic, values, stamp_ns))
 
-    async def _send_tracked(self, topic, values) -> int:
+    async def _send_tracked(self, topic, values, stamp_ns) -> int:
         send, append, partial, taken = self._producer.send, self._answers.append, functools.partial, 0
+        headers = None if stamp_ns is None else stamp_headers(stamp_ns)
         for value in values:
             try:
-                future = await send(topic, value=value)
+                future = await send(topic, value=value, headers=headers)
             except KafkaError as exc:
                 raise SendRefused(type(exc).__name__, taken) from exc
             future.add_done_callback(partial(_keep_answer, append, value, monotonic_ns()))

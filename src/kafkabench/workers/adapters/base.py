@@ -155,10 +155,11 @@ class KafkaClient(Protocol):
         again). A record the library refuses outright is logged as an error and counts as taken. `partition`:
         all of them to that partition; None: where the client's partitioner puts each."""
 
-    def send_tracked(self, topic: str, values: Sequence[bytes]) -> int:
+    def send_tracked(self, topic: str, values: Sequence[bytes], stamp_ns: int | None = None) -> int:
         """Hand records to the producer, each one's answer appended to `answers` when it arrives (on any thread);
         return how many were taken: all, or fewer when the local queue filled (serve callbacks, send the rest
-        again). Raises SendRefused for a record the library refused outright."""
+        again). Raises SendRefused for a record the library refused outright. `stamp_ns`: every record's kb-sent-ns
+        header (their intended send time), for an e2e consumer beside them; None: no header."""
 
     def read_answers(self, entries: list) -> Answers:
         """What a prefix taken from `answers` says, in bulk."""

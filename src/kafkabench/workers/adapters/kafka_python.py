@@ -83,12 +83,13 @@ class Adapter:
             taken += 1
         return taken
 
-    def send_tracked(self, topic, values) -> int:
+    def send_tracked(self, topic, values, stamp_ns=None) -> int:
         """A future's callback and errback both keep (value, its metadata or exception), on the I/O thread."""
         send, answered, taken = self._producer.send, self._answered, 0
+        headers = None if stamp_ns is None else stamp_headers(stamp_ns)
         for value in values:
             try:
-                future = send(topic, value=value)
+                future = send(topic, value=value, headers=headers)
             except KafkaTimeoutError:  # buffer_memory full for max_block_ms
                 return taken
             except KafkaError as exc:

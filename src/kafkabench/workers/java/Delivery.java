@@ -40,12 +40,14 @@ final class Delivery implements KafkabenchWorker.Scenario {
     static final int ID_BYTES = MAGIC.length + 2 + 8;
     static final String REFUSED = "SendRefused"; // as the Python worker names a send refused before it left
     private static final long PROGRESS_NS = 200_000_000;
+    private static final long NOT_DUE = Long.MIN_VALUE; // a send off the schedule: stamped when it is made
     private static final int PROGRESS_EVERY = 256; // async sends between two looks at the clock
 
     private final JsonNode task;
     private final String topic, mode;
     private final long count, singles, sleepNs, timeoutNs;
     private final double rate; // the bulk's open-loop schedule, messages/s; -1: as fast as possible
+    private final boolean stamp; // each message's intended send time in header kb-sent-ns, for an e2e consumer
     private final long transactionSize; // messages per transaction (transactional.id in the config); 0: none
     private final double abortRatio; // the share of transactions aborted on purpose, spread evenly
     private final int producerId, size;
@@ -80,6 +82,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
         }
         sleepNs = sleepMs * 1_000_000;
         rate = params.number("rate_per_s", -1);
+        stamp = params.flag("stamp");
         if (rate <= 0 && rate != -1) throw params.invalid("rate_per_s", "a number > 0, or -1 (as fast as possible)");
         timeoutNs = (long) (task.path("timeout_s").asDouble(30) * 1e9);
         transactionSize = inRange(params, "transaction_size", params.count("transaction_size"), 0, 0, History.MAX_COUNT);
@@ -142,7 +145,7 @@ final class Delivery implements KafkabenchWorker.Scenario {
         long timedAlone = Math.min(singles, count);
         for (long sequence = 0; sequence < timedAlone; sequence++) {
             long begun = System.nanoTime();
-            send(sequence, synchronous);
+            send(sequence, synchronous, NOT_DUE);
             timings.put("single_" + (sequence + 1) + "_ms", millis(System.nanoTime() - begun));
         }
         long begun = System.nanoTime();
@@ -155,8 +158,9 @@ final class Delivery implements KafkabenchWorker.Scenario {
                 break;
             }
             if (transaction >= 0 && sequence % transactionSize == 0) producer.beginTransaction();
-            if (rate > 0) awaitTurn(begun + Math.round((sequence - timedAlone) * 1e9 / rate));
-            send(sequence, synchronous);
+            long dueNs = rate > 0 ? begun + Math.round((sequence - timedAlone) * 1e9 / rate) : NOT_DUE;
+            if (rate > 0) awaitTurn(dueNs);
+            send(sequence, synchronous, dueNs);
             if (sequence % every == 0) progress(false);
             if (transaction >= 0 && ((sequence + 1) % transactionSize == 0 || sequence + 1 == count)) {
                 endTransaction(transaction * transactionSize, sequence + 1, !aborted(transaction, abortRatio));
@@ -229,14 +233,21 @@ final class Delivery implements KafkabenchWorker.Scenario {
         return nanos / 1e6;
     }
 
-    /** Sends one message; sync waits for its answer up to timeout_s, and without one leaves it unknown. */
-    private void send(long sequence, boolean synchronous) throws InterruptedException {
+    /** Sends one message (with `stamp`, `dueNs` its kb-sent-ns header: its intended send time, NOT_DUE: now); sync
+     *  waits for its answer up to timeout_s, and without one leaves it unknown. */
+    private void send(long sequence, boolean synchronous, long dueNs) throws InterruptedException {
         byte[] value = encodeId(producerId, sequence, size);
         sent = sequence + 1;
         Future<RecordMetadata> answer;
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, value);
+        if (stamp) {
+            byte[] stampNs = new byte[8];
+            Produce.putBigEndian(dueNs == NOT_DUE ? System.nanoTime() : dueNs, stampNs);
+            record.headers().add(Produce.STAMP_HEADER, stampNs);
+        }
         long sentNs = System.nanoTime();
         try {
-            answer = producer.send(new ProducerRecord<>(topic, value),
+            answer = producer.send(record,
                     (metadata, exception) -> answered(sequence, sentNs, metadata, exception));
         } catch (RuntimeException e) { // refused before it left (per-record failures reach the callback)
             if (!refusalLogged) System.err.println("send of sequence " + sequence + " refused: " + e);
