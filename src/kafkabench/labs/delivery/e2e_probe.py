@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kafkabench.cluster.target import Target
+from kafkabench.config.translate import translate
 from kafkabench.core import fleet
 from kafkabench.core.protocol import ConsumeParams, Progress, Ready, Result, Start, Task, task_params
 from kafkabench.core.worker_process import WorkerFailed
@@ -39,17 +40,22 @@ class Probe:
         return {"received": self.received, "unstamped": self.unstamped, "error": self.error}
 
 
+def probe_task(producer: Task, consumer_settings: dict[str, str]) -> Task:
+    """The probe's task: the producers' client, topic and timeout; the cell's consumer settings (Java names) and a
+    group of its own, in the client's names."""
+    group = f"kafkabench-e2e-{uuid.uuid4().hex[:8]}"
+    consumer = translate(producer.client, "consumer", {**consumer_settings, "group.id": group})
+    params = ConsumeParams(group=group, start_from="earliest", interval_s=WINDOW_S, idle_timeout_s=3600)
+    return producer.model_copy(update={"scenario": "consume", "params": task_params(params), "producer_config": {},
+                                       "consumer_config": consumer.config})
+
+
 @contextlib.contextmanager
 def e2e_probe(task: Task, target: Target) -> Iterator[Probe]:
-    """`task`: the cell's (its client, topic, timeout and consumer settings); the probe reads from the block's start
-    and, once the block is done, until it holds what was produced or DRAIN_S passed (`Probe.drain`)."""
+    """`task` (probe_task) read from the block's start and, once the block is done, until it holds what was produced
+    or DRAIN_S passed (`drain`)."""
     probe = Probe()
-    params = ConsumeParams(group=f"kafkabench-e2e-{uuid.uuid4().hex[:8]}", start_from="earliest",
-                           interval_s=WINDOW_S, idle_timeout_s=3600)
-    consumer = task.model_copy(update={
-        "scenario": "consume", "params": task_params(params),
-        "consumer_config": {**task.consumer_config, "group.id": params.group}})
-    worker = fleet.launch("consume", 0, target.launcher, task.client, consumer)
+    worker = fleet.launch("consume", 0, target.launcher, task.client, task)
     stop = threading.Event()
     follower = threading.Thread(target=_follow, args=(worker, probe, stop), name="e2e probe", daemon=True)
     try:

@@ -28,7 +28,7 @@ from kafkabench.labs.base import LabFailed
 from kafkabench.labs.delivery import liveness
 from kafkabench.labs.delivery.cells import DeliveryCell, cell_params, cell_settings, check_fits, expand
 from kafkabench.labs.delivery.consumers import CONSUMER_DEFAULTS, coordinator, measure_consumer_cell
-from kafkabench.labs.delivery.e2e_probe import drain, e2e_probe
+from kafkabench.labs.delivery.e2e_probe import drain, e2e_probe, probe_task
 from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import HISTORY_DIR, ClusterUnhealed, judge
@@ -158,12 +158,6 @@ def _first_of_its_settings(cells: list[DeliveryCell], index: int) -> bool:
     return all(settings(cell) != settings(cells[index]) for cell in cells[:index])
 
 
-def _probe_task(producer: Task, cell: DeliveryCell, settings) -> Task:
-    """The e2e probe's task: the producers' topic and timeout, the cell's client and consumer settings."""
-    consumer = translate(cell.client, "consumer", settings.values("consumer"))
-    return producer.model_copy(update={"producer_config": {}, "consumer_config": consumer.config, "params": {}})
-
-
 def refuse(run: Run, reason: str) -> None:
     run.error = reason if reason.startswith(run.client) else f"refused by {run.client}: {reason}"
     run.params["refused"] = True
@@ -200,7 +194,7 @@ def measure_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenario, targe
                  for number, (count, history_dir) in enumerate(zip(counts, history_dirs))]
         faults = FaultRun.of(scenario, target.faults, target.connection, topic, Stage(
             coordinator=coordinator(target, "transaction", transactional_ids[0]) if transactional_ids else None))
-        probing = e2e_probe(_probe_task(tasks[0], cell, settings), target) if scenario.e2e else \
+        probing = e2e_probe(probe_task(tasks[0], settings.values("consumer")), target) if scenario.e2e else \
             contextlib.nullcontext(None)
         try:
             with probing as probe:
