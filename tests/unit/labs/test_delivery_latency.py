@@ -59,6 +59,13 @@ def test_the_probes_windows_give_the_e2e_latency_beside_the_publish_latency():
     assert by_second[6.0]["e2e_max_ms"] == 4_001.791 and by_second[2.0]["e2e_p50_ms"] == 3.001
 
 
+def test_before_an_event_is_the_ten_seconds_before_it_not_the_runs_first_seconds():
+    cold = [(T0 + 0.2 * k, window(900_000)) for k in range(1, 26)]  # the first 5 s: cold clients, cold brokers
+    warm = [(T0 + 5.0 + 0.2 * k, window(2_000)) for k in range(1, 76)]  # 5.2-20 s
+    [span] = latency.around(latency.decoded(cold + warm, T0), [{"fault": "x", "fired_s": 20.0, "healed_s": 21.0}], 25)
+    assert span["before"] == {"count": 50, "p50_ms": 2.0, "p99_ms": 2.0, "max_ms": 2.0}  # 10-20 s only
+
+
 def test_a_cell_whose_client_reported_no_window_has_no_latency():
     run = SimpleNamespace(params={}, timeline=[])
     latency.producer_cell(run, [SimpleNamespace(windows=[])], T0, T0 + 1)

@@ -2,7 +2,9 @@
 and with --e2e the e2e latency (a message's intended send time to the probe consumer holding it), from the full
 histogram of every progress window the workers send: per window of the run's timeline, p50, p99 and max; around
 each fault or operation, before, during and after it, from the windows' histograms merged. Percentiles are never
-averaged: a span's figure is its merged histogram's.
+averaged: a span's figure is its merged histogram's. "Before" is the BEFORE_S seconds before the event (fewer when the
+one before ended later): like is compared with like, not with the run's first seconds (connections, metadata, cold
+JVMs), which a plan keeps out by letting the load run longer than that before its first event.
 
 A window counts where the orchestrator received it (the run's clock, as the faults' events), which is within one
 progress interval of the acknowledgements (or records read) it holds."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from kafkabench.core.histogram import LatencyHistogram
 
+BEFORE_S = 10.0  # "before" an event: the steady state just before it, not the clients' and brokers' first seconds
 Windows = list[tuple[float, LatencyHistogram]]  # (seconds of the run, the window's publish latencies)
 
 
@@ -38,12 +41,13 @@ def figures(histogram: LatencyHistogram) -> dict | None:
 
 
 def around(windows: Windows, events: list[dict], end_s: float) -> list[dict]:
-    """Per fault or operation that fired and ended: the publish latency before it (since the one before ended, or
-    the start), during it (fired to healed or done) and after it (until the next one fired, or the end)."""
+    """Per fault or operation that fired and ended: the latency before it (the BEFORE_S seconds before it fired, or
+    fewer since the one before ended), during it (fired to healed or done) and after it (until the next one fired, or
+    the end)."""
     done = [event for event in events if event.get("fired_s") is not None and event.get("healed_s") is not None]
     found = []
     for index, event in enumerate(done):
-        previous = done[index - 1]["healed_s"] if index else 0.0
+        previous = max(done[index - 1]["healed_s"] if index else 0.0, event["fired_s"] - BEFORE_S)
         following = done[index + 1]["fired_s"] if index + 1 < len(done) else end_s
         found.append({"fault": event["fault"], "fired_s": event["fired_s"], "healed_s": event["healed_s"],
                       **{name: figures(merged(windows, from_s, to_s)) for name, (from_s, to_s) in (
