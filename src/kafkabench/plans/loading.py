@@ -76,7 +76,8 @@ def _scenario(raw: dict, index: int, data: dict, label: str) -> PlanScenario:
     model = registry.get(lab_name).scenario
     if "client" in raw and not model.clients_together:
         raise PlanError(f"{label}: {location((*where, 'client'), data)}: a plan names its clients with `clients: [...]`")
-    plan_only = {"name", "profiles", "own_cluster", "kafka_version"} | (set() if model.clients_together else {"clients"})
+    plan_only = {"name", "profiles", "own_cluster", "kafka_version"} | (
+        set() if model.clients_together else {"clients"})
     given = {key: value for key, value in raw.items() if key not in plan_only}
     return PlanScenario(keys, _validated(model, given, label, where, data), frozenset(given))
 

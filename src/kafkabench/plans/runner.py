@@ -103,7 +103,8 @@ def run_plan(loaded: LoadedPlan, cells: list[Cell], targets: Target | dict[str, 
 
 def _clusters(by_profile: dict[str, Target], own: bool) -> dict:
     """Where the cells ran, for run.json: one cluster, one per profile, and/or one per cell."""
-    clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers} for profile, t in by_profile.items()}
+    clusters = {profile: {"kind": t.kind, "bootstrap_servers": t.bootstrap_servers}
+                for profile, t in by_profile.items()}
     first = next(iter(clusters.values()), None)
     where = first if all(c == first for c in clusters.values()) else {"kind": "per profile", "profiles": clusters}
     if not own:

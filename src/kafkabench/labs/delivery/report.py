@@ -331,8 +331,8 @@ def _steps(steps: list[dict]) -> str:
 
 def _step(step: dict) -> str:
     """A restarted broker (stopped, serving again, back in every ISR); an upgraded (or downgraded) node (its releases
-    before and after, the same times); an upgrade's finalizing; a broker added (started, serving); a partition moved (its replicas before and
-    after, when its move was done and its new replica's bytes)."""
+    before and after, the same times); an upgrade's finalizing; a broker added (started, serving); a partition moved
+    (its replicas before and after, when its move was done and its new replica's bytes)."""
     if "partition" in step:
         return (f"[{step['partition']}] {','.join(map(str, step['from']))} -> {','.join(map(str, step['to']))}"
                 + (f" done {step['done_s']:.1f} s, {step['bytes']:,} bytes" if step.get("done_s") is not None
