@@ -158,7 +158,8 @@ def run_cells(loaded: LoadedPlan, cells: list[Cell], directory: Path, where: Whe
 
         @contextlib.contextmanager
         def own_cluster(cell: Cell) -> Iterator[Target]:
-            with variant_target(cell.own_cluster, on_start=note, **shape) as target:
+            with variant_target(cell.own_cluster, on_start=note, **{**shape, "brokers": cell.own_brokers or brokers}) \
+                    as target:
                 yield dataclasses.replace(target, launcher=started_by)
 
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -31,6 +31,7 @@ class Cell:
     scenario: Scenario = field(compare=False)
     round: str = "plan"  # "confirm": a confirmation round's (plans.confirm)
     own_cluster: BrokerVariant | None = field(default=None, compare=False)  # None: the cluster the cells share
+    own_brokers: int | None = field(default=None, compare=False)  # its broker count; None: the plan's
 
     @property
     def name(self) -> str:
@@ -64,6 +65,10 @@ def expand(loaded: LoadedPlan) -> list[Cell]:
             for group in groups:
                 scenario = build_scenario(planned, loaded.profiles[profile], profile, group, loaded, where)
                 own = own_cluster(planned, loaded.profiles[profile], profile, where)
+                needs = registry.get(planned.lab).brokers_for(scenario)
+                if own is not None and planned.keys.brokers is not None and planned.keys.brokers < needs:
+                    raise PlanError(f"{where}: brokers {planned.keys.brokers}: its cells need {needs} (their "
+                                    "replication factor); give more, or a smaller replication factor")
                 shapes.append((names[position], planned.lab, profile, group, scenario, own))
     for name in dict.fromkeys(shape[2] for shape in shapes):  # the broker as a variable, before it starts
         try:
@@ -73,7 +78,8 @@ def expand(loaded: LoadedPlan) -> list[Cell]:
     cells = []
     for repeat in range(1, plan.repeats + 1):
         for scenario_name, lab, profile, group, scenario, own in shapes:
-            cells.append(Cell(len(cells) + 1, scenario_name, lab, profile, group, repeat, scenario, own_cluster=own))
+            cells.append(Cell(len(cells) + 1, scenario_name, lab, profile, group, repeat, scenario, own_cluster=own,
+                              own_brokers=loaded.scenarios[names.index(scenario_name)].keys.brokers))
     return cells
 
 

@@ -76,7 +76,7 @@ def _scenario(raw: dict, index: int, data: dict, label: str) -> PlanScenario:
     model = registry.get(lab_name).scenario
     if "client" in raw and not model.clients_together:
         raise PlanError(f"{label}: {location((*where, 'client'), data)}: a plan names its clients with `clients: [...]`")
-    plan_only = {"name", "profiles", "own_cluster", "kafka_version"} | (
+    plan_only = {"name", "profiles", "own_cluster", "kafka_version", "brokers"} | (
         set() if model.clients_together else {"clients"})
     given = {key: value for key, value in raw.items() if key not in plan_only}
     return PlanScenario(keys, _validated(model, given, label, where, data), frozenset(given))
@@ -163,6 +163,7 @@ def explain(error: dict) -> str:
         "extra_forbidden": "not a known key here",
         "greater_than": f"must be > {ctx.get('gt')}",
         "greater_than_equal": f"must be >= {ctx.get('ge')}",
+        "less_than_equal": f"must be <= {ctx.get('le')}",
         "int_parsing": "must be a whole number",
         "int_from_float": "must be a whole number",
         "float_parsing": "must be a number",

@@ -57,12 +57,17 @@ class PlanKeys(BaseModel):
                                                  "and stopped after: for operations that change a cluster for good "
                                                  "(an upgrade, an added broker); kafkabench's brokers only")
     kafka_version: str | None = Field(None, description="with own_cluster: the release its brokers start on")
+    brokers: int | None = Field(None, ge=1, le=5, description="with own_cluster: its broker count (default: the "
+                                                              "plan's cluster's)")
 
     @model_validator(mode="after")
-    def _version_needs_own_cluster(self) -> PlanKeys:
+    def _own_cluster_keys(self) -> PlanKeys:
         if self.kafka_version is not None and not self.own_cluster:
             raise ValueError("kafka_version: a scenario's release is that of a cluster of each cell's own: add "
                              "`own_cluster: true` (or set kafka_version in a profile, for a cluster its cells share)")
+        if self.brokers is not None and not self.own_cluster:
+            raise ValueError("brokers: a scenario's broker count is that of a cluster of each cell's own: add "
+                             "`own_cluster: true` (or set the plan's `cluster: {brokers: N}`)")
         return self
 
 

@@ -40,6 +40,8 @@ def test_a_scenarios_own_cluster_is_the_profiles_brokers_on_its_release(tmp_path
     text = PLAN.replace("default", "brokers").replace("clients: [confluent, java]", "profiles: [brokers]")
     own = expand(loaded(tmp_path, text, "broker: {num.io.threads: 4}\n"))[-1].own_cluster
     assert (own.kafka_version, own.settings) == ("4.3.1", (("num.io.threads", "4"),))
+    five = expand(loaded(tmp_path, PLAN.replace("kafka_version: 4.3.1", "brokers: 5")))
+    assert [(c.own_cluster is not None, c.own_brokers) for c in five] == [(False, None), (True, 5), (True, 5)]
 
 
 @pytest.mark.parametrize("own, said", [
@@ -47,6 +49,9 @@ def test_a_scenarios_own_cluster_is_the_profiles_brokers_on_its_release(tmp_path
                              "each cell's own: add `own_cluster: true`"),
     ("own_cluster: true, kafka_version: 3.9.0", "scenarios -> 2 (mine): kafka_version: Kafka 3.9.0: kafkabench pins "
                                                 "no such version"),
+    ("brokers: 3", "scenarios -> 2 (mine): brokers: a scenario's broker count is that of a cluster of each cell's own"),
+    ("own_cluster: true, brokers: 6", "scenarios -> 2 (mine) -> brokers: must be <= 5"),
+    ("own_cluster: true, brokers: 2", "scenarios -> 2 (mine): brokers 2: its cells need 3 (their replication factor)"),
 ])
 def test_a_scenarios_release_is_checked_before_any_cluster_starts(tmp_path, own, said):
     with pytest.raises(PlanError) as caught:
