@@ -228,15 +228,16 @@ def test_a_value_that_does_not_hash_as_declared_is_an_integrity_error(
 
 def test_a_missing_topic_is_a_timeout_and_the_client_logs_stay_off_stdout(
         kafka_cluster, topic_name, payload, worker_command, tmp_path):
+    # 5 s: long enough for the client's first metadata warning even on a slow machine (a CI run's 2 s saw none)
     task = ping_pong_task(kafka_cluster.bootstrap_servers, topic_name, payload, "0" * 64).model_copy(
-        update={"timeout_s": 2})
+        update={"timeout_s": 5})
     with running_worker(worker_command, tmp_path) as worker:
         worker.send(task)
         error = worker.receive()  # a log line on stdout would fail to decode here
         assert worker.process.wait(timeout=EXIT_TIMEOUT_S) == 1
     assert isinstance(error, protocol.Error), error
     assert error.kind == "timeout"
-    assert error.message == f"no end offset for {topic_name}-0 within 2 s; does the topic exist and is the cluster reachable?"
+    assert error.message == f"no end offset for {topic_name}-0 within 5 s; does the topic exist and is the cluster reachable?"
     assert " WARN " in worker.stderr_path.read_text()  # the client's warnings went to stderr
 
 
