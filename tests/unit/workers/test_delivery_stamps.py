@@ -1,5 +1,6 @@
 """A delivery producer asked to stamp its messages (--e2e) gives each its intended send time, on this host's monotonic
-clock: its slot on the open-loop schedule, however late the send call came; unasked, no header at all."""
+clock: its slot on the open-loop schedule, however late the send call came; unasked, no header at all. The probe that reads
+them runs only where that clock is its own."""
 
 import time
 
@@ -65,3 +66,19 @@ def test_a_stamped_message_carries_its_slot_on_the_schedule_not_its_late_send(tm
 
 def test_an_unstamped_run_sends_no_header(tmp_path):
     assert {stamp for stamp, _ in run(tmp_path, False, Recording())} == {None}
+
+
+def test_the_probe_is_refused_where_the_launcher_may_place_it_on_another_hosts_clock(tmp_path):
+    from types import SimpleNamespace
+
+    from kafkabench.cluster.target import Target
+    from kafkabench.core.events import SILENT
+    from kafkabench.errors import ConfigError
+    from kafkabench.labs.delivery.run import run_delivery
+    from kafkabench.labs.delivery.scenario import DeliveryScenario
+
+    target = Target("127.0.0.1:1", "external", launcher=SimpleNamespace(name="ray"))
+    with pytest.raises(ConfigError, match="--e2e reads the producers' stamps on their host's clock"):
+        run_delivery(DeliveryScenario(e2e=True, count=10), target, tmp_path, SILENT)
+    with pytest.raises(ValueError, match="--e2e probes the producers' messages"):
+        DeliveryScenario(e2e=True, copier=True)

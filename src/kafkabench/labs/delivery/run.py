@@ -55,6 +55,9 @@ def run_delivery(scenario: DeliveryScenario, target: Target, out_dir: Path, list
     if scenario.faults and not target.started_here:
         raise ConfigError(f"--fault stops brokers, and {target.bootstrap_servers} was not started by kafkabench: drop "
                           "--fault, or drop --bootstrap-servers to let kafkabench start a cluster it may break")
+    if scenario.e2e and target.launcher.name != "local":
+        raise ConfigError("--e2e reads the producers' stamps on their host's clock, and its probe runs where the "
+                          f"{target.launcher.name} launcher places it: drop --e2e, or run the workers locally")
     operations = [OperationSpec.parse(text) for text in scenario.operations]
     for_good = [spec for spec in operations if spec.kind == "rolling-upgrade" and not spec.back]
     if len(cells) > 1 and (upgrade := next(iter(for_good), None)):
