@@ -1,6 +1,6 @@
 """A delivery producer asked to stamp its messages (--e2e) gives each its intended send time, on this host's monotonic
-clock: its slot on the open-loop schedule, however late the send call came; unasked, no header at all. The probe that reads
-them runs only where that clock is its own."""
+clock: its slot on the open-loop schedule, however late the send call came; unasked, no header at all. The probe that
+reads them runs only where that clock is its own."""
 
 import time
 
