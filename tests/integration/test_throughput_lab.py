@@ -118,6 +118,23 @@ def test_open_loop_rate_is_kept_and_delay_is_measured(kafka_cluster, tmp_path):
     assert producer_run.throughput["records_per_s"] <= 2000 * 1.05
 
 
+def test_the_warmup_runs_at_the_rate_and_is_kept_out_of_every_figure(kafka_cluster, tmp_path):
+    document = run(ProduceScenario(size=100, duration=1.0, warmup=0.5, rate=2000, consumers=1, interval=0.25),
+                   kafka_cluster, tmp_path)
+    producer_run, consumer_run = document.runs
+    warmup = producer_run.params["warmup"]
+    assert warmup["seconds"] == 0.5 and 0.4 < warmup["span_s"] < 1.5 and warmup["records"] > 0
+    assert warmup["records"] + warmup["measured_records"] == producer_run.counters["acked"]
+    assert producer_run.stats["publish_latency"].count == warmup["measured_records"]  # only the measured phase
+    assert producer_run.stats["publish_delay"].count <= warmup["measured_records"]
+    phases = [entry.get("phase") for entry in producer_run.timeline]
+    assert phases[0] == "warmup" and phases[-1] is None and phases == sorted(phases, key=lambda p: p is None)
+    assert consumer_run.params["warmup"]["records"] > 0  # the consumers' first windows too
+    assert consumer_run.stats["e2e"].count == consumer_run.params["warmup"]["measured_records"]
+    histogram = read_histogram(tmp_path, producer_run, "publish_latency")
+    assert histogram.count == warmup["measured_records"]  # the kept histogram is the measured phase's
+
+
 def test_at_a_low_rate_the_produce_lab_says_where_the_publish_time_went(kafka_cluster, tmp_path):
     document = run(ProduceScenario(size=100, count=300, rate=600, partitions=2, interval=0.2), kafka_cluster, tmp_path)
     [producer_run] = document.runs

@@ -3,7 +3,7 @@ import pytest
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.core.merge import MB
 from kafkabench.core.protocol import Window
-from kafkabench.core.timeline import Timeline, TimelineEntry
+from kafkabench.core.timeline import Timeline, TimelineEntry, phase_histograms
 
 S = 1_000_000_000
 PUBLIC = {"t_s", "records", "records_per_s", "mb_per_s", "errors", "metric", "p50_ms", "p99_ms"}
@@ -33,7 +33,7 @@ def test_entries_dump_exactly_the_keys_result_files_keep():
     timeline = Timeline(["c1"], "e2e")
     timeline.add("c1", Window(index=0, start_ns=5 * S, end_ns=7 * S, records=10, payload_bytes=4 * MB, errors=1))
     [entry] = timeline.entries
-    assert set(entry.model_dump()) == PUBLIC == set(TimelineEntry.model_fields)
+    assert set(entry.model_dump()) == PUBLIC | {"phase"} == set(TimelineEntry.model_fields)
     assert timeline.as_dicts() == [{"t_s": 2.0, "records": 10, "records_per_s": 5.0, "mb_per_s": 2.0, "errors": 1,
                                     "metric": "e2e", "p50_ms": None, "p99_ms": None}]
 
@@ -93,3 +93,18 @@ def test_merged_entries_coarsen_evenly():
 def test_a_timeline_keeps_at_least_one_entry():
     with pytest.raises(ValueError):
         Timeline(["p1"], "publish_latency", max_entries=0)
+
+
+def test_the_warmup_windows_are_their_own_phase_never_merged_with_the_measured_ones():
+    timeline = Timeline(["p1"], "publish_latency", max_entries=4, warmup_windows=3)
+    for i in range(20):
+        timeline.add("p1", Window(index=i, start_ns=i * S, end_ns=(i + 1) * S, records=1, payload_bytes=0,
+                                  histograms={"publish_latency": histogram(1000 if i < 3 else 1),
+                                              "publish_delay": histogram(2)}))
+    warmup, measured = timeline.phase_entries("warmup"), timeline.phase_entries(None)
+    assert sum(e.records for e in warmup) == 3 and sum(e.records for e in measured) == 17
+    assert [d.get("phase") for d in timeline.as_dicts()][:len(warmup)] == ["warmup"] * len(warmup)
+    assert "phase" not in timeline.as_dicts()[-1]  # measured entries dump as they always did
+    merged = phase_histograms(measured)
+    assert merged["publish_latency"].value_at_percentile_ms(100) == pytest.approx(1, rel=1e-2)  # the slow warm-up is out
+    assert merged["publish_delay"].count == 17  # every metric the windows carry, not only the timeline's

@@ -155,12 +155,12 @@ def cell_produce(cell: Cell, scenario: DurabilityScenario, topic: str) -> Produc
         rate=scenario.rate, consumers=1, partitions=cell.partitions, replication_factor=cell.replication_factor,
         producer={**scenario.producer, **cell.producer_settings()}, consumer=scenario.consumer,
         overrides=scenario.overrides, timeout=scenario.timeout,
-        warmup=scenario.warmup if cell.client in WARMED_IN_WORKER else 0, broker_phases=False)
+        jit_warmup=scenario.warmup if cell.client in WARMED_IN_WORKER else 0, broker_phases=False)
 
 
 def separate_warmup(produce: ProduceScenario, records: int) -> ProduceScenario:
     """A run of its own that sends `records` to the cell's topic first, measured nowhere."""
-    return produce.model_copy(update={"count": records, "duration": None, "rate": -1, "consumers": 0, "warmup": 0})
+    return produce.model_copy(update={"count": records, "duration": None, "rate": -1, "consumers": 0, "jit_warmup": 0})
 
 
 def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir: Path,
@@ -173,7 +173,7 @@ def _run_cell(cell: Cell, scenario: DurabilityScenario, target: Target, work_dir
             description = verified_topic(admin, topic, cell.replication_factor, cell.min_isr)
             produce = cell_produce(cell, scenario, topic)
             try:
-                if scenario.warmup and not produce.warmup:
+                if scenario.warmup and not produce.jit_warmup:
                     run_throughput(separate_warmup(produce, scenario.warmup), target, work_dir / "warmup", SILENT)
                 runs, error, kind = run_throughput(produce, target, work_dir / "measured", SILENT).runs, "", ""
             except ConfigError as refused:  # the client's own check of its settings, before any worker starts

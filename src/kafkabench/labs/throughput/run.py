@@ -22,7 +22,7 @@ from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Ready, Start, Task, task_params
 from kafkabench.core.results import ResultDocument, Run, stats_from, write_result
 from kafkabench.core.shares import even_shares
-from kafkabench.core.timeline import Timeline
+from kafkabench.core.timeline import Timeline, TimelineEntry, phase_histograms
 from kafkabench.core.worker_process import WorkerFailed
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs import broker_phases
@@ -97,7 +97,9 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
                 except KafkabenchError:
                     pass
     roles = [role for role in ("produce", "consume") if any(w.role == role for w in workers)]
-    document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role)) for role in roles]
+    measured = {role: _measured(role, workers, timelines) for role in roles}
+    document.runs = [_merged_run(role, [w for w in workers if w.role == role], plan, timelines.get(role),
+                                 measured[role]) for role in roles]
     for run in document.runs:
         if phases and phases.wanted and run.scenario == "produce":
             run.params = {**run.params, "broker_phases": phases.breakdown(run)}
@@ -112,7 +114,7 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
         document.notes.append(f"{negative:,} e2e latencies came out below zero: a consumer read a record before the "
                               "time its producer stamped, as their clocks tell it (the nodes' clocks are known within "
                               f"{max(bounds, default=0) / 1e6:.3f} ms); counted in `negative`, not in the percentiles")
-    write_result(document, out_dir, [stats_histograms(role, workers) for role in roles])
+    write_result(document, out_dir, [{metric: h.encode() for metric, h in measured[role].items()} for role in roles])
     if document.error:
         raise LabFailed(f"{document.error}; partial results kept in {out_dir}", document, kind)
     return document
@@ -169,9 +171,13 @@ def fetch_pause_note(plan: ThroughputPlan, runs: list[Run]) -> str | None:
     return note
 
 
-def stats_histograms(role: str, workers: list[fleet.FleetWorker]) -> dict[str, str]:
-    outcomes = [w.outcome for w in workers if w.role == role and w.outcome is not None]
-    return {metric: h.encode() for metric, h in merge.merge_histograms(outcomes).items()}
+def _measured(role: str, workers: list[fleet.FleetWorker], timelines: dict[str, Timeline]) -> dict:
+    """The role's latencies past the warm-up (the measured phase's timeline entries, merged exactly); without a
+    warm-up, every worker's whole run."""
+    timeline = timelines.get(role)
+    if timeline is not None and timeline.phase_entries("warmup"):
+        return {metric: h for metric, h in phase_histograms(timeline.phase_entries(None)).items() if h.count}
+    return merge.merge_histograms([w.outcome for w in workers if w.role == role and w.outcome is not None])
 
 
 def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan) -> tuple[str, str | None]:
@@ -211,20 +217,21 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
     consumers = scenario.consumers if producing else max(1, scenario.consumers)
     # one consumer stops at the count itself; several each stop at their partitions' share of it
     several = not producing and consumers > 1 and scenario.count is not None
+    duration = scenario.duration + scenario.warmup if scenario.duration else None  # --duration counts after it
     params = ConsumeParams(group=plan.group, start_from="latest" if producing else scenario.start_from,
                            count=scenario.count if not producing and consumers == 1 else None,
-                           duration_s=None if producing else scenario.duration,
+                           duration_s=None if producing else duration,
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
                            stop_offsets=_stop_offsets(target, topic, plan) if several else None)
     pairs = node_partitions(plan, target, topic) if producing and consumers else None
     consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(
         params.model_copy(update={"partitions": partitions}))}) for partitions in pairs or [None] * consumers]
-    producer_tasks, warmup = [], scenario.warmup if producing else 0
+    producer_tasks, warmup = [], scenario.jit_warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
         for count, partitions in zip(_shares(scenario.count, scenario.producers), pairs or [None] * scenario.producers):
-            params = ProduceParams(count=count, duration_s=scenario.duration, rate_per_s=rate, interval_s=scenario.interval,
+            params = ProduceParams(count=count, duration_s=duration, rate_per_s=rate, interval_s=scenario.interval,
                                    stamp=consumers > 0, warmup=warmup, partitions=partitions)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
     # consumers are positioned at the end before anything measured is produced: first (every one ready, its group
@@ -311,7 +318,8 @@ def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: li
         _start_workers(plan, target, topic, payload_paths, workers)
         for role in {w.role for w in workers}:
             timelines[role] = Timeline([w.name for w in workers if w.role == role],
-                                       "publish_latency" if role == "produce" else "e2e")
+                                       "publish_latency" if role == "produce" else "e2e",
+                                       warmup_windows=scenario.warmup_windows)
         for worker in workers:
             worker.process.send(Start())
         several = plan.role == "consume" and scenario.consumers > 1
@@ -341,11 +349,18 @@ class _Progress(Listener):
             self._listener.progress(entry.t_s, self._scenario.duration, role)
 
 
-def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPlan, timeline: Timeline | None) -> Run:
+def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPlan, timeline: Timeline | None,
+                histograms: dict) -> Run:
     outcomes = [w.outcome for w in workers if w.outcome is not None]
     counters = merge.sum_counters(outcomes)
     start_ns, end_ns = merge.wall_span(outcomes)
     records = counters.get("acked" if role == "produce" else "received", 0)
+    payload_bytes, params = counters.get("payload_bytes", 0), {**_params(plan), "workers": len(workers)}
+    if timeline is not None and (warmup := timeline.phase_entries("warmup")):
+        params["warmup"] = phase_figures(warmup, timeline.phase_entries(None), plan.scenario.warmup)
+        measured = timeline.phase_entries(None)
+        start_ns, end_ns = (measured[0].start_ns, measured[-1].end_ns) if measured else (None, None)
+        records, payload_bytes = sum(e.records for e in measured), sum(e.payload_bytes for e in measured)
     errors = [f"{w.name}: {w.error}" for w in workers if w.error]
     config_role = "producer" if role == "produce" else "consumer"
     effective = outcomes[0].effective_config.get(config_role, {}) if outcomes else {}
@@ -353,9 +368,9 @@ def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPla
         client=plan.scenario.client,
         client_version=next((o.client_version for o in outcomes if o.client_version), ""),
         scenario=role,
-        params={**_params(plan), "workers": len(workers)},
-        stats=stats_from(merge.merge_histograms(outcomes)),
-        throughput=merge.throughput(records, counters.get("payload_bytes", 0), start_ns, end_ns),
+        params=params,
+        stats=stats_from(histograms),
+        throughput=merge.throughput(records, payload_bytes, start_ns, end_ns),
         counters=counters,
         resources=merge.resources(outcomes),
         duration_s=(end_ns - start_ns) / 1e9 if start_ns is not None and end_ns is not None else 0.0,
@@ -367,6 +382,20 @@ def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPla
         nodes=per_node(role, workers),
         error="; ".join(errors) or None,
     )
+
+
+def phase_figures(warmup: list[TimelineEntry], measured: list[TimelineEntry], seconds: float) -> dict:
+    """What the warm-up did, apart from the figures: its span, records, rate and latencies, and when it ended."""
+    metric = warmup[0].metric
+    histogram = phase_histograms(warmup).get(metric)
+    span_s = (warmup[-1].end_ns - warmup[0].start_ns) / 1e9
+    records = sum(e.records for e in warmup)
+    figures = {"seconds": seconds, "span_s": round(span_s, 3), "records": records,
+               "records_per_s": records / span_s if span_s > 0 else 0.0, "metric": metric,
+               "measured_from_s": warmup[-1].t_s, "measured_records": sum(e.records for e in measured)}
+    if histogram is not None and histogram.count:
+        figures.update(zip(("p50_ms", "p99_ms", "max_ms"), histogram.percentiles_ms(50, 99, 100)))
+    return figures
 
 
 def per_node(role: str, workers: list[fleet.FleetWorker]) -> dict[str, dict]:

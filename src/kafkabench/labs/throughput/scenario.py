@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from kafkabench.labs.payload import check_value_size
 from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,
@@ -26,7 +27,15 @@ class _Streaming(Scenario):
     client: str = Field("confluent", description=CLIENT)
     interval: PositiveFloat = Field(1.0, description="Seconds per progress line.")
     timeout: PositiveFloat = Field(30, description="Seconds without any progress before the run is failed.")
+    warmup: NonNegativeFloat = Field(0, description="Seconds at the start, at the run's rate, kept out of every figure "
+                                                    "and reported apart (whole --interval windows); --duration counts "
+                                                    "after it, --count from the start.")
     compare_apache: bool = Field(False, description="Also run Apache's perf tool with the same settings and print both.")
+
+    @property
+    def warmup_windows(self) -> int:
+        """The progress windows the warm-up takes: its seconds rounded up to whole windows."""
+        return math.ceil(round(self.warmup / self.interval, 9))
 
 
 class ProducerWorkload(Scenario):
@@ -60,7 +69,7 @@ class ProducerWorkload(Scenario):
 class ProduceScenario(ProducerWorkload, _Streaming):
     lab: Literal["produce"] = "produce"
     rate: Rate = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
-    warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
+    jit_warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
         0, description="Records each Java producer sends and has acknowledged before the measurement, not counted "
                        "(its JIT compiles the send path meanwhile); set by the durability lab.")
     topic: Annotated[str | None, Cli(offered=True)] = Field(
@@ -79,7 +88,10 @@ class ProduceScenario(ProducerWorkload, _Streaming):
     def _bounded(self) -> ProduceScenario:
         if self.count is None and self.duration is None:
             raise ValueError("needs count or duration (or both: whichever comes first)")
+        if self.warmup and self.jit_warmup:
+            raise ValueError("warmup (seconds of the run) and jit_warmup (records before it) exclude each other")
         return self
+
 
 
 class ConsumeScenario(_Streaming):
