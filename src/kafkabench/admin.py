@@ -45,6 +45,9 @@ def quiet_client_config(cluster: str | Connection, **extra: object) -> dict:
     return {"bootstrap.servers": connection.bootstrap_servers, "logger": _QUIET, **connection.librdkafka(), **extra}
 
 
+CREATE_BATCH = 500  # topics to a CreateTopics/DeleteTopics request
+
+
 @dataclass(frozen=True)
 class PartitionInfo:
     partition: int
@@ -206,6 +209,50 @@ class KafkaAdmin:
                     and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
                 raise
         return self.wait_until_usable(name) if wait else None
+
+    def create_topics(self, names: list[str], partitions: int, replication_factor: int,
+                      config: dict[str, str] | None = None, batch: int = CREATE_BATCH) -> None:
+        """Many topics alike, `batch` to a CreateTopics request (an existing one is no error), then waited for
+        until every partition has a leader and its full ISR, all read in one metadata request per try."""
+        for first in range(0, len(names), batch):
+            news = [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
+                    for name in names[first:first + batch]]
+            futures = self._admin.create_topics(news, operation_timeout=self.timeout_s, request_timeout=self.timeout_s)
+            for name, future in futures.items():
+                try:
+                    self._call(f"create topic {name}", lambda f=future: f.result(timeout=self.timeout_s + 5))
+                except KafkaAdminError as exc:
+                    if not (isinstance(exc.__cause__, KafkaException)
+                            and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
+                        raise
+        wanted = set(names)
+
+        def all_usable() -> bool:
+            try:
+                metadata = self._admin.list_topics(timeout=self.timeout_s)
+            except KafkaException:
+                return False
+            found = {name: topic for name, topic in metadata.topics.items() if name in wanted}
+            return len(found) == len(wanted) and all(
+                topic.error is None and topic.partitions and all(p.leader >= 0 and set(p.isrs) == set(p.replicas)
+                                                                 for p in topic.partitions.values())
+                for topic in found.values())
+
+        wait_until(all_usable, timeout_s=self.timeout_s + len(names) / 50, what=f"{len(names)} topics to have leaders "
+                   "and full ISRs", hint="check that enough brokers are alive (`kafkabench cluster status`)",
+                   interval_s=0.2)
+
+    def delete_topics(self, names: list[str], batch: int = CREATE_BATCH) -> None:
+        """Many topics, `batch` to a DeleteTopics request; one already gone is no error."""
+        for first in range(0, len(names), batch):
+            futures = self._admin.delete_topics(names[first:first + batch], operation_timeout=self.timeout_s,
+                                                request_timeout=self.timeout_s)
+            for name, future in futures.items():
+                try:
+                    future.result(timeout=self.timeout_s + 5)
+                except KafkaException as exc:
+                    if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                        raise KafkaAdminError(f"delete topic {name} failed: {exc.args[0].str()}") from exc
 
     def delete_topic(self, name: str, missing_ok: bool = True) -> None:
         future = self._admin.delete_topics([name], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from confluent_kafka import Consumer
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
@@ -17,6 +18,7 @@ from kafkabench.core.events import Listener
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
+from kafkabench.workers.produce import BATCH
 
 pytestmark = pytest.mark.integration
 
@@ -133,6 +135,30 @@ def test_the_warmup_runs_at_the_rate_and_is_kept_out_of_every_figure(kafka_clust
     assert consumer_run.stats["e2e"].count == consumer_run.params["warmup"]["measured_records"]
     histogram = read_histogram(tmp_path, producer_run, "publish_latency")
     assert histogram.count == warmup["measured_records"]  # the kept histogram is the measured phase's
+
+
+@pytest.mark.parametrize("client", ["confluent", "java", "kafka-python"])
+def test_several_topics_keys_and_subscriptions_each_group_reads_every_record(kafka_cluster, topic_name, tmp_path, client):
+    document = run(ProduceScenario(topic=topic_name, topics=3, partitions=2, keys="round_robin", count=1500,
+                                   consumers=1, subscriptions=2, client=client, interval=0.5), kafka_cluster, tmp_path)
+    producer_run, consumer_run = document.runs
+    assert producer_run.counters["acked"] == 1500 and producer_run.params["topics"] == 3
+    assert consumer_run.counters["received"] == 3000  # both groups read every record
+    names = [f"{topic_name}-{index:04d}" for index in range(3)]
+    with KafkaAdmin(kafka_cluster.bootstrap_servers) as admin:
+        written = {name: sum(high for _, high in admin.offsets(name).values()) for name in names}
+        # the topics in turn: each record (Java), each batch of BATCH (Python)
+        assert sum(written.values()) == 1500 and max(written.values()) - min(written.values()) <= BATCH
+        assert {p: high > 0 for p, (_, high) in admin.offsets(names[0]).items()} == {0: True, 1: True}
+    consumer = Consumer({"bootstrap.servers": kafka_cluster.bootstrap_servers, "group.id": f"check-{topic_name}",
+                         "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([names[0]])
+        keys = {message.key() for message in consumer.consume(500, timeout=20) if message.error() is None}
+    finally:
+        consumer.close()
+    assert keys and all(key.startswith(b"key") and len(key) == 10 for key in keys)  # every record keyed from the pool
+    assert len(keys) > 100
 
 
 def test_at_a_low_rate_the_produce_lab_says_where_the_publish_time_went(kafka_cluster, tmp_path):

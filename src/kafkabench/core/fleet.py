@@ -85,12 +85,14 @@ def launch(role: str, index: int, launcher: WorkerLauncher, client: str, task: T
 
 def follow(workers: list[FleetWorker], timelines: dict[str, Timeline], events: Listener, drain_s: float,
            finish_timeout_s: float, consume_total: int | None = None, on_tick: Callable[[float], None] | None = None,
-           clock: Clock = monotonic_ns, sleep: Callable[[float], None] = time.sleep, tick_s: float = 0.02) -> None:
+           clock: Clock = monotonic_ns, sleep: Callable[[float], None] = time.sleep, tick_s: float = 0.02,
+           readers: int = 1) -> None:
     """Relay windows until every producer has its result, then let consumers drain and finish them.
     `consume_total`: finish the consumers once together they received that many (a group's partitions
     are rarely even, so no single consumer can be given a share). A worker failing before it was asked to
     finish raises WorkerFailed; one failing or silent after it was asked keeps the error and its partial.
-    `on_tick` may add workers to `workers` (consumers started late) and ask some to finish (ask_finish)."""
+    `on_tick` may add workers to `workers` (consumers started late) and ask some to finish (ask_finish).
+    `readers`: the consumer groups that each read every acknowledged record."""
     finishing = _Finishing(finish_timeout_s, clock)
     start_ns, drain_by_ns = clock(), None
     while any(w.running for w in workers):
@@ -104,7 +106,7 @@ def follow(workers: list[FleetWorker], timelines: dict[str, Timeline], events: L
             finishing.ask(consumers)
         if producers and not any(w.running for w in producers):
             drain_by_ns = clock() + int(drain_s * 1e9) if drain_by_ns is None else drain_by_ns
-            if received >= _acked(producers) or clock() > drain_by_ns:
+            if received >= readers * _acked(producers) or clock() > drain_by_ns:
                 finishing.ask(consumers)
         for worker in finishing.overdue(workers):
             _emit(worker.role, timelines[worker.role].finished(worker.name), events)

@@ -89,6 +89,17 @@ class ProduceParams(ScenarioParams):
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="send only to these "
                                                                  "partitions, in turn; unset: "
                                                                  "where the client's partitioner puts each record")
+    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1, description="send to these "
+                                                                     "topics in turn (each record at a rate, each batch "
+                                                                     "as fast as possible); unset: the task's topic")
+    keys: Literal["none", "round_robin", "random"] = Field("none", description="each record's key: none, or one of "
+                                                            "KEY_POOL keys, in turn or at random (OMB's distributors)")
+
+    @model_validator(mode="after")
+    def _one_topic_for_partitions(self) -> ProduceParams:
+        if self.partitions and self.topics and len(self.topics) > 1:
+            raise ValueError("params.partitions is for one topic, not with several topics")
+        return self
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceParams:
@@ -122,6 +133,21 @@ class ConsumeParams(ScenarioParams):
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="read these "
                                                                  "partitions, assigned without joining a group; unset: "
                                                                  "the group's share of the topic")
+    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1, description="subscribe to "
+                                                                     "these topics in the group; unset: the task's topic")
+
+    @model_validator(mode="after")
+    def _one_topic_for_partitions(self) -> ConsumeParams:
+        if self.partitions and self.topics and len(self.topics) > 1:
+            raise ValueError("params.partitions is for one topic, not with several topics")
+        return self
+
+
+KEY_POOL = 10_000  # keys of ProduceParams.keys: "key0000000" ... "key0009999" (OMB draws 10,000 random ones)
+
+
+def pool_key(index: int) -> bytes:
+    return b"key%07d" % (index % KEY_POOL)
 
 
 DELIVERY_MODES = ("sync", "async-close", "async-exit", "async-return", "async-sleep")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import collections
 import itertools
+import random
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from kafkabench.core.clock import Clock, monotonic_ns
-from kafkabench.core.protocol import Outcome, ProduceParams, Task
+from kafkabench.core.protocol import KEY_POOL, Outcome, ProduceParams, Task, pool_key
 from kafkabench.core.rate import OpenLoopSchedule, wait_until
 from kafkabench.core.records_file import read_records
 from kafkabench.core.windows import WindowedStats, ns_to_us
@@ -73,12 +75,14 @@ class ProduceRun:
 
     def _flat_out(self, emit: Emit) -> None:
         """As fast as the client takes records, in batches; each stamped with its send call if asked. With
-        `partitions`, each batch goes to the next of them."""
-        topic, send_many, poll = self.task.topic, self.client.send_many, self.client.poll
+        `partitions` (or `topics`), each batch goes to the next of them."""
+        send_many, poll = self.client.send_many, self.client.poll
         stamp = self.clock if self.params.stamp else None
-        values, count = self._values(), self.until.count
+        values, count, keys = self._values(), self.until.count, self._keys()
         partitions, partition = itertools.cycle(self.params.partitions or [None]), None
+        topics, topic = itertools.cycle(self.params.topics or [self.task.topic]), self.task.topic
         batch: list[bytes] = []
+        batch_keys: list[bytes] | None = None
         sent = 0
         while True:
             if not batch:
@@ -87,12 +91,14 @@ class ProduceRun:
                 batch = list(itertools.islice(values, BATCH if count is None else min(BATCH, count - sent)))
                 if not batch:
                     break
-                partition = next(partitions)
-            taken = send_many(topic, batch, stamp, partition)
+                partition, topic = next(partitions), next(topics)
+                batch_keys = None if keys is None else list(itertools.islice(keys, len(batch)))
+            taken = send_many(topic, batch, stamp, partition, batch_keys)
             sent += taken
             self.counters["sent"] += taken
             if taken < len(batch):  # the client's queue is full: serve acks, then the rest again
                 batch = batch[taken:]
+                batch_keys = None if batch_keys is None else batch_keys[taken:]
                 poll(QUEUE_FULL_WAIT_S)
             else:
                 batch = []
@@ -101,24 +107,25 @@ class ProduceRun:
 
     def _paced(self, emit: Emit, schedule: OpenLoopSchedule) -> None:
         """Each record at its intended time, stamped with that time: a late send shows as publish_delay. With
-        `partitions`, each record goes to the next of them. Per record: the wait, the send and one list append;
-        the delays and the sent count go into the window in bulk (_paced_sent), with every take of the acks."""
-        topic, send_many, poll, clock = self.task.topic, self.client.send_many, self.client.poll, self.clock
-        partitions = self.params.partitions or [None]
+        `partitions` (or `topics`), each record goes to the next of them. Per record: the wait, the send and one list
+        append; the delays and the sent count go into the window in bulk (_paced_sent), with every take of the acks."""
+        send_many, poll, clock = self.client.send_many, self.client.poll, self.clock
+        partitions, topics = self.params.partitions or [None], self.params.topics or [self.task.topic]
         spread, stamp, reached, due = len(partitions), self.params.stamp, self.until.reached, self.stats.due
-        values, index, delays = self._values(), 0, []
-        value = next(values, None)
+        values, index, delays, keys, spread_topics = self._values(), 0, [], self._keys(), len(topics)
+        value, key = next(values, None), None if keys is None else [next(keys)]
         try:
             while value is not None and not reached(index):
                 intended = schedule.intended(index)  # the due time, never the wake-up: a stall must show
                 wait_until(intended, clock, poll)
                 sent = clock()
-                if not send_many(topic, (value,), (lambda: intended) if stamp else None, partitions[index % spread]):
+                if not send_many(topics[index % spread_topics], (value,), (lambda: intended) if stamp else None,
+                                 partitions[index % spread], key):
                     poll(QUEUE_FULL_WAIT_S)  # the same record again, its intended time unchanged
                     continue
                 delays.append(sent - intended)
                 index += 1
-                value = next(values, None)
+                value, key = next(values, None), None if keys is None else [next(keys)]
                 if index % BATCH == 0 or due(sent):  # at a low rate the window's end comes first
                     self._paced_sent(delays)
                     self._serve()
@@ -132,6 +139,15 @@ class ProduceRun:
             self.stats.add_us("publish_delay", ns_to_us(delays))
             self.counters["sent"] += len(delays)
             delays.clear()
+
+    def _keys(self) -> Iterator[bytes] | None:
+        """Each record's key, as OMB's distributors pick them from its pool: in turn, or at random; None: no keys."""
+        if self.params.keys == "round_robin":
+            return map(pool_key, itertools.count())
+        if self.params.keys == "random":
+            draw = random.Random().randrange
+            return (pool_key(draw(KEY_POOL)) for _ in itertools.count())
+        return None
 
     def _values(self):
         if self.params.records_file is not None:

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from kafkabench.core.clock import FakeClock
-from kafkabench.core.protocol import ProduceParams, Progress, Task
+from kafkabench.core.protocol import KEY_POOL, ProduceParams, Progress, Task, pool_key
 from kafkabench.core.rate import NAP_BELOW_NS
 from kafkabench.workers.adapters.base import KafkaClient
 from kafkabench.workers.produce import BATCH, ProduceRun
@@ -21,7 +21,7 @@ class Instant(KafkaClient):
     def open_producer(self, bootstrap_servers, config, wire_stats=False, acks=None):
         self.acks = acks
 
-    def send_many(self, topic, values, stamp=None, partition=None):
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None):
         self.acks.latencies.extend([1_000_000] * len(values))
         return len(values)
 
@@ -71,7 +71,7 @@ class StallsOnce(OnItsOwnClock):
         super().__init__()
         self.stamps = []
 
-    def send_many(self, topic, values, stamp=None, partition=None):
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None):
         if len(self.stamps) == 4:
             self.clock.advance(50_000_000)
         self.stamps.extend(stamp() for _ in values)
@@ -94,7 +94,7 @@ class RecordsPartitions(Instant):
     def __init__(self):
         self.partitions = []
 
-    def send_many(self, topic, values, stamp=None, partition=None):
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None):
         self.partitions.extend([partition] * len(values))
         return super().send_many(topic, values, stamp)
 
@@ -112,6 +112,49 @@ def test_with_partitions_each_record_or_batch_goes_to_the_next_of_them_in_turn(r
         assert client.partitions[:4] == [1, 4, 1, 4]
     else:  # in batches of BATCH
         assert client.partitions[:BATCH] == [1] * BATCH and client.partitions[BATCH:2 * BATCH] == [4] * BATCH
+
+
+class RecordsTopicsAndKeys(Instant):
+    def __init__(self, taking=None):
+        self.sent, self.taking = [], taking  # taking: how many of each call the client's queue takes
+
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None):
+        taken = len(values) if self.taking is None else min(self.taking, len(values))
+        self.sent.extend((topic, key) for key in (keys or [None] * len(values))[:taken])
+        super().send_many(topic, values[:taken], stamp)
+        return taken
+
+
+@pytest.mark.parametrize("rate", [1000.0, -1.0])
+def test_several_topics_are_written_in_turn_and_keys_come_from_the_pool_in_turn(rate):
+    client = RecordsTopicsAndKeys(taking=100)  # a full queue mid-batch: the keys stay with their values
+    task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
+    params = ProduceParams(count=600, rate_per_s=rate, topics=["a", "b", "c"], keys="round_robin")
+    run = ProduceRun(client, task, params, [b"x"], threading.Event())
+    run.open()
+    run.run(lambda message: None)
+    assert [key for _, key in client.sent] == [pool_key(i) for i in range(600)]
+    assert pool_key(0) == b"key0000000" and pool_key(KEY_POOL) == pool_key(0) and len(pool_key(9_999)) == 10
+    topics = [topic for topic, _ in client.sent]
+    if rate > 0:
+        assert topics[:4] == ["a", "b", "c", "a"]
+    else:  # each batch to the next topic, the rest of a batch the queue refused to the same one
+        assert topics[:BATCH] == ["a"] * BATCH and topics[BATCH:2 * BATCH] == ["b"] * BATCH
+
+
+def test_random_keys_are_drawn_from_the_pool_and_no_keys_are_none():
+    client = RecordsTopicsAndKeys()
+    task = Task(scenario="produce", client="instant", bootstrap_servers="b", topic="t")
+    run = ProduceRun(client, task, ProduceParams(count=2000, keys="random"), [b"x"], threading.Event())
+    run.open()
+    run.run(lambda message: None)
+    keys = [key for _, key in client.sent]
+    assert set(keys) <= {pool_key(i) for i in range(KEY_POOL)} and len(set(keys)) > 1500
+    client = RecordsTopicsAndKeys()
+    run = ProduceRun(client, task, ProduceParams(count=10), [b"x"], threading.Event())
+    run.open()
+    run.run(lambda message: None)
+    assert client.sent == [("t", None)] * 10
 
 
 def test_every_paced_send_is_counted_with_its_delay_though_both_go_into_the_window_in_bulk():

@@ -102,22 +102,22 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
     document = new_document("backlog", target, {**scenario.model_dump(mode="json", exclude_none=True),
                                                 **effective_params(plan)})
     count_brokers(document, target, scenario.timeout)
-    topic = f"kafkabench-backlog-{uuid.uuid4().hex[:8]}"
+    stem = f"kafkabench-backlog-{uuid.uuid4().hex[:8]}"
+    topics = [stem] if scenario.topics == 1 else [f"{stem}-{index:04d}" for index in range(scenario.topics)]
     workers: list[fleet.FleetWorker] = []
     size = sum(len(p) for p in plan.payloads) / len(plan.payloads)
     phases = _Phases(listener, scenario.backlog_bytes, _build_s(scenario, round(size)), scenario.drained_lag * 1000)
     with payload_files(plan, out_dir) as payloads, KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
-        admin.create_topic(topic, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"),
-                           exist_ok=True)
+        admin.create_topics(topics, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"))
         try:
-            document.error = _drive(scenario, plan, target, topic, payloads, workers, phases, listener)
+            document.error = _drive(scenario, plan, target, topics, payloads, workers, phases, listener)
         finally:
             fleet.stop_all(workers)
             try:
-                admin.delete_topic(topic)
+                admin.delete_topics(topics)
             except KafkabenchError:
                 pass
-    document.params["topic"] = topic
+    document.params["topic"] = topics[0]
     histograms = _figures(document, scenario, phases, workers)
     write_result(document, out_dir, histograms)
     if document.error:
@@ -125,13 +125,15 @@ def run_backlog(scenario: BacklogScenario, target: Target, out_dir: Path, listen
     return document
 
 
-def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topic: str, payloads: list[Path],
+def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topics: list[str], payloads: list[Path],
            workers: list[fleet.FleetWorker], phases: _Phases, listener: Listener) -> str | None:
-    task = base_task(plan, target, topic, payloads)
+    task = base_task(plan, target, topics[0], payloads)
+    several = topics if len(topics) > 1 else None
     produce = ProduceParams(duration_s=_build_bound_s(scenario) + scenario.max_drain, interval_s=scenario.interval,
-                            rate_per_s=scenario.rate / scenario.producers, stamp=True)
+                            rate_per_s=scenario.rate / scenario.producers, stamp=True, topics=several,
+                            keys=scenario.keys)
     consume = ConsumeParams(group=plan.group, start_from="earliest", interval_s=scenario.interval,
-                            idle_timeout_s=3600)
+                            idle_timeout_s=3600, topics=several)
     timelines = {"produce": Timeline([f"producer {i + 1}" for i in range(scenario.producers)], "publish_latency"),
                  "consume": Timeline([f"consumer {i + 1}" for i in range(scenario.consumers)], "e2e")}
     build_bound_ns = int(_build_bound_s(scenario) * 1e9)

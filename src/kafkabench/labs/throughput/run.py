@@ -17,6 +17,7 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.client_defaults import default_of
 from kafkabench.cluster.target import Target
 from kafkabench.config.redact import redact
+from kafkabench.config.translate import translate
 from kafkabench.core import fleet, merge
 from kafkabench.core.events import SILENT, Listener
 from kafkabench.core.protocol import ConsumeParams, Outcome, ProduceParams, Ready, Start, Task, task_params
@@ -81,19 +82,21 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     with payload_files(plan, out_dir) as payload_paths, \
             KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
         document.cluster["brokers"] = len(admin.brokers())
-        topic, temporary_topic = _ensure_topic(admin, plan)
+        topics, temporary = _ensure_topics(admin, plan)
+        topic = topics[0]
         document.params["topic"] = topic
         if plan.role == "produce" and scenario.consumers:
             document.params["e2e_clocks"] = e2e_clocks(target)
         phases = _PhaseLog(scenario, target, admin, topic) if plan.role == "produce" else None
         try:
             with phases or contextlib.nullcontext():
-                document.error, kind = _measure(plan, target, topic, payload_paths, workers, timelines, listener, drain_s)
+                document.error, kind = _measure(plan, target, topics, payload_paths, workers, timelines, listener,
+                                                drain_s)
         finally:
             fleet.stop_all(workers)
-            if temporary_topic:
+            if temporary:
                 try:
-                    admin.delete_topic(temporary_topic)
+                    admin.delete_topics(temporary)
                 except KafkabenchError:
                     pass
     roles = [role for role in ("produce", "consume") if any(w.role == role for w in workers)]
@@ -180,6 +183,19 @@ def _measured(role: str, workers: list[fleet.FleetWorker], timelines: dict[str, 
     return merge.merge_histograms([w.outcome for w in workers if w.role == role and w.outcome is not None])
 
 
+def _ensure_topics(admin: KafkaAdmin, plan: ThroughputPlan) -> tuple[list[str], list[str]]:
+    """(the run's topics, those of them to drop afterwards)"""
+    scenario = plan.scenario
+    count = getattr(scenario, "topics", 1)
+    if count == 1:
+        topic, temporary = _ensure_topic(admin, plan)
+        return [topic], [temporary] if temporary else []
+    stem = scenario.topic or f"kafkabench-{plan.role}-{uuid.uuid4().hex[:8]}"
+    names = [f"{stem}-{index:04d}" for index in range(count)]
+    admin.create_topics(names, scenario.partitions, scenario.replication_factor, plan.settings.values("topic"))
+    return names, [] if scenario.topic else names
+
+
 def _ensure_topic(admin: KafkaAdmin, plan: ThroughputPlan) -> tuple[str, str | None]:
     scenario, config = plan.scenario, plan.settings.values("topic")
     replication = getattr(scenario, "replication_factor", 1)
@@ -210,9 +226,10 @@ def base_task(plan: ThroughputPlan, target: Target, topic: str, payload_paths: l
                 payload_sha256s=[file_sha256(path) for path in payload_paths], timeout_s=plan.scenario.timeout)
 
 
-def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
+def _start_workers(plan: ThroughputPlan, target: Target, topics: list[str], payload_paths: list[Path],
                    workers: list[fleet.FleetWorker]) -> None:
     scenario, launcher, producing = plan.scenario, target.launcher, plan.role == "produce"
+    topic, several_topics = topics[0], topics if len(topics) > 1 else None
     task = base_task(plan, target, topic, payload_paths)
     consumers = scenario.consumers if producing else max(1, scenario.consumers)
     # one consumer stops at the count itself; several each stop at their partitions' share of it
@@ -223,16 +240,20 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
                            duration_s=None if producing else duration,
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
-                           stop_offsets=_stop_offsets(target, topic, plan) if several else None)
+                           stop_offsets=_stop_offsets(target, topic, plan) if several else None,
+                           topics=several_topics)
     pairs = node_partitions(plan, target, topic) if producing and consumers else None
     consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(
         params.model_copy(update={"partitions": partitions}))}) for partitions in pairs or [None] * consumers]
+    if len(groups := _groups(plan)) > 1:
+        consumer_tasks = [_in_group(plan, consumer_task, group) for group in groups for consumer_task in consumer_tasks]
     producer_tasks, warmup = [], scenario.jit_warmup if producing else 0
     if producing:
         rate = scenario.rate / scenario.producers if scenario.rate > 0 else -1
         for count, partitions in zip(_shares(scenario.count, scenario.producers), pairs or [None] * scenario.producers):
             params = ProduceParams(count=count, duration_s=duration, rate_per_s=rate, interval_s=scenario.interval,
-                                   stamp=consumers > 0, warmup=warmup, partitions=partitions)
+                                   stamp=consumers > 0, warmup=warmup, partitions=partitions, topics=several_topics,
+                                   keys=scenario.keys)
             producer_tasks.append(task.model_copy(update={"scenario": "produce", "params": task_params(params)}))
     # consumers are positioned at the end before anything measured is produced: first (every one ready, its group
     # settled, before a producer starts), or after producers that warm up (their warm-up records then lie before
@@ -245,6 +266,18 @@ def _start_workers(plan: ThroughputPlan, target: Target, topic: str, payload_pat
         workers.extend(started)
         for worker in started:
             worker.process.receive(Ready, timeout_s=WORKER_START_S + scenario.timeout)
+
+
+def _groups(plan: ThroughputPlan) -> list[str]:
+    """The consumer groups: the run's own, or one per subscription, each reading every record."""
+    subscriptions = getattr(plan.scenario, "subscriptions", 1)
+    return [plan.group] if subscriptions == 1 else [f"{plan.group}-{index}" for index in range(subscriptions)]
+
+
+def _in_group(plan: ThroughputPlan, task: Task, group: str) -> Task:
+    """The consumer's task in `group`, its settings translated again into the client's names with that group.id."""
+    config = translate(plan.scenario.client, "consumer", {**plan.settings.values("consumer"), "group.id": group}).config
+    return task.model_copy(update={"params": {**task.params, "group": group}, "consumer_config": config})
 
 
 def e2e_clocks(target: Target) -> str:
@@ -309,13 +342,13 @@ def split_count(count: int, available: dict[int, int]) -> dict[int, int] | None:
     return shares
 
 
-def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: list[Path],
+def _measure(plan: ThroughputPlan, target: Target, topics: list[str], payload_paths: list[Path],
              workers: list[fleet.FleetWorker], timelines: dict[str, Timeline], listener: Listener,
              drain_s: float) -> tuple[str | None, str]:
     """(what ended the run early or None, its kind)"""
     scenario = plan.scenario
     try:
-        _start_workers(plan, target, topic, payload_paths, workers)
+        _start_workers(plan, target, topics, payload_paths, workers)
         for role in {w.role for w in workers}:
             timelines[role] = Timeline([w.name for w in workers if w.role == role],
                                        "publish_latency" if role == "produce" else "e2e",
@@ -324,7 +357,7 @@ def _measure(plan: ThroughputPlan, target: Target, topic: str, payload_paths: li
             worker.process.send(Start())
         several = plan.role == "consume" and scenario.consumers > 1
         fleet.follow(workers, timelines, _Progress(listener, scenario), drain_s, scenario.timeout + 10,
-                     scenario.count if several else None)
+                     scenario.count if several else None, readers=len(_groups(plan)))
     except WorkerFailed as failed:
         return fleet.finish_after_failure(workers, failed, scenario.timeout + 10), failed.kind
     except KeyboardInterrupt:
@@ -431,6 +464,9 @@ def _params(plan: ThroughputPlan) -> dict:
             "payloads": [str(p) for p in s.payload] or "generated (random bytes)", "count": s.count,
             "duration_s": s.duration, "rate": getattr(s, "rate", -1), "producers": getattr(s, "producers", 1),
             "consumers": s.consumers, "partitions": s.partitions, "replication_factor": getattr(s, "replication_factor", 1),
+            **({"topics": s.topics} if getattr(s, "topics", 1) > 1 else {}),
+            **({"keys": s.keys} if getattr(s, "keys", "none") != "none" else {}),
+            **({"subscriptions": s.subscriptions} if getattr(s, "subscriptions", 1) > 1 else {}),
             "client": s.client,
             **(effective_params(plan) if plan.role == "produce" else {})}
 

@@ -49,6 +49,11 @@ class ProducerWorkload(Scenario):
     consumers: NonNegativeInt = Field(0, description="Consumer worker processes reading at the same time (e2e under load).")
     partitions: PositiveInt = Field(1, description="Partitions of a topic created here.")
     replication_factor: PositiveInt = Field(1, description="Replicas of a topic created here.")
+    topics: PositiveInt = Field(1, description="Topics, each with --partitions (with --topic NAME: NAME-0000, ...): "
+                                               "each producer writes them in turn, each consumer reads them all.")
+    keys: Literal["none", "round_robin", "random"] = Field(
+        "none", description="Each record's key: none, or one of 10,000 keys in turn or at random (OMB's NO_KEY, "
+                            "KEY_ROUND_ROBIN, RANDOM_NANO).")
     acks: Annotated[Acks | None, Knob("producer", "acks")] = Field(None, description="0, 1, all or -1; default: the client's.")
     compression: Annotated[Codec | None, Knob("producer", "compression.type")] = Field(
         None, description="none, gzip, snappy, lz4, zstd; default: the client's.")
@@ -74,6 +79,7 @@ class ProduceScenario(ProducerWorkload, _Streaming):
                        "(its JIT compiles the send path meanwhile); set by the durability lab.")
     topic: Annotated[str | None, Cli(offered=True)] = Field(
         None, description="Topic (created if missing, kept); default: a temporary one.")
+    subscriptions: PositiveInt = Field(1, description="Consumer groups each reading every record, --consumers in each.")
     broker_phases: Annotated[bool | None, Cli("--broker-phases/--no-broker-phases")] = Field(
         None, description="Say where the produce time went: the brokers' own phases of the run's Produce requests "
                           "(their request logger, on for the run; kafkabench's own brokers only) and the client's "
@@ -82,7 +88,9 @@ class ProduceScenario(ProducerWorkload, _Streaming):
 
     @property
     def says_broker_phases(self) -> bool:
-        return self.broker_phases if self.broker_phases is not None else 0 < self.rate <= LOW_RATE
+        if self.broker_phases is not None:
+            return self.broker_phases
+        return 0 < self.rate <= LOW_RATE and self.topics == 1
 
     @model_validator(mode="after")
     def _bounded(self) -> ProduceScenario:
@@ -90,6 +98,10 @@ class ProduceScenario(ProducerWorkload, _Streaming):
             raise ValueError("needs count or duration (or both: whichever comes first)")
         if self.warmup and self.jit_warmup:
             raise ValueError("warmup (seconds of the run) and jit_warmup (records before it) exclude each other")
+        if self.broker_phases and self.topics > 1:
+            raise ValueError("broker_phases weighs the requests of one topic: not with topics > 1")
+        if self.subscriptions > 1 and not self.consumers:
+            raise ValueError("subscriptions are consumer groups: give consumers (in each) too")
         return self
 
 

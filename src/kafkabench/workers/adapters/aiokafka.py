@@ -90,18 +90,18 @@ class Adapter:
         self._pending.add(future)
         future.add_done_callback(done)  # registered before any waiter, so it runs first
 
-    def send_many(self, topic, values, stamp=None, partition=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None) -> int:
         """The whole batch of sends runs inside the event loop: one loop entry per batch, not per record.
         aiokafka bounds what is queued itself: a send waits while its partition's batch is full."""
-        return self._loop.run_until_complete(self._send_many(topic, values, stamp, partition))
+        return self._loop.run_until_complete(self._send_many(topic, values, stamp, partition, keys))
 
-    async def _send_many(self, topic, values, stamp, partition) -> int:
+    async def _send_many(self, topic, values, stamp, partition, keys) -> int:
         send, clock, acked, partial = self._producer.send, monotonic_ns, self._acked, functools.partial
         taken = 0
-        for value in values:
+        for key, value in zip(keys or itertools.repeat(None), values):
             sent = clock()
             try:
-                future = await send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None,
+                future = await send(topic, value=value, key=key, headers=stamp_headers(stamp()) if stamp else None,
                                     partition=partition)
             except KafkaError as exc:
                 self._acks.errors.append(f"SendFailed: {exc}")
@@ -164,23 +164,26 @@ class Adapter:
 
         self._run(assign(), f"cannot read the end offset of {topic}")
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
+    def subscribe(self, topics: list[str], timeout_s: float, at_end: bool = False,
+                  partitions: list[int] | None = None) -> None:
+        named = ", ".join(topics)  # for messages
+
         async def join() -> None:
             if partitions is not None:
-                self._consumer.assign([TopicPartition(topic, p) for p in partitions])
+                self._consumer.assign([TopicPartition(topics[0], p) for p in partitions])
             else:
-                self._consumer.subscribe([topic])
+                self._consumer.subscribe(topics)
             deadline = time.monotonic() + timeout_s
             while not self._consumer.assignment():
                 if time.monotonic() > deadline:
-                    raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
+                    raise AdapterError(f"no partitions of {named} assigned within {timeout_s:g} s")
                 await asyncio.sleep(0.05)
             if at_end:
                 await self._consumer.seek_to_end(*self._consumer.assignment())
             for tp in self._consumer.assignment():
                 await self._consumer.position(tp)  # resolves the offset now, before any producer starts
 
-        self._run(join(), f"cannot join the group on {topic}")
+        self._run(join(), f"cannot join the group on {named}")
 
     def hold(self, held: bool) -> None:
         self._held = held

@@ -149,11 +149,11 @@ class KafkaClient(Protocol):
         Raises QueueFull when the local queue has no room."""
 
     def send_many(self, topic: str, values: Sequence[bytes], stamp: Stamp | None = None,
-                  partition: int | None = None) -> int:
+                  partition: int | None = None, keys: Sequence[bytes] | None = None) -> int:
         """Hand records to the producer, each acknowledged into the AckLog with its send call -> ack latency;
         return how many were taken: all, or fewer when the local queue filled (serve callbacks, send the rest
         again). A record the library refuses outright is logged as an error and counts as taken. `partition`:
-        all of them to that partition; None: where the client's partitioner puts each."""
+        all of them to that partition; None: where the client's partitioner puts each. `keys`: each value's key."""
 
     def send_tracked(self, topic: str, values: Sequence[bytes], stamp_ns: int | None = None) -> int:
         """Hand records to the producer, each one's answer appended to `answers` when it arrives (on any thread);
@@ -182,10 +182,11 @@ class KafkaClient(Protocol):
     def assign_at_end(self, topic: str, partition: int, timeout_s: float) -> None:
         """Read `partition` from its current end offset, looked up explicitly so no record is missed."""
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
-        """Join the consumer group and return once partitions are assigned and their positions resolved;
+    def subscribe(self, topics: list[str], timeout_s: float, at_end: bool = False,
+                  partitions: list[int] | None = None) -> None:
+        """Join the consumer group on `topics` and return once partitions are assigned and their positions resolved;
         `at_end`: start at each partition's end offset as it is now, so nothing produced later is missed.
-        `partitions`: read these, assigned without joining a group, instead."""
+        `partitions`: read these of the one topic, assigned without joining a group, instead."""
 
     def hold(self, held: bool) -> None:
         """Pause (or resume) fetching on every assigned partition, now and after any rebalance, while polling

@@ -72,12 +72,19 @@ class Adapter:
         except KafkaException as exc:
             raise AdapterError(f"produce failed: {exc.args[0].str()}") from exc
 
-    def send_many(self, topic, values, stamp=None, partition=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None) -> int:
         produce, taken = self._producer.produce, 0
         if partition is not None:
             produce = functools.partial(produce, partition=partition)
         try:
-            if stamp is None:
+            if keys is not None:  # a loop of its own: the bare ones below stay the minimal loop's
+                for key, value in zip(keys, values):
+                    if stamp is None:
+                        produce(topic, value, key=key)
+                    else:
+                        produce(topic, value, key=key, headers=stamp_headers(stamp()))
+                    taken += 1
+            elif stamp is None:
                 for value in values:
                     produce(topic, value)
                     taken += 1
@@ -167,14 +174,16 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc.args[0].str()}") from exc
         self._consumer.assign([TopicPartition(topic, partition, high)])
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
+    def subscribe(self, topics: list[str], timeout_s: float, at_end: bool = False,
+                  partitions: list[int] | None = None) -> None:
+        named = ", ".join(topics)  # for messages
         if partitions is not None:
             try:  # pinned as `latest` is below; OFFSET_STORED: the group's offset, else auto.offset.reset
-                offsets = [self._consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
+                offsets = [self._consumer.get_watermark_offsets(TopicPartition(topics[0], p), timeout=timeout_s)[1]
                            if at_end else confluent_kafka.OFFSET_STORED for p in partitions]
             except KafkaException as exc:
-                raise AdapterError(f"cannot read the end offsets of {topic}: {exc.args[0].str()}") from exc
-            self._consumer.assign([TopicPartition(topic, p, offset) for p, offset in zip(partitions, offsets)])
+                raise AdapterError(f"cannot read the end offsets of {named}: {exc.args[0].str()}") from exc
+            self._consumer.assign([TopicPartition(topics[0], p, offset) for p, offset in zip(partitions, offsets)])
             self._assigned_ns = time.monotonic_ns()
             return
         assigned: list = []
@@ -187,11 +196,11 @@ class Adapter:
             assigned.extend(partitions)
             self._assigned_ns = time.monotonic_ns()  # librdkafka starts fetching them now
 
-        self._consumer.subscribe([topic], on_assign=on_assign)
+        self._consumer.subscribe(topics, on_assign=on_assign)
         deadline = time.monotonic() + timeout_s
         while not assigned:
             if time.monotonic() > deadline:
-                raise AdapterError(f"no partitions of {topic} assigned within {timeout_s:g} s")
+                raise AdapterError(f"no partitions of {named} assigned within {timeout_s:g} s")
             self._pending.extend(_checked(self._consumer.consume(100, 0.1)))
 
     def hold(self, held: bool) -> None:

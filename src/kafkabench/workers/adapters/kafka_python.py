@@ -64,15 +64,16 @@ class Adapter:
         future.add_callback(lambda metadata: on_ack(Ack(None, metadata.partition, metadata.offset)))
         future.add_errback(lambda exc: on_ack(Ack(f"{type(exc).__name__}: {exc}")))
 
-    def send_many(self, topic, values, stamp=None, partition=None) -> int:
+    def send_many(self, topic, values, stamp=None, partition=None, keys=None) -> int:
         """Futures complete on kafka-python's I/O thread: the callbacks only append to the AckLog."""
         send, clock, failed = self._producer.send, monotonic_ns, self._acks.errors.append
         acked, refused = self._callbacks
         taken = 0
-        for value in values:
+        for key, value in zip(keys or itertools.repeat(None), values):
             sent = clock()
             try:
-                future = send(topic, value=value, headers=stamp_headers(stamp()) if stamp else None, partition=partition)
+                future = send(topic, value=value, key=key, headers=stamp_headers(stamp()) if stamp else None,
+                              partition=partition)
             except KafkaTimeoutError:  # buffer_memory full for max_block_ms
                 return taken
             except KafkaError as exc:
@@ -129,12 +130,14 @@ class Adapter:
             raise AdapterError(f"cannot read the end offset of {topic}: {exc}") from exc
         self._consumer.seek(tp, end)
 
-    def subscribe(self, topic: str, timeout_s: float, at_end: bool = False, partitions: list[int] | None = None) -> None:
+    def subscribe(self, topics: list[str], timeout_s: float, at_end: bool = False,
+                  partitions: list[int] | None = None) -> None:
+        named = ", ".join(topics)  # for messages
         if partitions is not None:
-            self._consumer.assign([TopicPartition(topic, p) for p in partitions])
+            self._consumer.assign([TopicPartition(topics[0], p) for p in partitions])
         else:
-            self._consumer.subscribe([topic])
-            self._join_group(topic, timeout_s)
+            self._consumer.subscribe(topics)
+            self._join_group(named, timeout_s)
         assignment = self._consumer.assignment()
         if at_end:
             self._consumer.seek_to_end(*assignment)
@@ -143,9 +146,9 @@ class Adapter:
             try:
                 position = self._consumer.position(tp, timeout_ms=_ms_left(deadline))
             except KafkaError as exc:
-                raise AdapterError(f"cannot resolve the position of {topic} [{tp.partition}]: {exc}") from exc
+                raise AdapterError(f"cannot resolve the position of {tp.topic} [{tp.partition}]: {exc}") from exc
             if position is None:
-                raise AdapterError(f"the position of {topic} [{tp.partition}] not resolved within {timeout_s:g} s")
+                raise AdapterError(f"the position of {tp.topic} [{tp.partition}] not resolved within {timeout_s:g} s")
 
     def _join_group(self, topic: str, timeout_s: float) -> None:
         """Join the group and wait for partitions, every JoinGroup -> SyncGroup round awaited to its end.

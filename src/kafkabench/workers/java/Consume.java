@@ -30,7 +30,8 @@ final class Consume implements KafkabenchWorker.Scenario {
     private static final long POLL_NS = 100_000_000;
 
     private final JsonNode task;
-    private final String topic, group, from;
+    private final String group, from;
+    private final String[] topics; // subscribed in the group; `partitions` are of the one topic
     private final Long count;
     private final Map<Integer, Long> stopOffsets;
     private final int[] partitions; // null: the group's share of the topic; else these, assigned without the group
@@ -52,7 +53,7 @@ final class Consume implements KafkabenchWorker.Scenario {
     Consume(JsonNode task) throws WorkerFailure {
         Params params = new Params(task);
         this.task = task;
-        topic = task.path("topic").asText();
+        topics = params.names("topics", task.path("topic").asText());
         group = params.text("group");
         from = params.text("from", "earliest", "latest");
         count = params.count("count");
@@ -112,21 +113,24 @@ final class Consume implements KafkabenchWorker.Scenario {
         consumer = new KafkaConsumer<>(props);
         long deadline = System.nanoTime() + timeoutNs;
         String within = " within " + KafkabenchWorker.seconds(timeoutNs / 1e9) + " s";
-        if (consumer.partitionsFor(topic, Duration.ofNanos(timeoutNs)).isEmpty()) {
-            throw new WorkerFailure("failure", "topic " + topic + " has no partitions (does it exist?)");
+        for (String name : topics) {
+            if (consumer.partitionsFor(name, Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))).isEmpty()) {
+                throw new WorkerFailure("failure", "topic " + name + " has no partitions (does it exist?)");
+            }
         }
         subscribedNs = System.nanoTime();
         if (partitions != null) {
             List<TopicPartition> assigned = new ArrayList<>();
-            for (int partition : partitions) assigned.add(new TopicPartition(topic, partition));
+            for (int partition : partitions) assigned.add(new TopicPartition(topics[0], partition));
             consumer.assign(assigned);
             new PauseUntilStart().onPartitionsAssigned(assigned);
         } else {
-            consumer.subscribe(List.of(topic), new PauseUntilStart());
+            consumer.subscribe(List.of(topics), new PauseUntilStart());
         }
         for (long now = subscribedNs; rebalanceS == null; now = System.nanoTime()) {
             if (now - deadline >= 0) {
-                throw new WorkerFailure("timeout", "no partitions of " + topic + " assigned to group " + group + within);
+                throw new WorkerFailure("timeout", "no partitions of " + String.join(", ", topics) + " assigned to group "
+                        + group + within);
             }
             pollPaused(Math.min(POLL_NS, deadline - now));
         }

@@ -45,6 +45,19 @@ final class Params {
         return partitions;
     }
 
+    /** A non-empty list of names, or `fallback` alone when absent or null. */
+    String[] names(String name, String fallback) throws WorkerFailure {
+        JsonNode value = params.path(name);
+        if (value.isMissingNode() || value.isNull()) return new String[] {fallback};
+        if (!value.isArray() || value.isEmpty()) throw invalid(name, "a non-empty list of names");
+        String[] names = new String[value.size()];
+        for (int i = 0; i < names.length; i++) {
+            if (!value.get(i).isTextual() || value.get(i).asText().isEmpty()) throw invalid(name, "a non-empty list of names");
+            names[i] = value.get(i).asText();
+        }
+        return names;
+    }
+
     Map<Integer, Long> offsets(String name) throws WorkerFailure {
         JsonNode value = params.path(name);
         if (value.isMissingNode() || value.isNull()) return null;

@@ -1,12 +1,14 @@
 package kafkabench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -30,7 +32,11 @@ final class Produce implements KafkabenchWorker.Scenario {
     static final String STAMP_HEADER = "kb-sent-ns";
 
     private final JsonNode task;
-    private final String topic;
+    static final int KEY_POOL = 10_000; // the keys of params.keys: "key0000000" ... "key0009999", as the Python worker's
+
+    private final String[] topics; // message i goes to topics[i % n]
+    private final byte[][] keys; // null: no keys; else the pool, used in turn or at random
+    private final boolean randomKeys;
     private final Long count;
     private final long warmup;
     private final long durationNs, intervalNs, timeoutNs;
@@ -53,7 +59,10 @@ final class Produce implements KafkabenchWorker.Scenario {
     Produce(JsonNode task) throws WorkerFailure {
         Params params = new Params(task);
         this.task = task;
-        topic = task.path("topic").asText();
+        topics = params.names("topics", task.path("topic").asText());
+        String keying = params.optionalText("keys") == null ? "none" : params.text("keys", "none", "round_robin", "random");
+        keys = keying.equals("none") ? null : keyPool();
+        randomKeys = keying.equals("random");
         count = params.count("count");
         Long warmupCount = params.count("warmup");
         warmup = warmupCount == null ? 0 : warmupCount;
@@ -97,7 +106,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         // Every record expires by delivery.timeout.ms, so a flush that takes longer has hung.
         flushBoundNs = config.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) * 1_000_000L + timeoutNs;
         producer = new KafkaProducer<>(props);
-        Startup.awaitMetadata(producer, topic, timeoutNs);
+        for (String name : topics) Startup.awaitMetadata(producer, name, timeoutNs);
         warmUp();
         warmupWireBytes = wireBytes();
     }
@@ -110,7 +119,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         AtomicReference<Exception> failure = new AtomicReference<>();
         for (long i = 0; i < warmup; i++) {
             try {
-                producer.send(new ProducerRecord<>(topic, payloads[(int) (i % payloads.length)]), (metadata, exception) -> {
+                producer.send(new ProducerRecord<>(topics[0], payloads[(int) (i % payloads.length)]), (metadata, exception) -> {
                     if (exception != null) failure.compareAndSet(null, exception);
                     answered.countDown();
                 });
@@ -159,7 +168,9 @@ final class Produce implements KafkabenchWorker.Scenario {
         byte[] sentNs = stamp ? new byte[8] : null; // filled in once the send time is known (rate -1)
         List<Header> headers = stamp ? List.of(new RecordHeader(STAMP_HEADER, sentNs)) : null;
         Integer partition = partitions == null ? null : partitions[(int) (i % partitions.length)];
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, null, value, headers);
+        byte[] key = keys == null ? null : keys[randomKeys ? ThreadLocalRandom.current().nextInt(KEY_POOL) : (int) (i % KEY_POOL)];
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topics[(int) (i % topics.length)], partition, null, key,
+                value, headers);
         long tSend = System.nanoTime();
         if (stamp) putBigEndian(rate > 0 ? due : tSend, sentNs);
         if (sent++ == 0) firstSendNs = tSend;
@@ -169,6 +180,12 @@ final class Produce implements KafkabenchWorker.Scenario {
             throw new WorkerFailure("failure", "send of message " + sent + " failed: " + e);
         }
         return tSend;
+    }
+
+    static byte[][] keyPool() {
+        byte[][] pool = new byte[KEY_POOL][];
+        for (int i = 0; i < KEY_POOL; i++) pool[i] = String.format("key%07d", i).getBytes(StandardCharsets.US_ASCII);
+        return pool;
     }
 
     static void putBigEndian(long value, byte[] bytes) {
