@@ -139,7 +139,7 @@ class Timeline:
             if not pairs:
                 return
             first = min(pairs, key=lambda i: widths[i] + widths[i + 1])  # the oldest of ties
-            self.entries[first:first + 2] = [_merged(self.entries[first], self.entries[first + 1])]
+            self.entries[first:first + 2] = [combined(self.entries[first], self.entries[first + 1])]
             widths[first:first + 2] = [widths[first] + widths[first + 1]]
 
 
@@ -153,7 +153,8 @@ def _window_entry(windows: list[Window], metric: str, origin_ns: int, phase: str
     return _entry(metric, round((totals.end_ns - origin_ns) / 1e9, 3), totals, histograms, phase)
 
 
-def _merged(earlier: TimelineEntry, later: TimelineEntry) -> TimelineEntry:
+def combined(earlier: TimelineEntry, later: TimelineEntry) -> TimelineEntry:
+    """One entry covering both, merged exactly."""
     histograms = earlier.histograms()
     for name, histogram in later.histograms().items():
         _merge_into(histograms, name, histogram)

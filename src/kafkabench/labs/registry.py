@@ -11,7 +11,8 @@ from kafkabench.labs.base import Lab
 # each module has LABS, a tuple of Lab instances; a new lab adds its module here
 BUILTIN = ("kafkabench.labs.latency", "kafkabench.labs.throughput", "kafkabench.labs.compression",
            "kafkabench.labs.durability", "kafkabench.labs.delivery.lab",
-           "kafkabench.labs.monitor.lab", "kafkabench.labs.capacity", "kafkabench.labs.tune", "kafkabench.labs.groups")
+           "kafkabench.labs.monitor.lab", "kafkabench.labs.capacity", "kafkabench.labs.tune", "kafkabench.labs.groups",
+           "kafkabench.labs.omb")
 
 _labs: dict[str, Lab] = {}
 

@@ -391,8 +391,9 @@ def _merged_run(role: str, workers: list[fleet.FleetWorker], plan: ThroughputPla
     payload_bytes, params = counters.get("payload_bytes", 0), {**_params(plan), "workers": len(workers)}
     if timeline is not None and (warmup := timeline.phase_entries("warmup")):
         params["warmup"] = phase_figures(warmup, timeline.phase_entries(None), plan.scenario.warmup)
-        measured = timeline.phase_entries(None)
-        start_ns, end_ns = (measured[0].start_ns, measured[-1].end_ns) if measured else (None, None)
+        measured = timeline.phase_entries(None)  # ending at the last record (a consumer's last window runs on)
+        start_ns, end_ns = (measured[0].start_ns, min(measured[-1].end_ns, end_ns or measured[-1].end_ns)) \
+            if measured else (None, None)
         records, payload_bytes = sum(e.records for e in measured), sum(e.payload_bytes for e in measured)
     errors = [f"{w.name}: {w.error}" for w in workers if w.error]
     config_role = "producer" if role == "produce" else "consumer"
