@@ -79,12 +79,12 @@ class KafkaDriver(_OmbFile):
         if self.driver_class != KAFKA_DRIVER:
             raise ValueError(f"driverClass {self.driver_class}: kafkabench runs Kafka's driver ({KAFKA_DRIVER}) only")
         for field in ("topic_config", "common_config", "producer_config", "consumer_config"):
-            _properties(getattr(self, field), self.model_fields[field].alias)  # a bad line now, not mid-run
+            _properties(getattr(self, field), type(self).model_fields[field].alias)  # a bad line now, not mid-run
         return self
 
     def settings(self, kind: Literal["topic", "common", "producer", "consumer"]) -> dict[str, str]:
         field = f"{kind}_config"
-        return _properties(getattr(self, field), self.model_fields[field].alias)
+        return _properties(getattr(self, field), type(self).model_fields[field].alias)
 
 
 def _properties(text: str, what: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import confluent_kafka
 import numpy as np
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from kafkabench.workers.acks import AckLog, seconds_to_us
 from kafkabench.workers.adapters.base import (Ack, AckCallback, AdapterError, Answers, Batch, QueueFull, Record,
@@ -187,18 +187,25 @@ class Adapter:
             self._assigned_ns = time.monotonic_ns()
             return
         assigned: list = []
+        failed: list[str] = []  # raised here, not in librdkafka's callback
+        deadline = time.monotonic() + timeout_s
 
         def on_assign(consumer, partitions) -> None:
-            if at_end:  # librdkafka resolves `latest` lazily, after fetching starts: pin today's end instead
-                for partition in partitions:
-                    partition.offset = consumer.get_watermark_offsets(partition, timeout=timeout_s)[1]
+            try:
+                if at_end:  # librdkafka resolves `latest` lazily, after fetching starts: pin today's end instead
+                    for partition in partitions:
+                        partition.offset = _end_offset(consumer, partition, deadline)
+            except AdapterError as exc:
+                failed.append(str(exc))
+                return
             consumer.assign(partitions)
             assigned.extend(partitions)
             self._assigned_ns = time.monotonic_ns()  # librdkafka starts fetching them now
 
         self._consumer.subscribe(topics, on_assign=on_assign)
-        deadline = time.monotonic() + timeout_s
         while not assigned:
+            if failed:
+                raise AdapterError(failed[0])
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {named} assigned within {timeout_s:g} s")
             self._pending.extend(_checked(self._consumer.consume(100, 0.1)))
@@ -261,6 +268,23 @@ class MessageBatch(Batch):
 
     def payload_bytes(self) -> int:
         return sum(map(len, self.records))  # a Message's length is its value's
+
+
+NOT_READY_YET = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART)
+
+
+def _end_offset(consumer: Consumer, partition: TopicPartition, deadline: float) -> int:
+    """The partition's end offset, asked again while its leader is not ready yet (a topic just created: the metadata
+    names a leader a moment before it serves the partition), until `deadline`."""
+    while True:
+        try:
+            return consumer.get_watermark_offsets(partition, timeout=max(0.1, deadline - time.monotonic()))[1]
+        except KafkaException as exc:
+            error = exc.args[0]
+            if not (error.retriable() or error.code() in NOT_READY_YET) or time.monotonic() > deadline:
+                raise AdapterError(f"cannot read the end offset of {partition.topic} [{partition.partition}]: "
+                                   f"{error.str()}") from exc
+            time.sleep(0.05)
 
 
 def _checked(messages: list[Message]) -> list[Message]:
