@@ -78,3 +78,20 @@ def test_quantiles_step_as_hdr_histogram_s_percentile_iteration_and_end_at_the_m
 def test_the_file_is_named_as_omb_names_it():
     name = result_name(Path("workloads/1-topic-16-partitions-1kb.yaml"), "Kafka", datetime(2024, 2, 8, 10, 51, 41))
     assert name == "1-topic-16-partitions-1kb-Kafka-2024-02-08-10-51-41.json"
+
+
+def test_consumers_that_start_mid_run_out_of_step_leave_no_hole_and_lose_no_record():
+    """A backlog's consumers start at the drain, half a window out of step with the producers' windows."""
+    produced = windows("produce", [100] + [1000] * 8, lambda i, m: [1000] * 10)
+    timeline = Timeline(["c"], "e2e")
+    consumed = []
+    for index in range(5):  # from 35 s to 85 s
+        consumed += timeline.add("c", Window(index=index, start_ns=(35 + 10 * index) * S, end_ns=(45 + 10 * index) * S,
+                                             records=3000, payload_bytes=0,
+                                             histograms={"e2e": encoded([(index + 1) * 1000] * 10)}))
+    result = omb_result("late", "Kafka", WORKLOAD, produced, consumed)
+    rates = result["consumeRate"]  # windows 10-20, 20-30, 30-40, ..., 80-90 s
+    assert rates[:2] == [0.0, 0.0] and rates[2] == pytest.approx(150.0) and all(r > 0 for r in rates[3:])
+    assert sum(rate * 10 for rate in rates) == pytest.approx(5 * 3000)  # every record read, once
+    assert all(p > 0 for p in result["endToEndLatency50pct"][2:])  # e2e wherever consumers read
+    assert result["aggregatedEndToEndLatencyMax"] == pytest.approx(5.0, rel=1e-2)

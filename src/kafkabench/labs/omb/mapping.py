@@ -18,6 +18,7 @@ from kafkabench.config.properties import Setting
 from kafkabench.errors import ConfigError
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import DEFAULT_DRIVER, KafkaDriver, Workload
+from kafkabench.labs.capacity.scenario import BacklogScenario, MaxRateScenario
 from kafkabench.labs.throughput.scenario import ProduceScenario
 
 SET_HERE = {"bootstrap.servers": "the cluster is kafkabench's target (--bootstrap-servers or the embedded one)",
@@ -113,6 +114,28 @@ def produce_scenario(mapped_run: Mapped, payloads: list[Path], rate: float | Non
     if rate is not None:
         fields["rate"] = rate
     return ProduceScenario(**fields)
+
+
+CAPACITY_FIELDS = ("client", "size", "payload", "producers", "partitions", "replication_factor", "topics", "keys",
+                   "timeout", "topic_config", "producer", "consumer")
+
+
+def max_rate_scenario(mapped_run: Mapped, payloads: list[Path], slo: list[str]) -> MaxRateScenario:
+    """`producerRate: 0`: the capacity lab's search under the workload's shape (one group reading, e2e judged; none
+    reading: publish), its answer the rate the workload then runs at."""
+    fields = {**mapped_run.fields, "payload": payloads}
+    consumers = fields["consumers"]
+    return MaxRateScenario(**{name: fields[name] for name in CAPACITY_FIELDS}, consumers=consumers, slo=slo,
+                           metric="e2e" if consumers else "publish")
+
+
+def backlog_scenario(mapped_run: Mapped, workload: Workload, payloads: list[Path]) -> BacklogScenario:
+    """`consumerBacklogSizeGB`: the backlog lab, building that many GiB (OMB's GB are 2^30 bytes) at producerRate while
+    the consumers wait, then draining it as the producers go on."""
+    fields = {**mapped_run.fields, "payload": payloads}
+    return BacklogScenario(**{name: fields[name] for name in CAPACITY_FIELDS}, rate=workload.producer_rate,
+                           backlog=f"{workload.consumer_backlog_size_gb}GiB", consumers=fields["consumers"],
+                           interval=fields["interval"])
 
 
 def checked_scenario(mapped_run: Mapped) -> ProduceScenario:

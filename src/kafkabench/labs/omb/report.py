@@ -17,7 +17,8 @@ def summary_table(document: ResultDocument) -> Table:
     table = Table(title, columns(NAMES, ("workload", "client"), TIPS, ()))
     for workload in dict.fromkeys(run.params.get("workload") for run in document.runs):
         runs = {run.scenario: run for run in document.runs if run.params.get("workload") == workload}
-        produced, consumed = runs.get("produce"), runs.get("consume")
+        produced = runs.get("produce") or runs.get("build produce")  # a backlog's: built, then drained
+        consumed = runs.get("consume") or runs.get("drain consume")
         if produced is None:
             continue
         rate = produced.params.get("rate", -1)

@@ -16,7 +16,6 @@ minus the record's millisecond timestamp and drops samples at or below 0 ms; pub
 
 from __future__ import annotations
 
-import functools
 import math
 from datetime import datetime
 from pathlib import Path
@@ -37,31 +36,73 @@ def omb_result(workload_name: str, driver: str, workload, produced: list[Timelin
     """`workload`: OMB's Workload (its fields go into the metadata); `produced`/`consumed`: every window of each role
     in order, the warm-up's marked."""
     measured = _full_windows([e for e in produced if e.phase is None])
-    reads = [e for e in consumed if e.phase is None]
-    if len(reads) > len(measured) and measured:  # what consumers read after the producers' end: the last window's
-        reads = reads[:len(measured) - 1] + [functools.reduce(combined, reads[len(measured) - 1:])]
+    start_ns = measured[0].start_ns if measured else 0
+    reading = [e for e in consumed if _middle(e) >= start_ns]  # the consumers' measured windows
+    reads = _spread(reading, measured)
     result: dict = {"workload": workload_name, "driver": driver, "messageSize": workload.message_size,
                     "topics": workload.topics, "partitions": workload.partitions_per_topic,
                     "producersPerTopic": workload.producers_per_topic,
                     "consumersPerTopic": workload.consumer_per_subscription}
-    windows = len(measured)
-    reads = reads[:windows] + [None] * (windows - len(reads))
     result["publishRate"] = [_rate(e.records, e) for e in measured]
     result["publishErrorRate"] = [_rate(e.errors, e) for e in measured]
-    result["consumeRate"] = [_rate(e.records, e) if e else 0.0 for e in reads]
-    result["backlog"] = _backlog(produced, consumed, measured, reads, workload.subscriptions_per_topic)
+    result["consumeRate"] = [records / seconds for records, _, seconds in reads]
+    written = sum(e.records for e in produced if e.phase)
+    read = sum(e.records for e in consumed if _middle(e) < start_ns)
+    readers = workload.subscriptions_per_topic
+    result["backlog"] = []
+    for window, (records, _, _) in zip(measured, reads):  # from the start of the load, as OMB counts it
+        written, read = written + window.records, read + records
+        result["backlog"].append(max(0, round(readers * written - read)))
     for name, metric, unit in LATENCIES:
-        source = reads if metric == "e2e" else measured
-        per_window = [_figures(e.histogram(metric) if e else LatencyHistogram(), unit) for e in source]
+        histograms = [h for _, h, _ in reads] if metric == "e2e" else [e.histogram(metric) for e in measured]
+        per_window = [_figures(h, unit) for h in histograms]
         for key in ("Avg", *(suffix for suffix, _ in PERCENTILES), "Max"):
             result[f"{name}{key}"] = [figures[key] for figures in per_window]
-    for name, metric, unit in LATENCIES:
-        entries = [e for e in reads if e] if metric == "e2e" else measured
-        histogram = phase_histograms(entries).get(metric, LatencyHistogram())
+        histogram = phase_histograms(reading if metric == "e2e" else measured).get(metric, LatencyHistogram())
         for key, value in _figures(histogram, unit).items():
             result[f"aggregated{name[0].upper()}{name[1:]}{key}"] = value
         result[f"aggregated{name[0].upper()}{name[1:]}Quantiles"] = quantiles(histogram, unit)
     return result
+
+
+def _spread(reading: list[TimelineEntry],
+            measured: list[TimelineEntry]) -> list[tuple[float, LatencyHistogram, float]]:
+    """The consumers' windows in the producers', which they need not line up with (a backlog's consumers start
+    mid-run): each window's records in proportion to the time it shares with each consumer window, and its e2e
+    latencies from the consumer windows that lie mostly in it (else the one it shares most with). What the consumers
+    read after the producers' last window is counted in it, over its longer span. (records, e2e, seconds) each."""
+    spread = []
+    for index, window in enumerate(measured):
+        end = window.end_ns if index < len(measured) - 1 else max([window.end_ns] + [e.end_ns for e in reading])
+        shares = [(entry, _overlap(entry, window.start_ns, end) / max(1, entry.end_ns - entry.start_ns))
+                  for entry in reading]
+        records = sum(entry.records * share for entry, share in shares)
+        mostly = [entry for entry in reading if _home(entry, measured) == index]
+        if not mostly and records:
+            mostly = [max(shares, key=lambda pair: pair[1])[0]]
+        histogram = LatencyHistogram()
+        for entry in mostly:
+            histogram.merge(entry.histogram("e2e"))
+        spread.append((records, histogram, max((end - window.start_ns) / 1e9, 1e-9)))
+    return spread
+
+
+def _home(entry: TimelineEntry, measured: list[TimelineEntry]) -> int:
+    """The producers' window a consumer window lies mostly in."""
+    overlaps = [_overlap(entry, w.start_ns, w.end_ns) for w in measured]
+    return max(range(len(measured)), key=lambda i: overlaps[i]) if any(overlaps) else len(measured) - 1
+
+
+def _overlap(entry: TimelineEntry, start_ns: int, end_ns: int) -> int:
+    return max(0, min(entry.end_ns, end_ns) - max(entry.start_ns, start_ns))
+
+
+def _middle(entry: TimelineEntry) -> int:
+    return (entry.start_ns + entry.end_ns) // 2
+
+
+def _seconds(entry: TimelineEntry) -> float:
+    return max((entry.end_ns - entry.start_ns) / 1e9, 1e-9)
 
 
 def result_name(workload_file: Path, driver: str, when: datetime) -> str:
@@ -81,22 +122,7 @@ def _full_windows(entries: list[TimelineEntry]) -> list[TimelineEntry]:
 
 
 def _rate(count: int, entry: TimelineEntry) -> float:
-    seconds = (entry.end_ns - entry.start_ns) / 1e9
-    return count / seconds if seconds > 0 else 0.0
-
-
-def _backlog(produced: list[TimelineEntry], consumed: list[TimelineEntry], measured: list[TimelineEntry],
-             reads: list[TimelineEntry | None], readers: int) -> list[int]:
-    """Records written and not yet read at the end of each measured window, counted from the start of the load as
-    OMB counts them (every subscription reads every record)."""
-    written = sum(e.records for e in produced if e.phase)
-    read = sum(e.records for e in consumed if e.phase)
-    backlog = []
-    for entry, reading in zip(measured, reads):
-        written += entry.records
-        read += reading.records if reading else 0
-        backlog.append(max(0, readers * written - read))
-    return backlog
+    return count / _seconds(entry)
 
 
 def _figures(histogram: LatencyHistogram, unit: float | None) -> dict[str, float | int]:

@@ -4,19 +4,22 @@ result file written beside kafkabench's (`<workload>-<driver>-<time>.json`, OMB'
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Events, Listener
-from kafkabench.core.results import ResultDocument
+from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import new_document
-from kafkabench.labs.omb.mapping import (Mapped, checked_scenario, mapped, payload_source, produce_scenario,
-                                         randomized_payloads)
+from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
+from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
+from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, checked_scenario, mapped, max_rate_scenario,
+                                         payload_source, produce_scenario, randomized_payloads)
 from kafkabench.labs.omb.result import omb_result, result_name
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import DEFAULT_DRIVER, KafkaDriver, Workload, load_driver, load_workload
@@ -37,22 +40,38 @@ def load_all(scenario: OmbScenario) -> tuple[KafkaDriver, list[Loaded]]:
     loaded = []
     for path in scenario.workloads:
         workload = load_workload(path)
-        if workload.producer_rate == 0 or workload.consumer_backlog_size_gb:
-            raise ConfigError(_not_yet(path, workload))
         payload_source(workload, path)
-        loaded.append(Loaded(path, workload, mapped(workload, scenario.driver and driver, scenario)))
+        item = Loaded(path, workload, mapped(workload, scenario.driver and driver, scenario))
+        if workload.consumer_backlog_size_gb:
+            _backlog_notes(item)
+        elif workload.producer_rate == 0 and workload.subscriptions_per_topic > 1:
+            item.mapped.notes.append("producerRate 0: the capacity lab searches with one subscription reading")
+        loaded.append(item)
     return driver, loaded
 
 
-def _not_yet(path: Path, workload: Workload) -> str:
-    field = "producerRate: 0" if workload.producer_rate == 0 else "consumerBacklogSizeGB"
-    return (f"OMB workload {path}: {field} is not run by `kafkabench omb` yet; run `kafkabench "
-            f"{'max-rate' if workload.producer_rate == 0 else 'backlog'}` with the workload's shape instead")
+def _backlog_notes(item: Loaded) -> None:
+    """What a backlog run does not do as OMB does: refused where it would change the answer, said otherwise."""
+    workload, path = item.workload, item.file
+    if workload.backlog_drain_ratio < 1:
+        raise ConfigError(f"OMB workload {path}: backlogDrainRatio {workload.backlog_drain_ratio:g}: kafkabench's "
+                          "backlog lab drains it all (drained: the consumers' e2e p99 under a second); remove it")
+    if workload.subscriptions_per_topic > 1:
+        raise ConfigError(f"OMB workload {path}: consumerBacklogSizeGB with {workload.subscriptions_per_topic} "
+                          "subscriptions: kafkabench's backlog lab drains with one group")
+    item.mapped.notes.append("consumerBacklogSizeGB: the backlog lab builds it at producerRate, then drains it as the "
+                             "producers go on, and ends once drained: no warm-up before it, no "
+                             "testDurationMinutes after it")
 
 
 def check_omb(scenario: OmbScenario, listener: Listener) -> None:
     for item in load_all(scenario)[1]:
-        plan_throughput(checked_scenario(item.mapped), listener)
+        if item.workload.consumer_backlog_size_gb:
+            check_backlog(backlog_scenario(item.mapped, item.workload, []), listener)
+        elif item.workload.producer_rate == 0:
+            check_max_rate(max_rate_scenario(item.mapped, [], scenario.slo), listener)
+        else:
+            plan_throughput(checked_scenario(item.mapped), listener)
 
 
 def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
@@ -61,38 +80,74 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
     document = new_document("omb", target, {"driver": driver.name, "driver_file": str(scenario.driver or ""),
                                             "client": scenario.client, "workloads": [], "omb_results": []})
     for item in loaded:
-        name = item.file.stem
+        name, scratch = item.file.stem, out_dir / f".workload-{item.file.stem}"
         listener.note(f"workload {name}: {item.workload.name or ''}".rstrip(": "))
         for line in item.mapped.notes:
             listener.note(line)
             document.notes.append(f"{name}: {line}")
         windows = _Windows()
         payloads = ([payload_source(item.workload, item.file)] if not item.workload.use_randomized_payloads else
-                    randomized_payloads(item.workload, out_dir / name / "payloads"))
+                    randomized_payloads(item.workload, scratch / "payloads"))
         started = datetime.now()
         try:
-            produced = run_throughput(produce_scenario(item.mapped, payloads), target, out_dir / name,
-                                      Events(listener, windows))
+            ran = _run(item, scenario, payloads, target, scratch, Events(listener, windows), document)
         except LabFailed as failed:
-            document.runs.extend(_tagged(failed.document.runs if failed.document else [], name))
+            _keep(document, failed.document.runs if failed.document else [], name, scratch, out_dir)
+            shutil.rmtree(scratch, ignore_errors=True)
             document.error = f"workload {name}: {failed}"
-            raise LabFailed(document.error, document, failed.kind) from None
-        document.runs.extend(_tagged(produced.runs, name))
-        result = omb_result(item.workload.name or name, driver.name, item.workload, windows.entries["produce"],
+            write_result(document, out_dir)
+            raise LabFailed(f"{document.error}; the workloads done so far are kept in {out_dir}", document,
+                            failed.kind) from None
+        _keep(document, ran.runs, name, scratch, out_dir)
+        shutil.rmtree(scratch, ignore_errors=True)
+        result = omb_result(item.workload.name or name, driver.name, item.workload, windows.entries.get("produce", []),
                             windows.entries.get("consume", []))
         path = out_dir / result_name(item.file, driver.name, started)
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         document.params["workloads"].append({"file": str(item.file), "name": item.workload.name, **item.workload.model_dump(
-            by_alias=True, exclude={"name"})})
+            by_alias=True, exclude={"name"}), "first_topic": ran.params.get("topic")})
         document.params["omb_results"].append(path.name)
+        write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")
     return document
 
 
-def _tagged(runs: list, workload: str) -> list:
+def _keep(document: ResultDocument, runs: list[Run], workload: str, scratch: Path, out_dir: Path) -> None:
+    """The workload's runs, tagged with it, their histogram files moved from its scratch directory into the lab's."""
+    (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
     for run in runs:
         run.params = {**run.params, "workload": workload}
-    return runs
+        index = len(document.runs)
+        for metric, relative in list(run.histograms.items()):
+            kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
+            if (scratch / relative).exists():
+                shutil.move(scratch / relative, out_dir / kept)
+                run.histograms[metric] = kept
+            else:
+                del run.histograms[metric]
+        document.runs.append(run)
+
+
+def _run(item: Loaded, scenario: OmbScenario, payloads: list[Path], target: Target, out_dir: Path,
+         events: Listener, document: ResultDocument) -> ResultDocument:
+    """The workload's run: a backlog built and drained, or a produce run at its rate or the capacity lab's answer."""
+    if item.workload.consumer_backlog_size_gb:
+        return run_backlog(backlog_scenario(item.mapped, item.workload, payloads), target, out_dir, events)
+    rate = None
+    if item.workload.producer_rate == 0:
+        capacity = run_max_rate(max_rate_scenario(item.mapped, payloads, scenario.slo), target, out_dir / "max-rate",
+                                events)
+        found = capacity.params.get("sustainable")
+        if not found:
+            raise LabFailed(f"producerRate 0: the capacity lab found no rate that met {', '.join(scenario.slo)} "
+                            f"({capacity.params.get('stop_reason', 'see its result')})", capacity)
+        rate = found["records_per_s"]
+        holds = capacity.params.get("holds", {})
+        line = (f"producerRate 0: the capacity lab's answer {rate:,.0f} records/s ({', '.join(scenario.slo) or 'no slo'}"
+                f"; held: {found.get('held')}, holds failed at {holds.get('failed') or 'none'})")
+        events.note(line)
+        document.notes.append(f"{item.file.stem}: {line}")
+    return run_throughput(produce_scenario(item.mapped, payloads, rate), target, out_dir, events)
 
 
 class _Windows(Listener):

@@ -49,7 +49,16 @@ final class LatencyMetric {
 
     /** Closes the current window: its values, encoded; they join the total. */
     String takeWindow() {
+        closeWindow();
+        return encodeWindow();
+    }
+
+    /** Closes the current window (its values join the total); encodeWindow() then gives them. */
+    void closeWindow() {
         drainIntoWindow();
+    }
+
+    String encodeWindow() {
         return encode(window);
     }
 

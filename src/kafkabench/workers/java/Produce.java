@@ -210,11 +210,17 @@ final class Produce implements KafkabenchWorker.Scenario {
     }
 
     private void emitWindow(long now) {
+        long[] counts = new long[2];
+        outcomes.counted(() -> {
+            publishLatency.closeWindow();
+            counts[0] = outcomes.acked();
+            counts[1] = outcomes.payloadBytes();
+        });
+        long acked = counts[0];
         Map<String, String> histograms = new LinkedHashMap<>();
-        histograms.put("publish_latency", publishLatency.takeWindow());
+        histograms.put("publish_latency", publishLatency.encodeWindow());
         histograms.put("publish_delay", publishDelay.takeWindow());
-        long acked = outcomes.acked();
-        Map<String, Object> window = windows.close(now, acked, outcomes.payloadBytes(), outcomes.errors(), histograms);
+        Map<String, Object> window = windows.close(now, acked, counts[1], outcomes.errors(), histograms);
         KafkabenchWorker.send(Windows.progress(acked, window));
     }
 

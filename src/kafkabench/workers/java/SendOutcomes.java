@@ -27,10 +27,12 @@ final class SendOutcomes {
     void completed(long tSend, int payloadLength, Exception exception, LatencyMetric publishLatency) {
         long now = System.nanoTime();
         if (exception == null) {
-            publishLatency.record(now - tSend);
-            payloadBytes.addAndGet(payloadLength);
+            synchronized (this) { // an ack's latency and its count fall into one window (see counted)
+                publishLatency.record(now - tSend);
+                payloadBytes.addAndGet(payloadLength);
+                acked.incrementAndGet();
+            }
             lastAckNs = now;
-            acked.incrementAndGet();
         } else {
             String type = exception.getClass().getSimpleName();
             errorsByType.computeIfAbsent(type, t -> new LongAdder()).increment();
@@ -52,6 +54,11 @@ final class SendOutcomes {
     private static String oneLine(String text) {
         String line = text.replace('\n', ' ');
         return line.length() <= 160 ? line : line.substring(0, 157) + "...";
+    }
+
+    /** `close` (a window's latencies taken) with no ack in between: the window's count and latencies agree. */
+    synchronized void counted(Runnable close) {
+        close.run();
     }
 
     long acked() {
