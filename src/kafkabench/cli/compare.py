@@ -18,6 +18,7 @@ from kafkabench.cli.verdicts import row
 from kafkabench.report.compare import CONFIDENCE, MIN_EFFECT_PCT, CompareError, Comparison, RunComparison, \
     compare_paths
 from kafkabench.report.family import chance_text
+from kafkabench.report.omb import compare_omb, is_omb_baseline
 from kafkabench.report.verdict import MetricChange, pct_text
 
 def run_table(run: RunComparison) -> Table:
@@ -84,7 +85,10 @@ def compare(
     if b is None:
         abort("compare needs two result directories, A (the baseline) and B")
     try:
-        comparison = compare_paths(a, b, min_effect_pct=min_effect, fdr=fdr, metrics=metric or None)
+        if is_omb_baseline(a):  # a published OpenMessaging Benchmark run, held against B's OMB result files
+            comparison = compare_omb(a, b, min_effect, fdr, metrics=metric or None)
+        else:
+            comparison = compare_paths(a, b, min_effect_pct=min_effect, fdr=fdr, metrics=metric or None)
     except CompareError as exc:
         abort(str(exc))
     console = err if as_json else out

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kafkabench.core.results import RESULT_FILE, ResultDocument, Run, read_result
 from kafkabench.errors import KafkabenchError
 from kafkabench.report.family import judge_family, repeats_note
-from kafkabench.report.omb import compare_omb, is_omb_baseline
 from kafkabench.report.significance import ALPHA, CONFIDENCE, RESAMPLES, SEED, bootstrap_interval, permutation_p, \
     relative_change, repeats_for
 from kafkabench.report.verdict import Better, MetricChange, Verdict
@@ -222,10 +221,7 @@ def compare_runs(a_runs: list[Run], b_runs: list[Run], min_effect_pct: float = M
 def compare_paths(a: Path, b: Path, min_effect_pct: float = MIN_EFFECT_PCT, seed: int = SEED,
                   fdr: float = ALPHA, metrics: list[str] | None = None) -> Comparison:
     """Every matched run's metrics (those matching a `metrics` pattern, when given), judged together as one family at
-    false discovery rate `fdr`: the fewer tested, the fewer repeats a call needs. An OpenMessaging Benchmark result as
-    A (report.omb) is held against the OMB result files under B."""
-    if is_omb_baseline(a):
-        return compare_omb(a, b, min_effect_pct, fdr, seed, metrics)
+    false discovery rate `fdr`: the fewer tested, the fewer repeats a call needs."""
     a_documents, b_documents = load_documents(a), load_documents(b)
     check_same_plan(a, a_documents, b, b_documents)
     a_samples, a_skipped = collect_samples(a_documents)

@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from kafkabench.report.compare import CompareError, Comparison, RunComparison, compare_metric
 from kafkabench.report.family import judge_family, repeats_note
 from kafkabench.report.significance import SEED
 
@@ -50,8 +51,6 @@ def _is_omb(file: Path) -> bool:
 
 def compare_omb(a: Path, b: Path, min_effect_pct: float, fdr: float, seed: int = SEED,
                 metrics: list[str] | None = None):
-    from kafkabench.report.compare import CompareError, Comparison, RunComparison, compare_metric
-
     a_files, b_files = omb_files(a), omb_files(b)
     if not b_files:
         raise CompareError(f"{b}: no OMB result files under it; `kafkabench omb WORKLOAD.yaml --out {b}` writes them "

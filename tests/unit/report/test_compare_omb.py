@@ -3,8 +3,7 @@ on OMB's workload name, with the noise test where both sides have repeats."""
 
 import json
 
-from kafkabench.report.compare import compare_paths
-from kafkabench.report.omb import is_omb_baseline
+from kafkabench.report.omb import compare_omb, is_omb_baseline
 
 
 def omb_result(workload: str, driver: str, rate: float, p99: float) -> dict:
@@ -29,7 +28,7 @@ def test_a_published_omb_run_is_the_baseline_of_kafkabench_s_omb_results(tmp_pat
                                                     4.0 + i / 10) for i in range(8)])
     (tmp_path / "mine" / "result.json").write_text("{}")  # kafkabench's own result beside them is not read here
     assert is_omb_baseline(tmp_path / "published") and not is_omb_baseline(tmp_path / "mine")
-    comparison = compare_paths(tmp_path / "published", tmp_path / "mine", min_effect_pct=5, fdr=0.05)
+    comparison = compare_omb(tmp_path / "published", tmp_path / "mine", 5, 0.05)
     [run] = comparison.matched
     assert run.label == "1 topic / 16 partitions / 1kb (Kafka -> Kafka-java)" and (run.a_samples, run.b_samples) == (8, 8)
     changes = {change.metric: change for change in run.metrics}
@@ -37,8 +36,8 @@ def test_a_published_omb_run_is_the_baseline_of_kafkabench_s_omb_results(tmp_pat
     assert changes["publishRate"].verdict == "within noise"
     assert "OMB's from the record's millisecond timestamp" in run.note
     assert comparison.only_a == ["only there (1 in A)"]
-    single = compare_paths(sorted((tmp_path / "published").iterdir())[0],
-                           tmp_path / "mine", min_effect_pct=5, fdr=0.05, metrics=["aggregated*99pct"])
+    single = compare_omb(sorted((tmp_path / "published").iterdir())[0], tmp_path / "mine", 5, 0.05,
+                         metrics=["aggregated*99pct"])
     assert {c.metric for c in single.matched[0].metrics} == {
         "aggregatedPublishLatency99pct", "aggregatedPublishDelayLatency99pct", "aggregatedEndToEndLatency99pct"}
     assert all(c.verdict == "noise unknown" for c in single.matched[0].metrics)  # one file: no noise test
