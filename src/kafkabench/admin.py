@@ -215,8 +215,8 @@ class KafkaAdmin:
         """Many topics alike, `batch` to a CreateTopics request (an existing one is no error), then waited for
         until every partition has a leader and its full ISR, all read in one metadata request per try."""
         for first in range(0, len(names), batch):
-            news = [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
-                    for name in names[first:first + batch]]
+            news = [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
+                             config=config or {}) for name in names[first:first + batch]]
             futures = self._admin.create_topics(news, operation_timeout=self.timeout_s, request_timeout=self.timeout_s)
             for name, future in futures.items():
                 try:

@@ -138,7 +138,8 @@ def test_the_warmup_runs_at_the_rate_and_is_kept_out_of_every_figure(kafka_clust
 
 
 @pytest.mark.parametrize("client", ["confluent", "java", "kafka-python"])
-def test_several_topics_keys_and_subscriptions_each_group_reads_every_record(kafka_cluster, topic_name, tmp_path, client):
+def test_several_topics_keys_and_subscriptions_each_group_reads_every_record(kafka_cluster, topic_name, tmp_path,
+                                                                           client):
     document = run(ProduceScenario(topic=topic_name, topics=3, partitions=2, keys="round_robin", count=1500,
                                    consumers=1, subscriptions=2, client=client, interval=0.5), kafka_cluster, tmp_path)
     producer_run, consumer_run = document.runs

@@ -89,9 +89,9 @@ class ProduceParams(ScenarioParams):
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="send only to these "
                                                                  "partitions, in turn; unset: "
                                                                  "where the client's partitioner puts each record")
-    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1, description="send to these "
-                                                                     "topics in turn (each record at a rate, each batch "
-                                                                     "as fast as possible); unset: the task's topic")
+    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, description="send to these topics in turn (each record at a rate, each batch as fast as "
+                                        "possible); unset: the task's topic")
     keys: Literal["none", "round_robin", "random"] = Field("none", description="each record's key: none, or one of "
                                                             "KEY_POOL keys, in turn or at random (OMB's distributors)")
 
@@ -133,8 +133,8 @@ class ConsumeParams(ScenarioParams):
     partitions: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="read these "
                                                                  "partitions, assigned without joining a group; unset: "
                                                                  "the group's share of the topic")
-    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1, description="subscribe to "
-                                                                     "these topics in the group; unset: the task's topic")
+    topics: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, description="subscribe to these topics in the group; unset: the task's topic")
 
     @model_validator(mode="after")
     def _one_topic_for_partitions(self) -> ConsumeParams:

@@ -9,7 +9,9 @@ from the merged histograms, never averaged.
 
 Merging exactly is why every entry keeps its encoded histograms (each metric the windows carry). The first
 `warmup_windows` window indexes are the warm-up: their entries say `phase: "warmup"` and never merge with the
-measured ones, so the measured phase's figures come from its entries alone (`phase_histograms`). Memory is therefore `max_entries` encoded
+measured ones, so the measured phase's figures come from its entries alone (`phase_histograms`).
+
+Memory is therefore `max_entries` encoded
 histograms, whose size grows with the number of distinct buckets they use: about 6 KB for 100,000
 latencies spread around 3 ms, 64 KB at the very worst (all 23,552 buckets from 1 us to 1 h in use). The
 default 2,000 entries hold some 10 to 20 MB per role in practice, at most about 130 MB.

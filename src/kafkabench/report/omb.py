@@ -63,7 +63,8 @@ def compare_omb(a: Path, b: Path, min_effect_pct: float, fdr: float, seed: int =
                                   [_value(r, name, how) for r in b_runs], min_effect_pct, seed)
                    for name, how, better in METRICS
                    if metrics is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in metrics)]
-        drivers = sorted({r.get("driver", "?") for r in a_runs}) + ["->"] + sorted({r.get("driver", "?") for r in b_runs})
+        drivers = [*sorted({r.get("driver", "?") for r in a_runs}), "->",
+                   *sorted({r.get("driver", "?") for r in b_runs})]
         matched.append(RunComparison(label=f"{workload} ({' '.join(drivers)})", group="omb", client="omb",
                                      scenario="omb", params={"workload": workload}, a_samples=len(a_runs),
                                      b_samples=len(b_runs), note=None, metrics=changes))
@@ -72,8 +73,10 @@ def compare_omb(a: Path, b: Path, min_effect_pct: float, fdr: float, seed: int =
         run.note = "; ".join(filter(None, (repeats_note(run.a_samples, run.b_samples, family, fdr), E2E_NOTE)))
     return Comparison(a=str(a), b=str(b), a_documents=len(a_files), b_documents=len(b_files),
                       min_effect_pct=min_effect_pct, fdr=fdr, family=family, seed=seed, matched=matched,
-                      only_a=[f"{name} ({len(runs)} in A)" for name, runs in a_samples.items() if name not in b_samples],
-                      only_b=[f"{name} ({len(runs)} in B)" for name, runs in b_samples.items() if name not in a_samples],
+                      only_a=[f"{name} ({len(runs)} in A)" for name, runs in a_samples.items()
+                              if name not in b_samples],
+                      only_b=[f"{name} ({len(runs)} in B)" for name, runs in b_samples.items()
+                              if name not in a_samples],
                       skipped=[])
 
 

@@ -98,7 +98,8 @@ class ConsumeRun:
         started = self.clock()
         try:
             self.client.open_consumer(self.task.bootstrap_servers, self.task.consumer_config)
-            self.client.subscribe(self.params.topics or [self.task.topic], self.task.timeout_s, at_end=self.params.start_from == "latest",
+            self.client.subscribe(self.params.topics or [self.task.topic], self.task.timeout_s,
+                                  at_end=self.params.start_from == "latest",
                                   partitions=self.params.partitions)
         except AdapterError as exc:
             raise RunFailed("failure", str(exc)) from exc

@@ -106,5 +106,6 @@ def test_the_warmup_windows_are_their_own_phase_never_merged_with_the_measured_o
     assert [d.get("phase") for d in timeline.as_dicts()][:len(warmup)] == ["warmup"] * len(warmup)
     assert "phase" not in timeline.as_dicts()[-1]  # measured entries dump as they always did
     merged = phase_histograms(measured)
-    assert merged["publish_latency"].value_at_percentile_ms(100) == pytest.approx(1, rel=1e-2)  # the slow warm-up is out
+    # the slow warm-up is out
+    assert merged["publish_latency"].value_at_percentile_ms(100) == pytest.approx(1, rel=1e-2)
     assert merged["publish_delay"].count == 17  # every metric the windows carry, not only the timeline's

@@ -1,4 +1,5 @@
-"""OMB's result file from a run's windows: every key of OMB's TestResult, in its units, one value per measured window."""
+"""OMB's result file from a run's windows: every key of OMB's TestResult, in its units, one value per measured
+window."""
 
 from datetime import datetime
 from pathlib import Path

@@ -20,8 +20,8 @@ AUTO = "auto"
 class MaxRateScenario(ProducerWorkload):
     lab: Literal["max-rate"] = "max-rate"
     panels: ClassVar[dict[str, tuple[str, ...]]] = {
-        "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor", "topics",
-                     "keys", "acks", "compression", "timeout"),
+        "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor",
+                     "topics", "keys", "acks", "compression", "timeout"),
         "Objectives": ("slo", "metric"),
         "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "max_steps", "searches", "sweep",
                    "repeats"),

@@ -23,7 +23,8 @@ from kafkabench.labs.throughput.scenario import ProduceScenario
 
 SET_HERE = {"bootstrap.servers": "the cluster is kafkabench's target (--bootstrap-servers or the embedded one)",
             "key.serializer": "kafkabench's workers send bytes", "value.serializer": "kafkabench's workers send bytes",
-            "key.deserializer": "kafkabench's workers read bytes", "value.deserializer": "kafkabench's workers read bytes",
+            "key.deserializer": "kafkabench's workers read bytes",
+            "value.deserializer": "kafkabench's workers read bytes",
             "group.id": "each subscription is a group of its own, as OMB names them"}
 
 
@@ -51,7 +52,8 @@ def mapped(workload: Workload, driver: KafkaDriver | None, scenario: OmbScenario
               "partitions": workload.partitions_per_topic, "topics": workload.topics, "keys": workload.keys,
               "replication_factor": driver.replication_factor, "duration": duration, "warmup": warmup,
               "interval": scenario.interval, "timeout": scenario.timeout, "rate": workload.producer_rate or -1,
-              "topic_config": {k: Setting(v, f"{driver.name} topicConfig") for k, v in driver.settings("topic").items()},
+              "topic_config": {key: Setting(value, f"{driver.name} topicConfig")
+                               for key, value in driver.settings("topic").items()},
               "producer": producer, "consumer": consumer}
     return Mapped(fields, notes)
 

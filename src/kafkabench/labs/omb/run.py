@@ -104,8 +104,9 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
                             windows.entries.get("consume", []))
         path = out_dir / result_name(item.file, driver.name, started)
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
-        document.params["workloads"].append({"file": str(item.file), "name": item.workload.name, **item.workload.model_dump(
-            by_alias=True, exclude={"name"}), "first_topic": ran.params.get("topic")})
+        document.params["workloads"].append({"file": str(item.file), "name": item.workload.name,
+                                             **item.workload.model_dump(by_alias=True, exclude={"name"}),
+                                             "first_topic": ran.params.get("topic")})
         document.params["omb_results"].append(path.name)
         write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")
@@ -143,8 +144,9 @@ def _run(item: Loaded, scenario: OmbScenario, payloads: list[Path], target: Targ
                             f"({capacity.params.get('stop_reason', 'see its result')})", capacity)
         rate = found["records_per_s"]
         holds = capacity.params.get("holds", {})
-        line = (f"producerRate 0: the capacity lab's answer {rate:,.0f} records/s ({', '.join(scenario.slo) or 'no slo'}"
-                f"; held: {found.get('held')}, holds failed at {holds.get('failed') or 'none'})")
+        slo = ", ".join(scenario.slo) or "no slo"
+        line = (f"producerRate 0: the capacity lab's answer {rate:,.0f} records/s ({slo}; held: {found.get('held')}, "
+                f"holds failed at {holds.get('failed') or 'none'})")
         events.note(line)
         document.notes.append(f"{item.file.stem}: {line}")
     return run_throughput(produce_scenario(item.mapped, payloads, rate), target, out_dir, events)

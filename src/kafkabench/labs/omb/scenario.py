@@ -17,7 +17,8 @@ class OmbScenario(Scenario):
     driver: Path | None = Field(None, description="OMB's Kafka driver file (driver-kafka/*.yaml): replication and the "
                                                   "topic, producer and consumer settings; default: none, the client's "
                                                   "own defaults and replication factor 1.")
-    client: str = Field("java", description="confluent, kafka-python, aiokafka or java (OMB's driver is Java's client).")
+    client: str = Field("java", description="confluent, kafka-python, aiokafka or java (OMB's driver is Java's "
+                                            "client).")
     duration: PositiveFloat | None = Field(None, description="Measured seconds instead of the workload's "
                                                              "testDurationMinutes (a shorter run; the result says so).")
     warmup: NonNegativeFloat | None = Field(None, description="Warm-up seconds instead of warmupDurationMinutes.")

@@ -81,11 +81,13 @@ def definitions(document: ResultDocument) -> list[str]:
                             if latency else ""))
     for run in document.runs:
         if warmup := run.params.get("warmup"):
-            latency = (f", {warmup['metric'].replace('_', ' ')} p50 {warmup['p50_ms']:.3g} ms, p99 {warmup['p99_ms']:.3g} ms"
+            metric = warmup["metric"].replace("_", " ")
+            latency = (f", {metric} p50 {warmup['p50_ms']:.3g} ms, p99 {warmup['p99_ms']:.3g} ms"
                        if "p99_ms" in warmup else "")
-            lines.append(f"{run.scenario}: the warm-up, the first {warmup['span_s']:.1f} s (--warmup {warmup['seconds']:g}, "
-                         f"whole windows): {warmup['records']:,} records at {warmup['records_per_s']:,.0f}/s{latency}; "
-                         "kept out of every figure above (counters and cpu s are the whole run's)")
+            lines.append(f"{run.scenario}: the warm-up, the first {warmup['span_s']:.1f} s (--warmup "
+                         f"{warmup['seconds']:g}, whole windows): {warmup['records']:,} records at "
+                         f"{warmup['records_per_s']:,.0f}/s{latency}; kept out of every figure above (counters and "
+                         "cpu s are the whole run's)")
     for run in document.runs:
         if run.scenario == "consume" and run.timings:
             lines.append("consume: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(run.timings.items())))

@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import (Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator,
+                      model_validator)
 
 from kafkabench.labs.payload import check_value_size
 from kafkabench.labs.scenario import (Acks, Cli, Codec, ConsumerSettings, Knob, Overrides, ProducerSettings, Rate,

@@ -129,8 +129,8 @@ final class Consume implements KafkabenchWorker.Scenario {
         }
         for (long now = subscribedNs; rebalanceS == null; now = System.nanoTime()) {
             if (now - deadline >= 0) {
-                throw new WorkerFailure("timeout", "no partitions of " + String.join(", ", topics) + " assigned to group "
-                        + group + within);
+                throw new WorkerFailure("timeout", "no partitions of " + String.join(", ", topics)
+                        + " assigned to group " + group + within);
             }
             pollPaused(Math.min(POLL_NS, deadline - now));
         }

@@ -52,7 +52,8 @@ final class Params {
         if (!value.isArray() || value.isEmpty()) throw invalid(name, "a non-empty list of names");
         String[] names = new String[value.size()];
         for (int i = 0; i < names.length; i++) {
-            if (!value.get(i).isTextual() || value.get(i).asText().isEmpty()) throw invalid(name, "a non-empty list of names");
+            JsonNode item = value.get(i);
+            if (!item.isTextual() || item.asText().isEmpty()) throw invalid(name, "a non-empty list of names");
             names[i] = value.get(i).asText();
         }
         return names;

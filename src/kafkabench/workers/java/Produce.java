@@ -32,7 +32,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     static final String STAMP_HEADER = "kb-sent-ns";
 
     private final JsonNode task;
-    static final int KEY_POOL = 10_000; // the keys of params.keys: "key0000000" ... "key0009999", as the Python worker's
+    static final int KEY_POOL = 10_000; // params.keys': "key0000000" ... "key0009999", as the Python worker's
 
     private final String[] topics; // message i goes to topics[i % n]
     private final byte[][] keys; // null: no keys; else the pool, used in turn or at random
@@ -60,7 +60,8 @@ final class Produce implements KafkabenchWorker.Scenario {
         Params params = new Params(task);
         this.task = task;
         topics = params.names("topics", task.path("topic").asText());
-        String keying = params.optionalText("keys") == null ? "none" : params.text("keys", "none", "round_robin", "random");
+        String keying = params.optionalText("keys") == null ? "none"
+                : params.text("keys", "none", "round_robin", "random");
         keys = keying.equals("none") ? null : keyPool();
         randomKeys = keying.equals("random");
         count = params.count("count");
@@ -168,9 +169,10 @@ final class Produce implements KafkabenchWorker.Scenario {
         byte[] sentNs = stamp ? new byte[8] : null; // filled in once the send time is known (rate -1)
         List<Header> headers = stamp ? List.of(new RecordHeader(STAMP_HEADER, sentNs)) : null;
         Integer partition = partitions == null ? null : partitions[(int) (i % partitions.length)];
-        byte[] key = keys == null ? null : keys[randomKeys ? ThreadLocalRandom.current().nextInt(KEY_POOL) : (int) (i % KEY_POOL)];
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topics[(int) (i % topics.length)], partition, null, key,
-                value, headers);
+        byte[] key = keys == null ? null
+                : keys[randomKeys ? ThreadLocalRandom.current().nextInt(KEY_POOL) : (int) (i % KEY_POOL)];
+        String topic = topics[(int) (i % topics.length)];
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
         long tSend = System.nanoTime();
         if (stamp) putBigEndian(rate > 0 ? due : tSend, sentNs);
         if (sent++ == 0) firstSendNs = tSend;
