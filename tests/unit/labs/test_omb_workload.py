@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from kafkabench.errors import ConfigError
-from kafkabench.labs.omb.mapping import mapped, payload_source, produce_scenario, randomized_payloads
+from kafkabench.labs.omb.mapping import (backlog_scenario, mapped, max_rate_scenario, payload_source, produce_scenario,
+                                         randomized_payloads)
 from kafkabench.labs.omb.run import load_all
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import KAFKA_DRIVER, load_driver, load_workload
@@ -121,7 +122,25 @@ def test_missing_files_and_payloads_of_the_wrong_size_are_refused(tmp_path):
     assert payload_source(load_workload(path), path) == tmp_path / "payload" / "p.data"
 
 
-def test_what_the_lab_does_not_run_yet_is_refused_before_anything_starts(tmp_path):
-    path = write(tmp_path, "w.yaml", {**EVERY_FIELD, "producerRate": 0})
-    with pytest.raises(ConfigError, match="producerRate: 0 is not run by `kafkabench omb` yet"):
-        load_all(OmbScenario(workloads=[path]))
+@pytest.mark.parametrize("change, says", [
+    ({"backlogDrainRatio": 0.5}, "backlogDrainRatio 0.5: kafkabench's backlog lab drains it all"),
+    ({"subscriptionsPerTopic": 2}, "consumerBacklogSizeGB with 2 subscriptions"),
+])
+def test_a_backlog_the_backlog_lab_would_not_build_as_omb_does_is_refused_before_anything_starts(tmp_path, change,
+                                                                                                says):
+    backlog = {**EVERY_FIELD, "consumerBacklogSizeGB": 1, "subscriptionsPerTopic": 1, "backlogDrainRatio": 1.0,
+               **change}
+    with pytest.raises(ConfigError, match=says):
+        load_all(OmbScenario(workloads=[write(tmp_path, "w.yaml", backlog)]))
+
+
+def test_producer_rate_0_and_a_backlog_are_mapped_to_the_capacity_labs(tmp_path):
+    workload = load_workload(write(tmp_path, "w.yaml", {**EVERY_FIELD, "producerRate": 0}))
+    run = mapped(workload, None, OmbScenario(workloads=[Path("w.yaml")]))
+    search = max_rate_scenario(run, [], ["p99=20ms"])
+    assert (search.topics, search.keys, search.consumers, search.metric, search.slo) == (3, "round_robin", 3, "e2e",
+                                                                                          ["p99=20ms"])
+    backlog = load_workload(write(tmp_path, "b.yaml", {**EVERY_FIELD, "consumerBacklogSizeGB": 2,
+                                                      "subscriptionsPerTopic": 1, "backlogDrainRatio": 1.0}))
+    built = backlog_scenario(mapped(backlog, None, OmbScenario(workloads=[Path("b.yaml")])), backlog, [])
+    assert (built.backlog_bytes, built.rate, built.topics, built.consumers) == (2 * 2**30, 9000, 3, 3)

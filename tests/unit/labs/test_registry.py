@@ -18,7 +18,7 @@ class _Nameless(Lab):
 
 def test_the_builtin_labs_are_registered_under_their_names():
     assert registry.names() == ["latency", "produce", "consume", "compression", "durability", "delivery", "monitor",
-                              "max-rate", "backlog", "tune", "groups"]
+                              "max-rate", "backlog", "tune", "groups", "omb"]
     for lab in registry.labs():
         assert registry.get(lab.name) is lab and lab.scenario.model_fields["lab"].default == lab.name
         assert lab.summary
@@ -34,7 +34,7 @@ def test_two_labs_may_not_share_a_name():
 
 def test_an_unknown_lab_names_the_known_ones():
     with pytest.raises(ConfigError, match=r"^unknown lab 'tuner'; known labs: latency, produce, consume, compression, durability, delivery, monitor,"
-                       r" max-rate, backlog, tune, groups$"):
+                       r" max-rate, backlog, tune, groups, omb$"):
         registry.get("tuner")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from kafkabench.core.results import ResultDocument, Run
 from kafkabench.report.table import Table, columns, ms, stat
 
-NAMES = ["workload", "client", "rate", "publish/s", "consume/s", "publish p50", "p99", "e2e p50", "e2e p99",
-         "warm-up p99", "errors"]
+NAMES = ["workload", "rate", "acked/s", "read/s", "publish p50", "p99", "e2e p50", "e2e p99", "warm-up p99",
+         "errors"]
+WIDE = ("warm-up p99", "errors")
 TIPS = {"publish p50": "publish_latency", "p99": "publish_latency", "e2e p50": "e2e_under_load",
         "e2e p99": "e2e_under_load", "rate": "records_per_s"}
 
@@ -14,7 +15,7 @@ TIPS = {"publish p50": "publish_latency", "p99": "publish_latency", "e2e p50": "
 def summary_table(document: ResultDocument) -> Table:
     title = (f"omb: OpenMessaging Benchmark workloads, driver {document.params.get('driver')}, client "
              f"{document.params.get('client')} (the measured phase; latencies in ms)")
-    table = Table(title, columns(NAMES, ("workload", "client"), TIPS, ()))
+    table = Table(title, columns(NAMES, ("workload",), TIPS, WIDE))
     for workload in dict.fromkeys(run.params.get("workload") for run in document.runs):
         runs = {run.scenario: run for run in document.runs if run.params.get("workload") == workload}
         produced = runs.get("produce") or runs.get("build produce")  # a backlog's: built, then drained
@@ -23,7 +24,7 @@ def summary_table(document: ResultDocument) -> Table:
             continue
         rate = produced.params.get("rate", -1)
         warmup = produced.params.get("warmup", {})
-        table.add(workload, produced.client, f"{rate:,.0f}" if rate > 0 else "max",
+        table.add(workload, f"{rate:,.0f}" if rate > 0 else "max",
                   f"{produced.throughput.get('records_per_s', 0):,.0f}",
                   f"{consumed.throughput.get('records_per_s', 0):,.0f}" if consumed else "-",
                   ms(stat(produced, "publish_latency", "p50_ms")), ms(stat(produced, "publish_latency", "p99_ms")),
