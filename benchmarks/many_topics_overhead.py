@@ -4,12 +4,13 @@
         [--repeats 3] [--bootstrap-servers HOST:PORT]
 
 One embedded broker (or --bootstrap-servers). Per topic count, T topics of one partition are created once and both
-sides write the same ones: kafkabench's confluent producer as fast as possible (through the lab API, in batches of
-256 to each topic in turn) and the minimal hand-written loop (benchmarks/minimal_confluent_produce_topics.py, each
-record to the next topic), acks=1 batch.size=1000000 linger.ms=5 on both. One discarded pass of each, then
+sides write the same ones in the same pattern: kafkabench's confluent producer as fast as possible (through the lab
+API, a batch of 256 records to each topic in turn) and the minimal hand-written loop
+(benchmarks/minimal_confluent_produce_topics.py, 256 records to each topic in turn), acks=1 batch.size=1000000 linger.ms=5 on both. One discarded pass of each, then
 --repeats interleaved repeats in ABBA order. records/s = acknowledged records / (first send -> last ack), both sides.
 Prints each side's records/s per repeat and the ratio kafkabench / minimal (median of the per-repeat ratios) against
-the target >= 0.90.
+the target >= 0.90. (The pattern matters more than the harness: the minimal loop sending each record to the next
+topic wrote 100 topics at 0.62x and 1,000 topics at 0.8x the rate of 256-record runs, fewer records per batch.)
 """
 
 from __future__ import annotations

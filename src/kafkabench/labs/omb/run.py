@@ -27,6 +27,9 @@ from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.run import run_throughput
 
 
+BUILTIN_WORKLOADS = Path(__file__).parent / "workloads"  # OMB's families scaled to a small machine (plan `omb`)
+
+
 @dataclass
 class Loaded:
     file: Path
@@ -38,8 +41,9 @@ def load_all(scenario: OmbScenario) -> tuple[KafkaDriver, list[Loaded]]:
     """Every file read and every workload mapped and checked, before anything starts."""
     driver = load_driver(scenario.driver) if scenario.driver else DEFAULT_DRIVER
     loaded = []
-    for path in scenario.workloads:
-        workload = load_workload(path)
+    for given in scenario.workloads:
+        path = given if given.exists() or given.is_absolute() else BUILTIN_WORKLOADS / given.name
+        workload = load_workload(path if path.exists() else given)
         payload_source(workload, path)
         item = Loaded(path, workload, mapped(workload, scenario.driver and driver, scenario))
         if workload.consumer_backlog_size_gb:
@@ -106,7 +110,8 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         document.params["workloads"].append({"file": str(item.file), "name": item.workload.name,
                                              **item.workload.model_dump(by_alias=True, exclude={"name"}),
-                                             "first_topic": ran.params.get("topic")})
+                                             "first_topic": ran.params.get("topic"),
+                                             "topics_ready_s": ran.params.get("topics_ready_s")})
         document.params["omb_results"].append(path.name)
         write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -82,9 +83,12 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     with payload_files(plan, out_dir) as payload_paths, \
             KafkaAdmin(target.connection, timeout_s=scenario.timeout) as admin:
         document.cluster["brokers"] = len(admin.brokers())
+        created = time.monotonic()
         topics, temporary = _ensure_topics(admin, plan)
         topic = topics[0]
         document.params["topic"] = topic
+        if len(topics) > 1:  # how long the cluster took to have them all led and in sync
+            document.params["topics_ready_s"] = round(time.monotonic() - created, 3)
         if plan.role == "produce" and scenario.consumers:
             document.params["e2e_clocks"] = e2e_clocks(target)
         phases = _PhaseLog(scenario, target, admin, topic) if plan.role == "produce" else None
