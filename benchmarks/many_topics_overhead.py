@@ -39,10 +39,11 @@ PRODUCER = {"acks": "1", "batch.size": "1000000", "linger.ms": "5"}
 TARGET = 0.90
 
 
-def kafkabench_rate(target: Target, prefix: str, topics: int, size: int, count: int, work: Path) -> float:
+def kafkabench_rate(target: Target, prefix: str, topics: int, size: int, count: int, work: Path,
+                    extra: list[str]) -> float:
+    settings = [f"{k}={v}" for k, v in PRODUCER.items() if k != "acks"] + extra
     scenario = ProduceScenario(topic=prefix, topics=topics, size=size, count=count, acks=PRODUCER["acks"],
-                               client="confluent",
-                               overrides=parse_overrides([f"{k}={v}" for k, v in PRODUCER.items() if k != "acks"]))
+                               client="confluent", overrides=parse_overrides(settings))
     out = work / uuid.uuid4().hex[:8]
     try:
         run = run_throughput(scenario, target, out, SILENT).runs[0]
@@ -67,6 +68,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--bootstrap-servers")
+    parser.add_argument("-X", dest="extra", action="append", default=[], metavar="KEY=VALUE",
+                        help="A setting for kafkabench's side only (e.g. librdkafka:statistics.interval.ms=600000).")
     args = parser.parse_args()
     counts = [int(t) for t in args.topics.split(",")]
     with tempfile.TemporaryDirectory(prefix="kafkabench-topics-") as tmp, contextlib.ExitStack() as stack:
@@ -80,7 +83,7 @@ def main() -> None:
             prefix = f"many-{uuid.uuid4().hex[:6]}"
             with KafkaAdmin(target.connection, timeout_s=60) as admin:
                 admin.create_topics([f"{prefix}-{i:04d}" for i in range(topics)], 1, 1)
-            sides = {"kafkabench": lambda: kafkabench_rate(target, prefix, topics, args.size, args.count, work),
+            sides = {"kafkabench": lambda: kafkabench_rate(target, prefix, topics, args.size, args.count, work, args.extra),
                      "minimal": lambda: minimal_rate(target.bootstrap_servers, prefix, topics, args.size, args.count)}
             for side in sides.values():  # one discarded pass each: the broker's JIT, the topics' first batches
                 side()

@@ -94,6 +94,8 @@ class ProduceParams(ScenarioParams):
                                         "possible); unset: the task's topic")
     keys: Literal["none", "round_robin", "random"] = Field("none", description="each record's key: none, or one of "
                                                             "KEY_POOL keys, in turn or at random (OMB's distributors)")
+    wire_bytes: bool = Field(True, description="count the bytes sent to the brokers (confluent: from librdkafka's "
+                                               "statistics report, built every 500 ms and naming every partition)")
 
     @model_validator(mode="after")
     def _one_topic_for_partitions(self) -> ProduceParams:

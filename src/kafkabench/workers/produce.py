@@ -55,7 +55,8 @@ class ProduceRun:
         if self.params.warmup:
             raise RunFailed("config", "warmup: the Python worker has no JIT to warm; send warm-up records in a run of their own")
         try:
-            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, wire_stats=True,
+            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config,
+                                      wire_stats=self.params.wire_bytes,
                                       acks=self.acks)
         except AdapterError as exc:
             raise RunFailed("config", str(exc)) from exc
@@ -205,7 +206,7 @@ class ProduceRun:
         counters = dict(self.counters)
         counters["payload_bytes"] = self.stats.payload_bytes
         try:
-            wire = self.client.wire_bytes()
+            wire = self.client.wire_bytes() if self.params.wire_bytes else None
         except Exception:  # the measurements made must survive a client that cannot say
             wire = None
         if wire is not None:
