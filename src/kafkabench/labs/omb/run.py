@@ -15,9 +15,9 @@ from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_re
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
-from kafkabench.labs.document import new_document
 from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
 from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
+from kafkabench.labs.document import new_document
 from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, checked_scenario, mapped, max_rate_scenario,
                                          payload_source, produce_scenario, randomized_payloads)
 from kafkabench.labs.omb.result import omb_result, result_name
@@ -25,7 +25,6 @@ from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import DEFAULT_DRIVER, KafkaDriver, Workload, load_driver, load_workload
 from kafkabench.labs.throughput.plan import plan_throughput
 from kafkabench.labs.throughput.run import run_throughput
-
 
 BUILTIN_WORKLOADS = Path(__file__).parent / "workloads"  # OMB's families scaled to a small machine (plan `omb`)
 
@@ -94,7 +93,7 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
                     randomized_payloads(item.workload, scratch / "payloads"))
         started = datetime.now()
         try:
-            ran = _run(item, scenario, payloads, target, scratch, Events(listener, windows), document)
+            ran, capacity = _run(item, scenario, payloads, target, scratch, listener, windows)
         except LabFailed as failed:
             _keep(document, failed.document.runs if failed.document else [], name, scratch, out_dir)
             shutil.rmtree(scratch, ignore_errors=True)
@@ -111,7 +110,8 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
         document.params["workloads"].append({"file": str(item.file), "name": item.workload.name,
                                              **item.workload.model_dump(by_alias=True, exclude={"name"}),
                                              "first_topic": ran.params.get("topic"),
-                                             "topics_ready_s": ran.params.get("topics_ready_s")})
+                                             "topics_ready_s": ran.params.get("topics_ready_s"),
+                                             **({"capacity": capacity} if capacity else {})})
         document.params["omb_results"].append(path.name)
         write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")
@@ -135,26 +135,27 @@ def _keep(document: ResultDocument, runs: list[Run], workload: str, scratch: Pat
 
 
 def _run(item: Loaded, scenario: OmbScenario, payloads: list[Path], target: Target, out_dir: Path,
-         events: Listener, document: ResultDocument) -> ResultDocument:
-    """The workload's run: a backlog built and drained, or a produce run at its rate or the capacity lab's answer."""
+         listener: Listener, windows: _Windows) -> tuple[ResultDocument, dict | None]:
+    """The workload's run (a backlog built and drained, or a produce run at its rate or the capacity lab's answer),
+    its windows kept, and for producerRate 0 what the capacity lab found: the rate, whether it held, the holds that
+    failed above it."""
+    events = Events(listener, windows)  # the measured run's windows only, never the capacity lab's steps
     if item.workload.consumer_backlog_size_gb:
-        return run_backlog(backlog_scenario(item.mapped, item.workload, payloads), target, out_dir, events)
-    rate = None
-    if item.workload.producer_rate == 0:
-        capacity = run_max_rate(max_rate_scenario(item.mapped, payloads, scenario.slo), target, out_dir / "max-rate",
-                                events)
-        found = capacity.params.get("sustainable")
-        if not found:
-            raise LabFailed(f"producerRate 0: the capacity lab found no rate that met {', '.join(scenario.slo)} "
-                            f"({capacity.params.get('stop_reason', 'see its result')})", capacity)
-        rate = found["records_per_s"]
-        holds = capacity.params.get("holds", {})
-        slo = ", ".join(scenario.slo) or "no slo"
-        line = (f"producerRate 0: the capacity lab's answer {rate:,.0f} records/s ({slo}; held: {found.get('held')}, "
-                f"holds failed at {holds.get('failed') or 'none'})")
-        events.note(line)
-        document.notes.append(f"{item.file.stem}: {line}")
-    return run_throughput(produce_scenario(item.mapped, payloads, rate), target, out_dir, events)
+        return run_backlog(backlog_scenario(item.mapped, item.workload, payloads), target, out_dir, events), None
+    if item.workload.producer_rate:
+        return run_throughput(produce_scenario(item.mapped, payloads), target, out_dir, events), None
+    search = run_max_rate(max_rate_scenario(item.mapped, payloads, scenario.slo), target, out_dir / "max-rate",
+                          listener)
+    found = search.params.get("sustainable")
+    if not found:
+        raise LabFailed(f"producerRate 0: the capacity lab found no rate that met {', '.join(scenario.slo)} "
+                        f"({search.params.get('stop_reason', 'see its result')})", search)
+    capacity = {"records_per_s": found["records_per_s"], "slo": scenario.slo, "held": found.get("held"),
+                "searches": found.get("searches"), "holds": search.params.get("holds")}
+    listener.note(f"producerRate 0: the capacity lab's answer {found['records_per_s']:,.0f} records/s "
+                  f"({', '.join(scenario.slo) or 'no slo'}; held: {found.get('held')})")
+    return run_throughput(produce_scenario(item.mapped, payloads, found["records_per_s"]), target, out_dir,
+                          events), capacity
 
 
 class _Windows(Listener):
