@@ -144,3 +144,8 @@ def test_producer_rate_0_and_a_backlog_are_mapped_to_the_capacity_labs(tmp_path)
                                                       "subscriptionsPerTopic": 1, "backlogDrainRatio": 1.0}))
     built = backlog_scenario(mapped(backlog, None, OmbScenario(workloads=[Path("b.yaml")])), backlog, [])
     assert (built.backlog_bytes, built.rate, built.topics, built.consumers) == (2 * 2**30, 9000, 3, 3)
+
+
+def test_the_command_needs_a_workload():
+    with pytest.raises(ValueError, match="give one OMB workload file or more"):
+        OmbScenario()

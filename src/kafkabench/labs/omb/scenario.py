@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveFloat
+from pydantic import Field, NonNegativeFloat, PositiveFloat, model_validator
 
 from kafkabench.labs.scenario import Cli, Scenario
 
@@ -27,3 +27,9 @@ class OmbScenario(Scenario):
         ["p99=50ms"], description="producerRate 0: the latency objective the capacity lab's rate must hold "
                                   "(max-rate's --slo).")
     timeout: PositiveFloat = Field(30, description="Seconds without any progress before a run is failed.")
+
+    @model_validator(mode="after")
+    def _some_workload(self) -> OmbScenario:
+        if not self.workloads:
+            raise ValueError("give one OMB workload file or more (its workloads/*.yaml)")
+        return self
