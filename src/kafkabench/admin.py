@@ -46,6 +46,7 @@ def quiet_client_config(cluster: str | Connection, **extra: object) -> dict:
 
 
 CREATE_BATCH = 500  # topics to a CreateTopics/DeleteTopics request
+PARTITIONS_PER_REQUEST = 5000  # below KRaft's 10,000 records an operation, a partition taking one or two
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,8 @@ class KafkaAdmin:
             new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
                            config=config or {})
         else:
-            new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
+            first = min(partitions, PARTITIONS_PER_REQUEST)  # the rest added after, as many a request
+            new = NewTopic(name, num_partitions=first, replication_factor=replication_factor, config=config or {})
         future = self._admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)[name]
         try:
             self._call(f"create topic {name}", lambda: future.result(timeout=self.timeout_s + 5))
@@ -208,15 +210,27 @@ class KafkaAdmin:
             if not (exist_ok and isinstance(exc.__cause__, KafkaException)
                     and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
                 raise
-        return self.wait_until_usable(name) if wait else None
+        if not replica_assignment and partitions > PARTITIONS_PER_REQUEST:
+            self._grow(name, partitions)
+        return self.wait_until_usable(name, self.timeout_s + partitions / 500) if wait else None
+
+    def _grow(self, name: str, partitions: int) -> None:
+        """The topic from PARTITIONS_PER_REQUEST up to `partitions`, as many added a request: KRaft's controller
+        refuses an operation of more than 10,000 records ("excessively large batch operation")."""
+        for total in [*range(2 * PARTITIONS_PER_REQUEST, partitions, PARTITIONS_PER_REQUEST), partitions]:
+            future = self._admin.create_partitions([NewPartitions(name, total)], request_timeout=self.timeout_s)[name]
+            self._call(f"add partitions to {name} (to {total:,})",
+                       lambda f=future: f.result(timeout=self.timeout_s + 5))
 
     def create_topics(self, names: list[str], partitions: int, replication_factor: int,
                       config: dict[str, str] | None = None, batch: int = CREATE_BATCH) -> None:
         """Many topics alike, `batch` to a CreateTopics request (an existing one is no error), then waited for
         until every partition has a leader and its full ISR, all read in one metadata request per try."""
+        batch = max(1, min(batch, PARTITIONS_PER_REQUEST // partitions))  # a partition is a record of the request
         for first in range(0, len(names), batch):
-            news = [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
-                             config=config or {}) for name in names[first:first + batch]]
+            news = [NewTopic(name, num_partitions=min(partitions, PARTITIONS_PER_REQUEST),
+                             replication_factor=replication_factor, config=config or {})
+                    for name in names[first:first + batch]]
             futures = self._admin.create_topics(news, operation_timeout=self.timeout_s, request_timeout=self.timeout_s)
             for name, future in futures.items():
                 try:
@@ -225,6 +239,9 @@ class KafkaAdmin:
                     if not (isinstance(exc.__cause__, KafkaException)
                             and exc.__cause__.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
                         raise
+        if partitions > PARTITIONS_PER_REQUEST:
+            for name in names:
+                self._grow(name, partitions)
         wanted = set(names)
 
         def all_usable() -> bool:
