@@ -106,12 +106,13 @@ def test_the_command_runs_a_workload_and_refuses_an_unknown_field_in_one_line(ka
 
 
 def test_a_thousand_topics_are_created_written_and_read(kafka_cluster, tmp_path):
-    [workload, driver] = files(tmp_path, {"1000-topics": shape(topics=1000, producerRate=2000, name="1000 topics")})
+    [workload, driver] = files(tmp_path, {"1000-topics": shape(topics=1000, producerRate=1000, name="1000 topics")})
+    # a broker shared with the suite's other tests takes its time over 1,000 new partitions: acks may come late
     document = run_omb(OmbScenario(workloads=[workload], driver=driver, client="confluent", duration=3, warmup=0,
-                                   interval=1), target_of(kafka_cluster), tmp_path / "out", SILENT)
+                                   interval=1, timeout=120), target_of(kafka_cluster), tmp_path / "out", SILENT)
     produced, consumed = document.runs
     assert produced.params["topics"] == 1000
-    assert consumed.counters["received"] == produced.counters["acked"] >= 2000 * 2.5
+    assert consumed.counters["received"] == produced.counters["acked"] >= 1000 * 2.5
     first = document.params["workloads"][0]["first_topic"]
     with KafkaAdmin(kafka_cluster.bootstrap_servers) as admin:  # dropped (the brokers' metadata follows in a moment)
         wait_until(lambda: not [name for name in admin.topic_names() if name.startswith(first.removesuffix("-0000"))],
