@@ -32,6 +32,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     static final String STAMP_HEADER = "kb-sent-ns";
 
     private final JsonNode task;
+    static final long SETUP_METADATA_NS = 15_000_000_000L;
     static final int KEY_POOL = 10_000; // params.keys': "key0000000" ... "key0009999", as the Python worker's
 
     private final String[] topics; // message i goes to topics[i % n]
@@ -107,7 +108,9 @@ final class Produce implements KafkabenchWorker.Scenario {
         // Every record expires by delivery.timeout.ms, so a flush that takes longer has hung.
         flushBoundNs = config.getInt(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG) * 1_000_000L + timeoutNs;
         producer = new KafkaProducer<>(props);
-        for (String name : topics) Startup.awaitMetadata(producer, name, timeoutNs);
+        // set-up, before `ready`: timeout_s bounds the run; a loaded machine may take longer to its first metadata
+        long metadataNs = Math.max(timeoutNs, SETUP_METADATA_NS);
+        for (String name : topics) Startup.awaitMetadata(producer, name, metadataNs);
         warmUp();
         warmupWireBytes = wireBytes();
     }
