@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,17 @@ def read_result(directory: Path) -> ResultDocument:
 
 def read_histogram(directory: Path, run: Run, metric: str) -> LatencyHistogram:
     return LatencyHistogram.decode((directory / run.histograms[metric]).read_text().strip())
+
+
+def move_histograms(runs: list[Run], source: Path, directory: Path, first: int) -> None:
+    """Runs written into a scratch directory join `directory`'s result: their histogram files move under names no
+    later run reuses (run `first`, `first + 1`, ...); a file that was never written leaves its entry out."""
+    (directory / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
+    for index, run in enumerate(runs, start=first):
+        for metric, relative in list(run.histograms.items()):
+            kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
+            if (source / relative).exists():
+                shutil.move(source / relative, directory / kept)
+                run.histograms[metric] = kept
+            else:
+                del run.histograms[metric]

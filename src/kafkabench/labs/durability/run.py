@@ -20,7 +20,7 @@ from kafkabench import clients as client_registry
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT, Listener
-from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
+from kafkabench.core.results import ResultDocument, Run, move_histograms, write_result
 from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.document import count_brokers, new_document
@@ -80,7 +80,7 @@ def run_durability(scenario: DurabilityScenario, target: Target, out_dir: Path, 
                                                   f"{run_id}-{repeat}-{position}")
                 except KafkabenchError as exc:  # its topic could not be set up or verified: the cell failed, not the run
                     runs, error, kind = [], str(exc), "failure"
-                _keep_histograms(runs, out_dir / f".cell-{run_id}" / "measured", out_dir, len(document.runs))
+                move_histograms(runs, out_dir / f".cell-{run_id}" / "measured", out_dir, len(document.runs))
                 for run in runs:  # a run's own params win: Apache's tool keeps the cell label of its own
                     run.params = {**_cell_params(cell), "repeat": repeat + 1, "position": position + 1, **run.params}
                 document.runs.extend(runs)
@@ -129,17 +129,6 @@ def _probe_availability(cells: list[Cell], scenario: DurabilityScenario, target:
     document.params["availability"] = [result.to_dict() for result in results]
     errors = dict.fromkeys(result.error for result in results if result.error)
     document.notes += [f"availability: {error}" for error in errors]
-
-
-def _keep_histograms(runs: list[Run], cell_dir: Path, out_dir: Path, first: int) -> None:
-    """A cell's histogram files, written by the throughput run into its scratch directory, move into the
-    lab's result directory under names no later cell reuses."""
-    (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
-    for index, run in enumerate(runs, start=first):
-        for metric, relative in list(run.histograms.items()):
-            kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
-            shutil.move(cell_dir / relative, out_dir / kept)
-            run.histograms[metric] = kept
 
 
 def _cell_params(cell: Cell) -> dict:

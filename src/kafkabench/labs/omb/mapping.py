@@ -138,9 +138,3 @@ def backlog_scenario(mapped_run: Mapped, workload: Workload, payloads: list[Path
     return BacklogScenario(**{name: fields[name] for name in CAPACITY_FIELDS}, rate=workload.producer_rate,
                            backlog=f"{workload.consumer_backlog_size_gb}GiB", consumers=fields["consumers"],
                            interval=fields["interval"])
-
-
-def checked_scenario(mapped_run: Mapped) -> ProduceScenario:
-    """The produce run as `check` sees it: generated payloads of the workload's size stand for the pool or file."""
-    return ProduceScenario(**mapped_run.fields)
-

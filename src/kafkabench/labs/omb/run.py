@@ -11,14 +11,14 @@ from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Events, Listener
-from kafkabench.core.results import HISTOGRAM_DIR, ResultDocument, Run, write_result
+from kafkabench.core.results import ResultDocument, Run, move_histograms, write_result
 from kafkabench.core.timeline import TimelineEntry
 from kafkabench.errors import ConfigError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
 from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
 from kafkabench.labs.document import new_document
-from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, checked_scenario, mapped, max_rate_scenario,
+from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, mapped, max_rate_scenario,
                                          payload_source, produce_scenario, randomized_payloads)
 from kafkabench.labs.omb.result import omb_result, result_name
 from kafkabench.labs.omb.scenario import OmbScenario
@@ -74,7 +74,7 @@ def check_omb(scenario: OmbScenario, listener: Listener) -> None:
         elif item.workload.producer_rate == 0:
             check_max_rate(max_rate_scenario(item.mapped, [], scenario.slo), listener)
         else:
-            plan_throughput(checked_scenario(item.mapped), listener)
+            plan_throughput(produce_scenario(item.mapped, []), listener)
 
 
 def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
@@ -120,18 +120,10 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
 
 def _keep(document: ResultDocument, runs: list[Run], workload: str, scratch: Path, out_dir: Path) -> None:
     """The workload's runs, tagged with it, their histogram files moved from its scratch directory into the lab's."""
-    (out_dir / HISTOGRAM_DIR).mkdir(parents=True, exist_ok=True)
+    move_histograms(runs, scratch, out_dir, len(document.runs))
     for run in runs:
         run.params = {**run.params, "workload": workload}
-        index = len(document.runs)
-        for metric, relative in list(run.histograms.items()):
-            kept = f"{HISTOGRAM_DIR}/{index:03d}-{run.client}-{metric}.hdr"
-            if (scratch / relative).exists():
-                shutil.move(scratch / relative, out_dir / kept)
-                run.histograms[metric] = kept
-            else:
-                del run.histograms[metric]
-        document.runs.append(run)
+    document.runs.extend(runs)
 
 
 def _run(item: Loaded, scenario: OmbScenario, payloads: list[Path], target: Target, out_dir: Path,
