@@ -86,6 +86,15 @@ class Write:
             return None
         return self.error or "ok"
 
+    def answer(self, error: str | None, at: float) -> None:
+        """Called on the client's thread: the error first, so that a write seen answered has its final outcome."""
+        self.error = error
+        self.answered_at = at
+
+    def snapshot(self) -> Write:
+        """This write as it stands now, for counts that must add up while the client's thread answers others."""
+        return Write(self.sent_at, self.answered_at, self.error)
+
 
 def settled(writes: list[Write], fault_at: float, now: float, isr_settled: bool, leaderless: bool) -> bool:
     """Watched long enough, the ISR no longer waits for the brokers taken down (or the partition has no
@@ -108,7 +117,7 @@ def _recent(writes: list[Write], now: float) -> list[Write]:
 
 def judge(writes: list[Write], fault_at: float, now: float) -> dict:
     """What the writes sent after a fault were told: the verdict is the settled answer of the last ones."""
-    after = [w for w in writes if w.sent_at >= fault_at]
+    after = [w.snapshot() for w in writes if w.sent_at >= fault_at]
     recent = _recent(after, now)
     outcomes = {w.outcome for w in recent}
     if not recent or outcomes == {None}:
@@ -191,8 +200,7 @@ class _Probe:
         self.writes.append(write)
 
         def answered(error: KafkaError | None, _message) -> None:
-            write.answered_at = time.monotonic()
-            write.error = error.name() if error is not None else None
+            write.answer(error.name() if error is not None else None, time.monotonic())
 
         try:
             self._producer.produce(self.topic, b"%d" % len(self.writes), on_delivery=answered)
