@@ -37,12 +37,12 @@ SWEEP_STEP, SWEEP_FROM, SWEEP_TO = 0.025, 0.85, 1.2
 WARM_UP_S = 60
 
 
-def max_rate(bootstrap: str, size: int, slo: str, out: Path, *extra: str) -> dict:
-    """No hold: the search is compared with a sweep of steps as long as its own. A 60 s hold asks another question
-    (is the rate sustained for a minute?) and on this machine its answer is often lower: 1.3 MB images at 190/s are
-    250 MB/s to a disk whose write-back throttles within a minute."""
+def max_rate(bootstrap: str, size: int, slo: str, out: Path, *extra: str, hold: str | None = "0") -> dict:
+    """No hold by default: the search is compared with a sweep of steps as long as its own. A hold asks another
+    question (is the rate sustained for a minute?) and on this machine its answer is often lower: 1.3 MB images at
+    190/s are 250 MB/s to a disk whose write-back throttles within a minute (max_rate_answers.py asks that one)."""
     command = [sys.executable, "-m", "kafkabench", "max-rate", "--size", str(size), "--slo", slo, "-b", bootstrap,
-               "--hold", "0", "--out", str(out), "--json", *extra]
+               *(["--hold", hold] if hold is not None else []), "--out", str(out), "--json", *extra]
     done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"max-rate failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -33,12 +33,12 @@ def test_two_short_searches_end_with_a_rate_their_range_and_every_step_judged(ka
     # it; a machine busy enough to fail one still ends with steps that say why and a rate or none
     slos = ["p99=2s", "p50=1s"]
     done = kafkabench("max-rate", "--slo", slos[0], "--slo", slos[1], "--start-rate", "500", "--ceiling", "1000",
-                      "--settle", "0.5", "--measure", "1", "--hold", "1", "--max-steps", "3", "--searches", "2",
-                      "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path))
+                      "--settle", "0.5", "--measure", "1", "--hold", "1", "--holds", "2", "--max-steps", "3",
+                      "--searches", "2", "-b", kafka_cluster.bootstrap_servers, "--out", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(tmp_path)
     steps = document.params["steps"]
-    assert 2 <= len(steps) <= 3 + 3 + 3 and steps[0]["kind"] == "search" and steps[0]["offered"] == 500
+    assert 2 <= len(steps) <= 3 + 3 + 3 + 2 and steps[0]["kind"] == "search" and steps[0]["offered"] == 500
     numbers, holds = [s.get("search") for s in steps], sum(1 for s in steps if s["kind"] == "hold")
     assert numbers == sorted(n for n in numbers if n) + [None] * holds  # search 1's steps, search 2's, the holds
     for step in steps:
@@ -50,10 +50,10 @@ def test_two_short_searches_end_with_a_rate_their_range_and_every_step_judged(ka
     assert len(searches) == 2 and sum(s["steps"] for s in searches) == sum(1 for s in steps if s["kind"] != "hold")
     if all(step["verdict"] == "pass" for step in steps):
         assert [(s["kind"], s["offered"]) for s in steps] == [("search", 500), ("search", 1000), ("search", 500),
-                                                              ("search", 1000), ("hold", 1000)]
+                                                              ("search", 1000), ("hold", 1000), ("hold", 1000)]
         assert document.params["stop_reason"] == "; ".join(
             f"search {n}: passed at the ceiling, 1,000 records/s: the cluster may take more" for n in (1, 2))
-        assert sustainable["records_per_s"] == 1000 and sustainable["held"]
+        assert sustainable["records_per_s"] == 1000 and sustainable["held"] and sustainable["holds"] == 2
         assert sustainable["searches"] == {"count": 2, "found": [1000, 1000], "median": 1000, "low": 1000,
                                            "high": 1000, "spread": 0.0, "none": 0}
     else:

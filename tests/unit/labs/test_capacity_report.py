@@ -123,7 +123,7 @@ def test_one_search_says_its_spread_is_unknown_and_an_unsure_rate_says_so():
 
 def test_no_hold_passing_says_which_failed_and_why_they_stopped():
     document = search_document()
-    document.params.update(sustainable=None, holds={"held": None, "failed": [1_000, 500], "stop_reason":
-                                                    "the hold failed at the floor, 1 records/s"})
+    document.params.update(sustainable=None, hold_results={"held": None, "failed": [1_000, 500], "stop_reason":
+                                                           "the hold failed at the floor, 1 records/s"})
     assert registry.get("max-rate").headline(document) == (
         "no rate sustained: no hold passed (1,000, 500 failed; the hold failed at the floor, 1 records/s)")

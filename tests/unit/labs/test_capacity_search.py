@@ -202,6 +202,18 @@ def test_a_first_hold_that_passes_is_the_answer():
     assert (holds.held, holds.failed, holds.next_rate()) == (5_000, [], None)
 
 
+def test_a_rate_is_held_once_it_passed_its_holds_in_a_row_and_one_failure_sends_the_holds_lower():
+    holds = Holds(5_000, [1_000, 2_000], repeats=3)
+    for passed in (True, True, False):  # 5,000 passed twice, then failed: believed
+        holds.record(holds.next_rate(), passed)
+    assert holds.failed == [5_000] and holds.held is None and holds.passes == []
+    rates = []
+    while (rate := holds.next_rate()) is not None:
+        rates.append(rate)
+        holds.record(rate, True)
+    assert rates == [pytest.approx(3_162, abs=1)] * 3 and holds.held == rates[0]
+
+
 def test_a_pass_at_the_first_run_is_clean_and_after_a_failure_unsure():
     search = RateSearch(1_000, precision=0.05)
     for rate, passed in [(1_000, True), (2_000, False), (2_000, True)]:

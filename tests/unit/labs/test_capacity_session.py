@@ -52,14 +52,38 @@ def test_a_capacity_that_drops_before_the_hold_still_ends_held_below_it(monkeypa
     # between the highest clean pass (10,000) and the new knee: the first hold that passes is the answer
     assert found["held"] and 10_000 <= found["records_per_s"] <= 13_000 and found["holds_failed"]
     assert all(rate > found["records_per_s"] for rate in found["holds_failed"])
-    assert [kind for kind, _ in ran].count("probe") == 1 and ran[-1] == ("hold", found["records_per_s"])
+    assert [kind for kind, _ in ran].count("probe") == 1 and ran[-3:] == [("hold", found["records_per_s"])] * 3
+    assert found["holds"] == 3 and document.params["hold_results"]["passed"] == 3
     searches = document.params["search_results"]
     assert len(searches) == 2 and all(19_000 <= s["found"] <= 20_000 for s in searches)
     assert found["searches"]["count"] == 2 and found["searches"]["spread"] == 0
     assert headline(document) == (
-        "sustainable: 11,892 records/s (1.0 MB/s), held (after the holds at 20,000, 14,142 failed); 2 searches found "
+        "sustainable: 11,892 records/s (1.0 MB/s), held 3 times (after the holds at 20,000, 14,142 failed); 2 searches found "
         "20,000 .. 20,000 (median 20,000); next step 14,142 failed: e2e p99 80 ms (95 % up to 90) > 50 ms")
     assert disagreement(document) is None
+
+
+def test_the_answer_is_a_rate_that_passed_every_one_of_its_holds_in_a_row(monkeypatch, tmp_path):
+    # the search finds 20,000; its second hold fails (the cluster's capacity moved a minute later), so 20,000 is
+    # not the answer: the holds go down, and the rate below must pass its three holds afresh
+    ran = simulate(monkeypatch, {"search": 20_000, "hold": 20_000})
+    outcomes = iter([True, False])
+    simulated = run_module.run_step
+
+    def second_hold_fails(kind, produce, *rest):
+        step = simulated(kind, produce, *rest)
+        if kind == "hold" and produce.rate == 20_000:
+            step.passed = next(outcomes)
+        return step
+
+    monkeypatch.setattr(run_module, "run_step", second_hold_fails)
+    document = max_rate(tmp_path, searches=1)
+    found, holds = document.params["sustainable"], document.params["hold_results"]
+    held = [rate for kind, rate in ran if kind == "hold"]
+    assert held[:2] == [20_000, 20_000] and held[2:] == [found["records_per_s"]] * 3
+    assert found["records_per_s"] < 20_000 and found["held"] and found["holds"] == 3
+    assert holds["failed"] == [20_000] and (holds["passed"], holds["repeats"]) == (3, 3)
+    assert "held 3 times (after the holds at 20,000 failed)" in headline(document)
 
 
 def test_a_rate_that_passed_only_its_confirm_is_unsure_until_a_hold_settles_it(monkeypatch, tmp_path):

@@ -55,7 +55,8 @@ def headline(document: ResultDocument) -> str:
         return f"{line} (the highest rate of the sweep that passed every repeat)"
     if found.get("held"):
         failed = _rates(found.get("holds_failed", []))
-        line += f", held (after the holds at {failed} failed)" if failed else ", held"
+        held = f", held {found['holds']} times" if found.get("holds", 1) > 1 else ", held"
+        line += f"{held} (after the holds at {failed} failed)" if failed else held
     else:
         line += ", unsure (a step at it failed, its confirm passed)" if found.get("unsure") else ", not held"
     if spread := searches_text(found.get("searches")):
@@ -89,7 +90,7 @@ def disagreement(document: ResultDocument) -> str | None:
 
 
 def _why_none(params: dict) -> str:
-    holds = params.get("holds")
+    holds = params.get("hold_results")
     if holds and holds.get("failed"):
         return f"no hold passed ({_rates(holds['failed'])} failed; {holds['stop_reason']})"
     return params.get("stop_reason", "")

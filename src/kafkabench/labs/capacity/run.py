@@ -8,9 +8,9 @@ latency-vs-rate curve at fixed rates.
    steps; a failure that is not clear is run again (a `confirm` step) before it is believed, and a rate that passes
    only its confirm is unsure. The searches' answer is the median of the rates they found, with their range: on a
    shared machine the capacity moves while it is measured, and one search cannot tell.
-3. Hold: that rate again for --hold seconds. A hold that fails is believed; the holds go on down, bisecting between
-   the highest rate below that passed cleanly and the failed hold (halving without one), until one passes, in at
-   most --max-steps holds, and say how they got there.
+3. Hold: that rate again for --hold seconds, --holds times in a row, each a fresh run. A hold that fails is believed;
+   the holds go on down, bisecting between the highest rate below that passed cleanly and the failed hold (halving
+   without one), until a rate passes all its holds, in at most --max-steps failed holds, and say how they got there.
 
 Every step is a run of the result (`runs[i]`, its measured part's histograms kept) and an entry of
 `params.steps` (offered, achieved, each SLO percentile with its interval, the lag slope, the verdict and why).
@@ -118,7 +118,8 @@ class _Session:
         holds = None
         if candidate is not None and s.hold > 0:
             clean = sorted({rate for search in searches for rate in search.clean})
-            holds = self._hold(Holds(candidate, clean, s.precision, s.max_steps, floor=min(1.0, candidate)))
+            holds = self._hold(Holds(candidate, clean, s.precision, s.max_steps, floor=min(1.0, candidate),
+                                     repeats=s.holds))
         unsure = any(search.passed == candidate and search.found_unsure for search in searches)
         self._answer(holds.held if holds else candidate, holds, unsure and not holds)
 
@@ -172,19 +173,22 @@ class _Session:
 
     def _hold(self, holds: Holds) -> Holds:
         while (rate := holds.next_rate()) is not None:
-            self.listener.note(f"holding {rate:,.0f} records/s for {self.scenario.hold:g} s")
+            self.listener.note(f"holding {rate:,.0f} records/s for {self.scenario.hold:g} s "
+                               f"({len(holds.passes) + 1} of {holds.repeats})")
             step = self._step("hold", rate, phase=Phase(self.scenario.settle, self.scenario.hold))
             holds.record(rate, step.passed)
             if not step.passed:
                 self.document.notes.append(f"the hold at {rate:,.0f} records/s failed ({'; '.join(step.reasons)})")
                 self.listener.note(self.document.notes[-1])
-        self.document.params["holds"] = {"held": holds.held, "failed": holds.failed, "stop_reason": holds.stop_reason}
+        self.document.params["hold_results"] = {"held": holds.held, "passed": len(holds.passes), "repeats": holds.repeats,
+                                         "failed": holds.failed, "stop_reason": holds.stop_reason}
         return holds
 
     def _answer(self, found: float | None, holds: Holds | None, unsure: bool) -> None:
-        """The found rate with the figures of the step that confirmed it, the searches' range, and the nearest rate
-        above it that failed."""
-        hold = next((step for step in reversed(self.steps) if step.kind == "hold" and step.passed), None)
+        """The found rate with the figures of its hold that came nearest to an SLO's limit (the last step at it without
+        holds), the searches' range, and the nearest rate above it that failed."""
+        held = [step for step in self.steps if step.kind == "hold" and step.passed and holds and step.offered == holds.held]
+        hold = max(held, key=self._nearest_limit, default=None)
         judged = hold or next((step for step in reversed(self.steps) if step.passed and step.offered == found), None)
         if found is None or judged is None:
             self.document.params["sustainable"] = None
@@ -198,8 +202,13 @@ class _Session:
             "records_per_s": found, "mb_per_s": judged.mb_per_s, "held": hold is not None, "unsure": unsure,
             "percentiles_ms": {name: interval.as_list() for name, interval in judged.percentiles.items()},
             "searches": searches_figures(self.document.params["search_results"]),
-            "holds_failed": holds.failed if holds else [],
+            "holds": len(held), "holds_failed": holds.failed if holds else [],
             "next_failed": nearest.offered if nearest else None, "next_reasons": nearest.reasons if nearest else []}
+
+    def _nearest_limit(self, step: Step) -> float:
+        """How near the step came to its objectives: its highest share of an SLO's limit (0 without SLOs)."""
+        return max((step.percentiles[slo.name].value / slo.limit_ms for slo in self.slos if slo.name in step.percentiles),
+                   default=0.0)
 
     def _keep(self, step: Step, repeat: int | None = None) -> None:
         self.steps.append(step)

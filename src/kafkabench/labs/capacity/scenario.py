@@ -23,7 +23,7 @@ class MaxRateScenario(ProducerWorkload):
         "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor",
                      "topics", "keys", "acks", "compression", "timeout"),
         "Objectives": ("slo", "metric"),
-        "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "max_steps", "searches", "sweep",
+        "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "holds", "max_steps", "searches", "sweep",
                    "repeats"),
         "Faults": ("faults",),
     }
@@ -39,7 +39,9 @@ class MaxRateScenario(ProducerWorkload):
                                                             "are within this fraction.")
     settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged); java: at least 5 (its JVM's start and JIT).")
     measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
-    hold: float = Field(60, ge=0, description="Seconds the found rate is held to confirm it (0: no hold).")
+    hold: float = Field(30, ge=0, description="Seconds of each hold that confirms the found rate (0: no hold).")
+    holds: PositiveInt = Field(3, description="Holds in a row the answer must pass, each a fresh run: a rate that "
+                                              "held once may not hold a minute later on a shared machine.")
     max_steps: PositiveInt = Field(14, description="Most steps of each search; most holds.")
     searches: PositiveInt = Field(2, description="Searches, one after the other: the answer is their median found rate "
                                                  "with their range, which is the capacity's own spread on this cluster "

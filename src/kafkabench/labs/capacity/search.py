@@ -10,8 +10,9 @@ fail. A rate that failed and then passed its confirm is *unsure*: the search goe
 but only a hold may make it the answer. A clear failure (step.py says which) is believed at once: no pause
 explains it.
 
-Then the holds (`Holds`): the found rate held for longer. A hold that fails is believed (a minute is many pauses
-long), and the holds go on down, bisecting between the highest rate below it that passed cleanly (a step's first
+Then the holds (`Holds`): the found rate held for longer, `repeats` times one after the other (each a fresh run, so
+the answer held through minutes of the cluster's moods, not one lucky stretch). A hold that fails is believed (half
+a minute is many pauses long), and the holds go on down, bisecting between the highest rate below it that passed cleanly (a step's first
 run) and the failed hold, until one passes; with no clean pass below, halving. So a capacity that drifted down
 between the search and the hold, or a rate a confirm let through, ends with a held answer below it, not with none.
 
@@ -104,22 +105,26 @@ class RateSearch:
 @dataclass
 class Holds:
     """The holds after the search(es): `candidate` first; after a failed hold, down towards the highest of `clean`
-    (rates that passed at their first run) below it, bisecting geometrically, until a hold passes. Bounded: at most
-    `max_holds` holds, never below `floor`."""
+    (rates that passed at their first run) below it, bisecting geometrically, until a rate passes `repeats` holds in a
+    row. Bounded: at most `max_holds` failed holds, never below `floor`."""
 
     candidate: float
     clean: list[float] = field(default_factory=list)
     precision: float = 0.05
     max_holds: int = 14
     floor: float = 1.0
+    repeats: int = 1  # holds in a row a rate must pass to be the answer
     held: float | None = None
     failed: list[float] = field(default_factory=list)  # the rates whose hold failed, in order
+    passes: list[float] = field(default_factory=list)  # the rate being held, once per hold it passed
     stop_reason: str = ""
 
     def next_rate(self) -> float | None:
-        """The rate of the next hold; None once one passed or none can (stop_reason says why)."""
+        """The rate of the next hold; None once one rate passed its holds or none can (stop_reason says why)."""
         if self.held is not None or self.stop_reason:
             return None
+        if self.passes:
+            return self.passes[-1]
         if not self.failed:
             return self.candidate
         if len(self.failed) >= self.max_holds:
@@ -137,8 +142,11 @@ class Holds:
 
     def record(self, rate: float, passed: bool) -> None:
         if passed:
-            self.held = rate
+            self.passes.append(rate)
+            if len(self.passes) >= self.repeats:
+                self.held = rate
         else:
+            self.passes.clear()
             self.failed.append(rate)
 
     def _stop(self, reason: str) -> None:

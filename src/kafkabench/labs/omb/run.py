@@ -143,7 +143,7 @@ def _run(item: Loaded, scenario: OmbScenario, payloads: list[Path], target: Targ
         raise LabFailed(f"producerRate 0: the capacity lab found no rate that met {', '.join(scenario.slo)} "
                         f"({search.params.get('stop_reason', 'see its result')})", search)
     capacity = {"records_per_s": found["records_per_s"], "slo": scenario.slo, "held": found.get("held"),
-                "searches": found.get("searches"), "holds": search.params.get("holds")}
+                "searches": found.get("searches"), "holds": search.params.get("hold_results")}
     listener.note(f"producerRate 0: the capacity lab's answer {found['records_per_s']:,.0f} records/s "
                   f"({', '.join(scenario.slo) or 'no slo'}; held: {found.get('held')})")
     return run_throughput(produce_scenario(item.mapped, payloads, found["records_per_s"]), target, out_dir,
