@@ -181,3 +181,17 @@ def test_a_drain_shorter_than_a_window_still_has_the_producers_rate_from_the_win
     figures = document.params["backlog"]
     assert figures["produce_records_per_s"] == pytest.approx(1000)
     assert figures["catch_up_records_per_s"] == pytest.approx(20_000) and figures["drained"]
+
+
+def test_a_steps_warm_up_is_reported_apart_and_kept_out_of_its_verdict():
+    # 3 s of warm-up with a JIT's 300 ms sends, then 7 measured seconds at 5 ms: the step passes on its measured part,
+    # and its warm-up's own figures say when the client steadied
+    windows = [(1000, [300_000] * 100)] * 3 + [(1000, [5_000] * 100)] * 7
+    step = judge(step_figures("search", 1000, {"produce": entries("produce", "publish_latency", windows)},
+                              Phase(3, 7), [Slo(99, 50)], "publish"), [Slo(99, 50)], "publish")
+    assert step.passed and step.percentiles["p99"].value < 6
+    assert step.warmup["windows"] == 3 and step.warmup["records"] == 3000 and step.warmup["metric"] == "publish"
+    assert 299 < step.warmup["p99_ms"] <= step.warmup["max_ms"] < 301
+    assert step.to_dict()["warmup"] == step.warmup
+    assert step_figures("search", 1000, {"produce": entries("produce", "publish_latency", windows)}, Phase(0, 10),
+                        [Slo(99, 50)], "publish").warmup is None

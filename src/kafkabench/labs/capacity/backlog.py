@@ -10,12 +10,14 @@
    that does not finish is reported with the rates measured over it and the time it would take at those rates,
    or `never` when the consumers read no faster than the producers write.
 
-Result: a run per phase (the producers while building, the producers and the consumers while draining, each
-with its histograms) and `params.backlog` with the figures.
+Result: a run per phase (the producers' --warmup seconds, the producers while building, the producers and the
+consumers while draining, each with its histograms) and `params.backlog` with the figures. The warm-up is the
+build's first seconds: what it writes is part of the backlog, its latencies are kept out of the build's.
 """
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,7 +136,8 @@ def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topi
                             keys=scenario.keys)
     consume = ConsumeParams(group=plan.group, start_from="earliest", interval_s=scenario.interval,
                             idle_timeout_s=3600, topics=several)
-    timelines = {"produce": Timeline([f"producer {i + 1}" for i in range(scenario.producers)], "publish_latency"),
+    timelines = {"produce": Timeline([f"producer {i + 1}" for i in range(scenario.producers)], "publish_latency",
+                                     warmup_windows=math.ceil(round(scenario.warmup / scenario.interval, 9))),
                  "consume": Timeline([f"consumer {i + 1}" for i in range(scenario.consumers)], "e2e")}
     build_bound_ns = int(_build_bound_s(scenario) * 1e9)
 
@@ -185,14 +188,16 @@ def _figures(document: ResultDocument, scenario: BacklogScenario, phases: _Phase
     drain_ns, drained_ns = phases.drain_ns, phases.drained_ns
     produced, consumed = phases.entries["produce"], phases.entries["consume"]
     end_ns = drained_ns or max((e.end_ns for e in consumed), default=drain_ns)
-    build = [e for e in produced if drain_ns is None or e.end_ns <= drain_ns]
+    built = [e for e in produced if drain_ns is None or e.end_ns <= drain_ns]  # the warm-up's too: in the backlog
+    warmup, build = [e for e in built if e.phase == "warmup"], [e for e in built if e.phase is None]
     during = [e for e in produced if drain_ns is not None and e.start_ns >= drain_ns and e.end_ns <= end_ns]
     if not during and drain_ns is not None:  # a drain shorter than a window: the producers' windows around it
         during = [e for e in produced if e.end_ns > drain_ns and e.start_ns < end_ns]
     reading = [e for e in consumed if e.end_ns <= end_ns]
     client_version = next((w.outcome.client_version for w in workers if w.outcome is not None), "")
     runs, histograms = [], []
-    for name, role, entries, metric in (("build", "produce", build, "publish_latency"),
+    for name, role, entries, metric in (("warmup", "produce", warmup, "publish_latency"),
+                                        ("build", "produce", build, "publish_latency"),
                                         ("drain", "produce", during, "publish_latency"),
                                         ("drain", "consume", reading, "e2e")):
         if not entries:
@@ -210,8 +215,8 @@ def _figures(document: ResultDocument, scenario: BacklogScenario, phases: _Phase
         histograms.append({metric: merged.encode()} if merged.count else {})
     document.runs = runs
     received = sum(e.records for e in reading)
-    built_bytes = round(sum(e.mb_per_s * MB * (e.end_ns - e.start_ns) / 1e9 for e in build))
-    figures = {"built_bytes": built_bytes, "built_records": sum(e.records for e in build),
+    built_bytes = round(sum(e.mb_per_s * MB * (e.end_ns - e.start_ns) / 1e9 for e in built))
+    figures = {"built_bytes": built_bytes, "built_records": sum(e.records for e in built),
                "build_s": (drain_ns - phases.origin_ns) / 1e9 if drain_ns else None,
                "drained": drained_ns is not None, "drain_s": (drained_ns - drain_ns) / 1e9 if drained_ns else None}
     if drain_ns is not None and reading:

@@ -227,8 +227,10 @@ class _Session:
         figures = [f"{self.scenario.metric} {name} {i.value:,.3g} ms (95 % up to {i.high:,.3g})"
                    for name, i in step.percentiles.items()]
         verdict = "pass" if step.passed else f"fail: {'; '.join(step.reasons)}"
+        warmup = (f" (warm-up apart: {self.scenario.metric} p99 {step.warmup['p99_ms']:,.3g} ms)"
+                  if step.warmup and step.kind != "probe" else "")
         return (f"step {number} ({step.kind}): {step.offered:,.0f} records/s offered, {achieved} achieved"
-                f"{', ' if figures else ''}{', '.join(figures)}: {verdict}")
+                f"{', ' if figures else ''}{', '.join(figures)}{warmup}: {verdict}")
 
 
 

@@ -37,7 +37,9 @@ class MaxRateScenario(ProducerWorkload):
     ceiling: PositiveRate | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
     precision: float = Field(0.05, gt=0, le=1, description="Stop when the highest passing and the lowest failing rate "
                                                             "are within this fraction.")
-    settle: float = Field(5, ge=0, description="Seconds of each step before its measured part (not judged); java: at least 5 (its JVM's start and JIT).")
+    settle: Annotated[float, Cli("--settle", "--warmup")] = Field(
+        5, ge=0, description="Each step's warm-up: seconds at its rate before its measured part, reported apart and "
+                             "not judged; java: at least 5 (its JVM's start and JIT).")
     measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
     hold: float = Field(30, ge=0, description="Seconds of each hold that confirms the found rate (0: no hold).")
     holds: PositiveInt = Field(3, description="Holds in a row the answer must pass, each a fresh run: a rate that "
@@ -144,6 +146,8 @@ class BacklogScenario(ProducerWorkload):
     max_drain: PositiveFloat = Field(300, description="Seconds the drain may take before it is reported as not "
                                                       "finishing, with the rates measured and the time projected.")
     interval: PositiveFloat = Field(0.5, description="Seconds per progress window (the drain time's resolution).")
+    warmup: float = Field(0, ge=0, description="The producers' first seconds, a warm-up: what they write is part of "
+                                               "the backlog, their figures a run of their own, kept out of the build's.")
 
     @field_validator("backlog")
     @classmethod
@@ -156,6 +160,9 @@ class BacklogScenario(ProducerWorkload):
     def _one_size(self) -> BacklogScenario:
         if self.backlog is not None and self.backlog_seconds is not None:
             raise ValueError("give --backlog or --backlog-seconds, not both")
+        if self.backlog_seconds is not None and self.warmup >= self.backlog_seconds:
+            raise ValueError(f"--warmup {self.warmup:g} is part of the build: give it less than --backlog-seconds "
+                             f"{self.backlog_seconds:g}")
         return self
 
     @property

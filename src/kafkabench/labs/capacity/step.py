@@ -87,6 +87,7 @@ class Step:
     windows: list[LatencyHistogram] = field(default_factory=list, repr=False)  # the judged metric's, not written
     runs: list[Run] = field(default_factory=list, repr=False)  # the produce run's own: client version, settings
     liveness: dict[str, dict] = field(default_factory=dict)  # per role: its longest stall over the whole step
+    warmup: dict | None = None  # the settle seconds' own figures, kept out of the verdict: when the client steadied
 
     def as_run(self, client: str, params: dict) -> Run:
         """The step as a run of its lab's result: its measured histograms' stats, its rate, its errors."""
@@ -104,7 +105,8 @@ class Step:
                 "errors": self.errors, "percentiles_ms": {name: i.as_list() for name, i in self.percentiles.items()},
                 "lag_slope_s_per_s": self.lag_slope.as_list() if self.lag_slope else None,
                 "verdict": "pass" if self.passed else "fail", "clearly": self.clearly, "reasons": self.reasons,
-                "error": self.error, **({"liveness": self.liveness} if self.liveness else {})}
+                "error": self.error, **({"liveness": self.liveness} if self.liveness else {}),
+                **({"warmup": self.warmup} if self.warmup else {})}
 
 
 PROBE = Phase(settle_s=1, measure_s=3)
@@ -186,8 +188,21 @@ def step_figures(kind: str, offered: float, entries: dict[str, list[TimelineEntr
         if interval is not None:
             step.percentiles[slo.name] = interval
     step.lag_slope = _lag_slope(measured.get("consume", []))
+    step.warmup = _warmup(entries.get(METRIC_ROLE[metric], []), begin, metric)
     step.liveness = {role: _liveness(role_entries, origin) for role, role_entries in entries.items() if role_entries}
     return step
+
+
+def _warmup(entries: list[TimelineEntry], begin_ns: int, metric: str) -> dict | None:
+    """The judged metric over the windows before the measured part: its records and percentiles, apart."""
+    settling = [entry for entry in entries if entry.start_ns < begin_ns]
+    merged = LatencyHistogram()
+    for entry in settling:
+        merged.merge(entry.histogram())
+    if not merged.count:
+        return None
+    return {"windows": len(settling), "records": sum(entry.records for entry in settling), "metric": metric,
+            **dict(zip(("p50_ms", "p99_ms", "max_ms"), merged.percentiles_ms(50, 99, 100)))}
 
 
 def _liveness(entries: list[TimelineEntry], origin_ns: int) -> dict:

@@ -137,4 +137,4 @@ def backlog_scenario(mapped_run: Mapped, workload: Workload, payloads: list[Path
     fields = {**mapped_run.fields, "payload": payloads}
     return BacklogScenario(**{name: fields[name] for name in CAPACITY_FIELDS}, rate=workload.producer_rate,
                            backlog=f"{workload.consumer_backlog_size_gb}GiB", consumers=fields["consumers"],
-                           interval=fields["interval"])
+                           interval=fields["interval"], warmup=fields["warmup"])

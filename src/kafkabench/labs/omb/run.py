@@ -63,8 +63,8 @@ def _backlog_notes(item: Loaded) -> None:
         raise ConfigError(f"OMB workload {path}: consumerBacklogSizeGB with {workload.subscriptions_per_topic} "
                           "subscriptions: kafkabench's backlog lab drains with one group")
     item.mapped.notes.append("consumerBacklogSizeGB: the backlog lab builds it at producerRate, then drains it as the "
-                             "producers go on, and ends once drained: no warm-up before it, no "
-                             "testDurationMinutes after it")
+                             "producers go on, and ends once drained: the warm-up is the build's first seconds (its "
+                             "records are in the backlog), no testDurationMinutes after it")
 
 
 def check_omb(scenario: OmbScenario, listener: Listener) -> None:
