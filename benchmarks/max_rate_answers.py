@@ -42,7 +42,7 @@ def check(bootstrap: str, size: int, rate: float, seconds: float, out: Path) -> 
     done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=seconds + 600)
     if done.returncode != 0:
         raise SystemExit(f"produce failed: {done.stderr.strip().splitlines()[-1:]}")
-    return json.loads(done.stdout)["runs"][0]["stats"]["e2e"]
+    return next(run for run in json.loads(done.stdout)["runs"] if run["scenario"] == "consume")["stats"]["e2e"]
 
 
 def answer_text(document: dict) -> str:

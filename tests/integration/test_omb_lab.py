@@ -82,11 +82,16 @@ def test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result(kafka_clus
         warmup = runs["produce"].params["warmup"]
         assert warmup["records"] > 0 and warmup["seconds"] == 2  # the warm-up: its own phase, outside the figures
         assert runs["produce"].stats["publish_latency"].count == warmup["measured_records"]  # one window each
+        compared = next(w for w in document.params["workloads"] if w["file"] == str(path)).get("e2e_compared")
         if consumers:
             assert runs["consume"].counters["received"] == consumers * runs["produce"].counters["acked"]
+            # OMB's e2e on the same records: whole ms from the record's timestamp, the ones at or below 0 dropped
+            ours, theirs = compared["kafkabench"], compared["omb_definition"]
+            assert ours["count"] == theirs["count"] + compared["dropped"] == runs["consume"].stats["e2e"].count
+            assert theirs["p50_ms"] >= 1  # a sample is a whole number of ms above 0
             assert result["aggregatedEndToEndLatency50pct"] > 0 and max(result["backlog"]) < 2000
         else:
-            assert "consume" not in runs and result["consumeRate"] == [0.0] * windows
+            assert "consume" not in runs and result["consumeRate"] == [0.0] * windows and compared is None
 
 
 def test_the_command_runs_a_workload_and_refuses_an_unknown_field_in_one_line(kafka_cluster, tmp_path):

@@ -137,6 +137,8 @@ class ConsumeParams(ScenarioParams):
                                                                  "the group's share of the topic")
     topics: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, min_length=1, description="subscribe to these topics in the group; unset: the task's topic")
+    record_time_e2e: bool = Field(False, description="also `e2e_record_time`, OMB's e2e: this host's wall clock "
+                                  "minus the record's timestamp, in whole milliseconds, samples at or below 0 dropped")
 
     @model_validator(mode="after")
     def _one_topic_for_partitions(self) -> ConsumeParams:
@@ -145,6 +147,7 @@ class ConsumeParams(ScenarioParams):
         return self
 
 
+RECORD_TIME = "e2e_record_time"  # the metric ConsumeParams.record_time_e2e adds
 KEY_POOL = 10_000  # keys of ProduceParams.keys: "key0000000" ... "key0009999" (OMB draws 10,000 random ones)
 
 

@@ -2,7 +2,9 @@
 
 params: core.protocol.ConsumeParams (from, count | duration_s, interval_s, check, idle_timeout_s, decode).
 `e2e`: a record's `kb-sent-ns` header (intended send time) to the value in hand, on this host's monotonic
-clock. `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: clock start -> first record. The run's
+clock. With params.record_time_e2e, also `e2e_record_time` as OpenMessaging Benchmark measures its e2e: this
+host's wall clock minus the record's timestamp (the producer's create time), in whole milliseconds, a sample at or
+below 0 dropped (OMB records only positive ones). `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: clock start -> first record. The run's
 duration (for records/s) is clock start -> last record. The clock starts at the start signal, or where fetching
 began when records fetched before the signal are in hand (ConsumeRun.clock_start_ns).
 
@@ -24,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kafkabench.core.clock import Clock, monotonic_ns
-from kafkabench.core.protocol import ConsumeParams, DecodeSpec, Outcome, Task
+from kafkabench.core.protocol import RECORD_TIME, ConsumeParams, DecodeSpec, Outcome, Task
 from kafkabench.core.windows import WindowedStats, ns_to_us
 from kafkabench.workers.adapters.base import AdapterError, Batch, KafkaClient
 from kafkabench.workers.throughput_run import Emit, RunFailed, StopConditions, emit_due, emit_last, outcome
@@ -81,7 +83,8 @@ class ConsumeRun:
         self.params = params
         self.clock = clock
         self.until = StopConditions(params, stop, clock)
-        self.stats = WindowedStats(METRICS, params.interval_s, clock, clock())
+        self.metrics = METRICS + ((RECORD_TIME,) if params.record_time_e2e else ())
+        self.stats = WindowedStats(self.metrics, params.interval_s, clock, clock())
         self.counters = collections.Counter({"received": 0, "unstamped": 0, "errors": 0, "stalls": 0})
         self.check = PayloadCheck(task) if params.check else None
         self.decode = _decoder(params.decode)
@@ -123,7 +126,7 @@ class ConsumeRun:
         self._cpu_start = time.process_time()  # from the start signal, as ProduceRun and the Java worker count it
         self.until.begin()
         start = self.started_ns = self.clock_start_ns()
-        self.stats = WindowedStats(METRICS, self.params.interval_s, self.clock, start)
+        self.stats = WindowedStats(self.metrics, self.params.interval_s, self.clock, start)
         idle_s = self.params.idle_timeout_s
         idle_ns = int((idle_s if idle_s is not None else self.task.timeout_s) * 1e9)
         last_seen, count = start, self.until.count
@@ -195,6 +198,9 @@ class ConsumeRun:
             sent_ns = np.frombuffer(b"".join(stamps), dtype=">i8").astype(np.int64)
             self.stats.add_us("e2e", ns_to_us(now - sent_ns))
         self.counters["unstamped"] += received - len(stamps)
+        if self.params.record_time_e2e:
+            waited_ms = time.time_ns() // 1_000_000 - np.asarray(batch.timestamps_ms(), dtype=np.int64)
+            self.stats.add_us(RECORD_TIME, waited_ms[waited_ms > 0] * 1000)
         if self.decode is not None:
             for index, value in enumerate(batch.values()):
                 try:

@@ -112,7 +112,8 @@ def randomized_payloads(workload: Workload, directory: Path) -> list[Path]:
 
 
 def produce_scenario(mapped_run: Mapped, payloads: list[Path], rate: float | None = None) -> ProduceScenario:
-    fields = {**mapped_run.fields, "payload": payloads}
+    """The workload's produce run; its consumers also measure e2e as OMB does, to set beside kafkabench's."""
+    fields = {**mapped_run.fields, "payload": payloads, "record_time_e2e": mapped_run.fields["consumers"] > 0}
     if rate is not None:
         fields["rate"] = rate
     return ProduceScenario(**fields)

@@ -5,21 +5,25 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from kafkabench.cluster.target import Target
 from kafkabench.core.events import Events, Listener
+from kafkabench.core.protocol import RECORD_TIME
 from kafkabench.core.results import ResultDocument, Run, move_histograms, write_result
 from kafkabench.core.timeline import TimelineEntry
-from kafkabench.errors import ConfigError
+from kafkabench.errors import ConfigError, KafkabenchError
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.capacity.backlog import check_backlog, run_backlog
 from kafkabench.labs.capacity.run import check_max_rate, run_max_rate
 from kafkabench.labs.document import new_document
+from kafkabench.labs.omb.cluster_times import cluster_times
 from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, mapped, max_rate_scenario,
                                          payload_source, produce_scenario, randomized_payloads)
+from kafkabench.labs.omb.report import cluster_times_text
 from kafkabench.labs.omb.result import omb_result, result_name
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import DEFAULT_DRIVER, KafkaDriver, Workload, load_driver, load_workload
@@ -79,6 +83,8 @@ def check_omb(scenario: OmbScenario, listener: Listener) -> None:
 
 def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: Listener) -> ResultDocument:
     driver, loaded = load_all(scenario)
+    if scenario.cluster_times:
+        target.faults.controllers()  # a cluster kafkabench does not own refuses here, before anything runs
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("omb", target, {"driver": driver.name, "driver_file": str(scenario.driver or ""),
                                             "client": scenario.client, "workloads": [], "omb_results": []})
@@ -111,11 +117,46 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
                                              **item.workload.model_dump(by_alias=True, exclude={"name"}),
                                              "first_topic": ran.params.get("topic"),
                                              "topics_ready_s": ran.params.get("topics_ready_s"),
-                                             **({"capacity": capacity} if capacity else {})})
+                                             **({"capacity": capacity} if capacity else {}),
+                                             **({"e2e_compared": compared} if (compared := _e2e_compared(ran)) else {})})
         document.params["omb_results"].append(path.name)
         write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")
+        if scenario.cluster_times:
+            _time_the_cluster(document, item, target, out_dir, listener)
     return document
+
+
+def _time_the_cluster(document: ResultDocument, item: Loaded, target: Target, out_dir: Path,
+                      listener: Listener) -> None:
+    """The cluster's creation, failover and restart times at the workload's count, kept with the workload."""
+    fields, name = item.mapped.fields, item.file.stem
+    listener.note(f"workload {name}: timing the cluster at {fields['topics']:,} topics of {fields['partitions']:,} "
+                  "partitions (creation, a controller failover, a broker restart)")
+    topics = [f"kafkabench-omb-times-{uuid.uuid4().hex[:6]}-{index:05d}" for index in range(fields["topics"])]
+    try:
+        times = cluster_times(target, topics, fields["partitions"], fields["replication_factor"],
+                              {key: setting.value for key, setting in fields["topic_config"].items()},
+                              fields["timeout"] * 4)
+    except KafkabenchError as exc:
+        document.error = f"workload {name}: timing the cluster: {exc}"
+        write_result(document, out_dir)
+        raise LabFailed(f"{document.error}; the workloads done so far are kept in {out_dir}", document) from None
+    document.params["workloads"][-1]["cluster_times"] = times
+    write_result(document, out_dir)
+    listener.note(f"workload {name}: {cluster_times_text(times)}")
+
+
+def _e2e_compared(ran: ResultDocument) -> dict | None:
+    """The measured phase's e2e both ways on the same records: kafkabench's (intended send time to the consumer, us)
+    and OMB's (wall clock minus the record's timestamp, whole ms, samples at or below 0 dropped)."""
+    consumed = next((run for run in ran.runs if run.scenario == "consume"), None)
+    ours, theirs = (consumed.stats.get(metric) if consumed else None for metric in ("e2e", RECORD_TIME))
+    if ours is None or theirs is None:
+        return None
+    figures = {name: {"p50_ms": stat.p50_ms, "p99_ms": stat.p99_ms, "max_ms": stat.max_ms, "count": stat.count}
+               for name, stat in (("kafkabench", ours), ("omb_definition", theirs))}
+    return {**figures, "dropped": ours.count - theirs.count}
 
 
 def _keep(document: ResultDocument, runs: list[Run], workload: str, scratch: Path, out_dir: Path) -> None:

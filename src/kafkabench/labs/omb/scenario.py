@@ -27,6 +27,9 @@ class OmbScenario(Scenario):
         ["p99=50ms"], description="producerRate 0: the latency objective the capacity lab's rate must hold "
                                   "(max-rate's --slo).")
     timeout: PositiveFloat = Field(30, description="Seconds without any progress before a run is failed.")
+    cluster_times: bool = Field(False, description="After each workload, on a cluster kafkabench started: time the "
+                                                   "creation of its topics, a controller failover and a broker restart "
+                                                   "at its count of topics and partitions.")
 
     @model_validator(mode="after")
     def _some_workload(self) -> OmbScenario:

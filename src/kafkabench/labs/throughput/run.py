@@ -250,7 +250,7 @@ def _start_workers(plan: ThroughputPlan, target: Target, topics: list[str], payl
                            interval_s=scenario.interval, check=not producing and scenario.check,
                            idle_timeout_s=3600 if producing else scenario.timeout,
                            stop_offsets=_stop_offsets(target, topic, plan) if several else None,
-                           topics=several_topics)
+                           topics=several_topics, record_time_e2e=producing and scenario.record_time_e2e)
     pairs = node_partitions(plan, target, topic) if producing and consumers else None
     consumer_tasks = [task.model_copy(update={"scenario": "consume", "params": task_params(
         params.model_copy(update={"partitions": partitions}))}) for partitions in pairs or [None] * consumers]

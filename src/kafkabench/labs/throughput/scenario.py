@@ -75,6 +75,9 @@ class ProducerWorkload(Scenario):
 class ProduceScenario(ProducerWorkload, _Streaming):
     lab: Literal["produce"] = "produce"
     rate: Rate = Field(-1, description="Records/s over all producers on an open-loop schedule; -1: as fast as possible.")
+    record_time_e2e: bool = Field(False, description="The consumers also measure e2e as OpenMessaging Benchmark does "
+                                                     "(wall clock minus the record's timestamp, whole ms, samples at "
+                                                     "or below 0 dropped), reported beside kafkabench's.")
     jit_warmup: Annotated[NonNegativeInt, Cli(offered=False)] = Field(
         0, description="Records each Java producer sends and has acknowledged before the measurement, not counted "
                        "(its JIT compiles the send path meanwhile); set by the durability lab.")

@@ -98,6 +98,7 @@ class Batch:
     value: Callable[[Any], bytes | None] = staticmethod(operator.attrgetter("value"))
     headers: Callable[[Any], Any] = staticmethod(operator.attrgetter("headers"))
     position: Callable[[Any], tuple[str, int, int]] = staticmethod(operator.attrgetter("topic", "partition", "offset"))
+    timestamp: Callable[[Any], int] = staticmethod(operator.attrgetter("timestamp"))  # ms since the epoch
 
     def __init__(self, records: list) -> None:
         self.records = records
@@ -118,6 +119,10 @@ class Batch:
             return []
         return [value for headers in every if headers for key, value in headers
                 if key == STAMP_HEADER and len(value) == 8]
+
+    def timestamps_ms(self) -> list[int]:
+        """Each record's timestamp (the producer's create time, or the broker's append time), ms since the epoch."""
+        return list(map(self.timestamp, self.records))
 
     def positions(self) -> list[tuple[str, int, int]]:
         return list(map(self.position, self.records))

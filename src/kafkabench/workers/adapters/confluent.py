@@ -266,6 +266,10 @@ class MessageBatch(Batch):
     def position(msg: Message) -> tuple[str, int, int]:
         return msg.topic(), msg.partition(), msg.offset()
 
+    @staticmethod
+    def timestamp(msg: Message) -> int:
+        return msg.timestamp()[1]
+
     def payload_bytes(self) -> int:
         return sum(map(len, self.records))  # a Message's length is its value's
 
