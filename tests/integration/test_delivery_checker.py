@@ -9,7 +9,8 @@ from kafkabench.admin import quiet_client_config
 from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import check
 from kafkabench.core.delivery_history import History
-from kafkabench.labs.delivery.readback import read_spans, read_topic
+from kafkabench.labs.delivery.consumer_checks import copies_text
+from kafkabench.labs.delivery.readback import copies_of, read_spans, read_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.quick]  # seconds on the session cluster: in `make test-quick`
 
@@ -64,6 +65,13 @@ def test_deleted_records_are_exactly_the_losses_and_copies_exactly_the_duplicate
     assert (verdict.reordered, verdict.offset_mismatch, verdict.strays, verdict.foreign) == (0, 0, 0, 0)
     assert verdict.read == SENT - DELETED_BELOW + COPIES
     assert verdict.failures == ["lost"]  # copies are no failure without idempotence
+    # the evidence a duplicate is reported with: where each copy is and when it was written
+    found = copies_of(bootstrap, topic_name, 0, copied[:2] + [SENT + 1])
+    assert found[SENT + 1] == [] and all(len(found[s]) == 2 for s in copied[:2])
+    first, again = found[copied[0]]
+    assert first[0] == again[0] == 1 and first[1] == history.offset[copied[0]] and again[1] > first[1]
+    assert first[2] <= again[2] and copies_text([first, again], first[2] / 1000) == (
+        f"copied to output partition 1 at offsets {first[1]} (0.0 s) and {again[1]} ({(again[2] - first[2]) / 1000:.1f} s)")
 
 
 def test_a_clean_topic_gives_all_zeros_and_foreign_records_are_counted_apart(kafka_cluster, admin, topic_name):

@@ -37,7 +37,8 @@ def test_a_copier_killed_twice_and_its_coordinators_broker_killed_copies_every_m
         assert fired[1].startswith("broker ") and "killed" in fired[1], fired
         c = run.counters
         assert (c["input"], c["copied"], c["lost"], c["duplicated"], c["reordered"], c["copied_from_nowhere"]) == (
-            9_000, 9_000, 0, 0, 0, 0), run.client
+            9_000, 9_000, 0, 0, 0, 0), (run.client, run.params.get("examples"), run.params["consumer_events"],
+                                        run.params["liveness"])
         # two slots, each killed once and replaced; and any member that stalled past the bound or ended by itself
         # (a fenced copier) replaced too, each said in the events
         replaced = [line for line in run.params["consumer_events"] if line.endswith("; replaced")]

@@ -235,3 +235,11 @@ def test_a_failed_look_is_not_taken_for_one_and_the_next_asks_with_a_fresh_clien
     assert looks[:4] == [{0: 5, 1: 0}, None, {0: 2, 1: 0}, {0: 0, 1: 0}]  # the failed look judged nobody
     assert len(clients) == 2 and group_watch.problem == "the group's offsets: timed out"  # a fresh client after it
     assert group_watch.behind == {0: 0, 1: 0}
+
+
+def test_a_duplicates_copies_are_named_by_where_and_when_they_were_written():
+    assert checks.copies_text([(1, 871, 10_500), (1, 905, 17_100)], 2.0) == (
+        "copied to output partition 1 at offsets 871 (8.5 s) and 905 (15.1 s)")
+    assert checks.copies_text([(0, 3, 2_000), (2, 7, 3_000), (2, 9, 4_000)], 2.0) == (
+        "copied to output partitions 0, 2 at offsets 3 (0.0 s), 7 (1.0 s) and 9 (2.0 s)")
+    assert checks.copies_text([], 0.0) == "no copy found when read again"

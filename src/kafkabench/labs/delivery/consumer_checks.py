@@ -61,6 +61,19 @@ class Input:
                 for s in np.flatnonzero(which)[:EXAMPLES]]
 
 
+def copies_text(copies: list[tuple[int, int, int]], origin_epoch_s: float) -> str:
+    """`copied to output partition 1 at offsets 871 (written 8.5 s into the run) and 905 (15.1 s)`: each copy's
+    offset and its timestamp (the copier's producer's create time) on the run's clock."""
+    if not copies:
+        return "no copy found when read again"
+    partitions = sorted({partition for partition, _offset, _ms in copies})
+    where = f"output partition {partitions[0]}" if len(partitions) == 1 else \
+        f"output partitions {', '.join(map(str, partitions))}"
+    each = [f"{offset} ({ms / 1000 - origin_epoch_s:.1f} s)" for _partition, offset, ms in copies]
+    return f"copied to {where} at offsets {', '.join(each[:-1])} and {each[-1]}" if len(each) > 1 else \
+        f"copied to {where} at offset {each[0]}"
+
+
 def processed(consumers: list[Processed], given: Input) -> tuple[dict, dict]:
     """(counts, examples) of how many times the consumers processed each input message."""
     total = totals(consumers) if consumers else np.zeros(len(given.present), np.uint16)

@@ -36,7 +36,7 @@ from kafkabench.labs.delivery.faults import FaultRun, Stage
 from kafkabench.consumers.group import ConsumerGroup
 from kafkabench.labs.delivery.judge import HISTORY_DIR, heal
 from kafkabench.labs.delivery.producer import drive_producers, fill_producer
-from kafkabench.labs.delivery.readback import read_spans, read_topic
+from kafkabench.labs.delivery.readback import copies_of, read_spans, read_topic
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.consumers.watch import GIVE_UP_MARGIN_S, GroupWatch
 from kafkabench.labs.delivery.stall_bound import stall_bound
@@ -115,7 +115,7 @@ def measure_consumer_cell(run: Run, cell: DeliveryCell, scenario: DeliveryScenar
             run.counters.update(_member_counters(members, copying))
             liveness.consumer_cell(run, cell, seen, members, origin, finished_at or time.monotonic())
         run.params["healed"] = heal(target, topic, scenario.heal_timeout)
-        _judge(run, cell, target, topic, output, members)
+        _judge(run, cell, target, topic, output, members, time.time() - (time.monotonic() - origin))
 
 
 def _member_counters(members: ConsumerGroup, copying: bool) -> dict[str, int]:
@@ -148,7 +148,7 @@ def coordinator(target: Target, kind: str, key: str):
 
 
 def _judge(run: Run, cell: DeliveryCell, target: Target, topic: str, output: str | None,
-           members: ConsumerGroup) -> None:
+           members: ConsumerGroup, origin_epoch_s: float) -> None:
     given = checks.Input.read(PRODUCER_ID, run.params["count"], read_topic(target.connection, topic))
     if output is None:
         counts, examples = checks.processed([Processed.open(m.history_dir) for m in members.members], given)
@@ -161,8 +161,14 @@ def _judge(run: Run, cell: DeliveryCell, target: Target, topic: str, output: str
         counts = checks.copied(checker.result())
         lost = np.zeros(len(given.present), bool)
         lost[checker.missing().sequence] = True
+        duplicated = checker.copied(0)
         examples = {name: found for name, found in (("lost", given.examples(lost)),
-                                                    ("duplicated", given.examples(checker.copied(0)))) if found}
+                                                    ("duplicated", given.examples(duplicated))) if found}
+        if examples.get("duplicated"):
+            sequences = [int(s) for s in np.flatnonzero(duplicated)[:checks.EXAMPLES]]
+            copies = copies_of(target.connection, output, PRODUCER_ID, sequences)
+            examples["duplicated"] = [f"{said}: {checks.copies_text(copies[s], origin_epoch_s)}"
+                                      for said, s in zip(examples["duplicated"], sequences)]
     run.counters.update(counts)
     run.params.update(promise=checks.PROMISE_WORDS[cell.mode], failures=checks.failures(cell.mode, counts),
                       **({"examples": examples} if examples else {}))

@@ -85,9 +85,31 @@ def _bounds(consumer: Consumer, topic: str, partition: int, timeout_s: float) ->
                              "is its leader up?") from exc
 
 
+def copies_of(bootstrap: str | Connection, topic: str, producer: int, sequences: list[int],
+              stall_s: float = STALL_S) -> dict[int, list[tuple[int, int, int]]]:
+    """Every copy of these ids of `producer` in the topic (read_committed): sequence -> [(partition, offset, its
+    timestamp in ms since the epoch)], in read order. The evidence behind a duplicate: where and when each copy was
+    written."""
+    found: dict[int, list[tuple[int, int, int]]] = {sequence: [] for sequence in sequences}
+    with _consumer(bootstrap) as consumer:
+        spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in _partitions(consumer, topic, stall_s)]
+        for records in _batches(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s):
+            producers, numbers, ours = ids.decode([m.value() for m in records])
+            for message, who, number, valid in zip(records, producers, numbers, ours):
+                if valid and who == producer and int(number) in found:
+                    found[int(number)].append((message.partition(), message.offset(), message.timestamp()[1]))
+    return found
+
+
 def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], stall_s: float,
           decode: Decode) -> Iterator[ReadChunk]:
     """Each (partition, from, to) read from `from` until its position reaches `to`."""
+    for records in _batches(consumer, topic, spans, stall_s):
+        yield _chunk(records, decode)
+
+
+def _batches(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], stall_s: float) -> Iterator[list]:
+    """Each (partition, from, to) read from `from` until its position reaches `to`: the messages, as read."""
     if not spans:
         return
     ends = {partition: end for partition, _, end in spans}
@@ -102,7 +124,7 @@ def _read(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], sta
                 raise ReadBackFailed(f"reading {topic}: {message.error().str()}")
         if records:
             last_progress = time.monotonic()
-            yield _chunk(records, decode)
+            yield records
             for message in records:
                 at[message.partition()] = message.offset() + 1
         # a transaction's control records take offsets at which no message is read: the position passes them
