@@ -48,7 +48,8 @@ def check(bootstrap: str, size: int, rate: float, seconds: float, out: Path) -> 
 def answer_text(document: dict) -> str:
     answer = document["params"].get("sustainable") or {}
     holds = document["params"].get("hold_results") or {}
-    failed = f", holds at {', '.join(f'{r:,.0f}' for r in holds.get('failed', []))} failed" if holds.get("failed") else ""
+    rates = ", ".join(f"{rate:,.0f}" for rate in holds.get("failed", []))
+    failed = f", holds at {rates} failed" if rates else ""
     return f"held {answer.get('holds', 0)} times{failed}" if answer.get("held") else "not held"
 
 
@@ -63,7 +64,8 @@ def run(bootstrap: str, args: argparse.Namespace, work: Path) -> bool:
         document = max_rate(bootstrap, size, slo, work / f"max-rate-{index}", *args.max_rate_options, hold=None)
         answer = found(document)
         if not answer:
-            print(f"{index:<7}{'-':>11}  no rate sustained: {document['params'].get('stop_reason')}; {load()}", flush=True)
+            print(f"{index:<7}{'-':>11}  no rate sustained: {document['params'].get('stop_reason')}; {load()}",
+                  flush=True)
             continue
         e2e = check(bootstrap, size, args.share * answer, args.check, work / f"check-{index}")
         figure = e2e[f"{percentile}_ms"]

@@ -71,7 +71,8 @@ def test_deleted_records_are_exactly_the_losses_and_copies_exactly_the_duplicate
     first, again = found[copied[0]]
     assert first[0] == again[0] == 1 and first[1] == history.offset[copied[0]] and again[1] > first[1]
     assert first[2] <= again[2] and copies_text([first, again], first[2] / 1000) == (
-        f"copied to output partition 1 at offsets {first[1]} (0.0 s) and {again[1]} ({(again[2] - first[2]) / 1000:.1f} s)")
+        f"copied to output partition 1 at offsets {first[1]} (0.0 s) and {again[1]} "
+        f"({(again[2] - first[2]) / 1000:.1f} s)")
 
 
 def test_a_clean_topic_gives_all_zeros_and_foreign_records_are_counted_apart(kafka_cluster, admin, topic_name):

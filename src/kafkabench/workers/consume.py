@@ -4,9 +4,10 @@ params: core.protocol.ConsumeParams (from, count | duration_s, interval_s, check
 `e2e`: a record's `kb-sent-ns` header (intended send time) to the value in hand, on this host's monotonic
 clock. With params.record_time_e2e, also `e2e_record_time` as OpenMessaging Benchmark measures its e2e: this
 host's wall clock minus the record's timestamp (the producer's create time), in whole milliseconds, a sample at or
-below 0 dropped (OMB records only positive ones). `rebalance_s`: subscribe -> partitions assigned; `first_record_s`: clock start -> first record. The run's
-duration (for records/s) is clock start -> last record. The clock starts at the start signal, or where fetching
-began when records fetched before the signal are in hand (ConsumeRun.clock_start_ns).
+below 0 dropped (OMB records only positive ones). `rebalance_s`: subscribe -> partitions assigned;
+`first_record_s`: clock start -> first record. The run's duration (for records/s) is clock start -> last record.
+The clock starts at the start signal, or where fetching began when records fetched before the signal are in hand
+(ConsumeRun.clock_start_ns).
 
 `idle_s`: after the first record, the time spent in polls that brought nothing, each stretch from the first empty
 poll to the poll that brought records again; `stalls` counts the stretches of STALL_NS or more. Reading a backlog,

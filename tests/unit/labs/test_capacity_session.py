@@ -58,8 +58,8 @@ def test_a_capacity_that_drops_before_the_hold_still_ends_held_below_it(monkeypa
     assert len(searches) == 2 and all(19_000 <= s["found"] <= 20_000 for s in searches)
     assert found["searches"]["count"] == 2 and found["searches"]["spread"] == 0
     assert headline(document) == (
-        "sustainable: 11,892 records/s (1.0 MB/s), held 3 times (after the holds at 20,000, 14,142 failed); 2 searches found "
-        "20,000 .. 20,000 (median 20,000); next step 14,142 failed: e2e p99 80 ms (95 % up to 90) > 50 ms")
+        "sustainable: 11,892 records/s (1.0 MB/s), held 3 times (after the holds at 20,000, 14,142 failed); 2 searches "
+        "found 20,000 .. 20,000 (median 20,000); next step 14,142 failed: e2e p99 80 ms (95 % up to 90) > 50 ms")
     assert disagreement(document) is None
 
 

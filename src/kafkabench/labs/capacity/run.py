@@ -180,14 +180,16 @@ class _Session:
             if not step.passed:
                 self.document.notes.append(f"the hold at {rate:,.0f} records/s failed ({'; '.join(step.reasons)})")
                 self.listener.note(self.document.notes[-1])
-        self.document.params["hold_results"] = {"held": holds.held, "passed": len(holds.passes), "repeats": holds.repeats,
-                                         "failed": holds.failed, "stop_reason": holds.stop_reason}
+        self.document.params["hold_results"] = {"held": holds.held, "passed": len(holds.passes),
+                                                "repeats": holds.repeats, "failed": holds.failed,
+                                                "stop_reason": holds.stop_reason}
         return holds
 
     def _answer(self, found: float | None, holds: Holds | None, unsure: bool) -> None:
         """The found rate with the figures of its hold that came nearest to an SLO's limit (the last step at it without
         holds), the searches' range, and the nearest rate above it that failed."""
-        held = [step for step in self.steps if step.kind == "hold" and step.passed and holds and step.offered == holds.held]
+        held = [step for step in self.steps
+                if step.kind == "hold" and step.passed and holds and step.offered == holds.held]
         hold = max(held, key=self._nearest_limit, default=None)
         judged = hold or next((step for step in reversed(self.steps) if step.passed and step.offered == found), None)
         if found is None or judged is None:
@@ -207,8 +209,8 @@ class _Session:
 
     def _nearest_limit(self, step: Step) -> float:
         """How near the step came to its objectives: its highest share of an SLO's limit (0 without SLOs)."""
-        return max((step.percentiles[slo.name].value / slo.limit_ms for slo in self.slos if slo.name in step.percentiles),
-                   default=0.0)
+        return max((step.percentiles[slo.name].value / slo.limit_ms
+                    for slo in self.slos if slo.name in step.percentiles), default=0.0)
 
     def _keep(self, step: Step, repeat: int | None = None) -> None:
         self.steps.append(step)

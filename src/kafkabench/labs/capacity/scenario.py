@@ -23,7 +23,8 @@ class MaxRateScenario(ProducerWorkload):
         "Workload": ("client", "size", "payload", "producers", "consumers", "partitions", "replication_factor",
                      "topics", "keys", "acks", "compression", "timeout"),
         "Objectives": ("slo", "metric"),
-        "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "holds", "max_steps", "searches", "sweep",
+        "Search": ("start_rate", "ceiling", "precision", "settle", "measure", "hold", "holds", "max_steps", "searches",
+                   "sweep",
                    "repeats"),
         "Faults": ("faults",),
     }
@@ -147,7 +148,8 @@ class BacklogScenario(ProducerWorkload):
                                                       "finishing, with the rates measured and the time projected.")
     interval: PositiveFloat = Field(0.5, description="Seconds per progress window (the drain time's resolution).")
     warmup: float = Field(0, ge=0, description="The producers' first seconds, a warm-up: what they write is part of "
-                                               "the backlog, their figures a run of their own, kept out of the build's.")
+                                               "the backlog, their figures a run of their own, kept out of the "
+                                               "build's.")
 
     @field_validator("backlog")
     @classmethod

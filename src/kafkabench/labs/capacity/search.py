@@ -12,9 +12,10 @@ explains it.
 
 Then the holds (`Holds`): the found rate held for longer, `repeats` times one after the other (each a fresh run, so
 the answer held through minutes of the cluster's moods, not one lucky stretch). A hold that fails is believed (half
-a minute is many pauses long), and the holds go on down, bisecting between the highest rate below it that passed cleanly (a step's first
-run) and the failed hold, until one passes; with no clean pass below, halving. So a capacity that drifted down
-between the search and the hold, or a rate a confirm let through, ends with a held answer below it, not with none.
+a minute is many pauses long), and the holds go on down, bisecting between the highest rate below it that passed
+cleanly (a step's first run) and the failed hold, until a rate passes all its holds; with no clean pass below,
+halving. So a capacity that drifted down between the search and the hold, or a rate a confirm let through, ends
+with a held answer below it, not with none.
 
 Pure bookkeeping: measuring a step and judging it happen elsewhere, so the search is tested on simulated systems.
 """

@@ -118,7 +118,8 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
                                              "first_topic": ran.params.get("topic"),
                                              "topics_ready_s": ran.params.get("topics_ready_s"),
                                              **({"capacity": capacity} if capacity else {}),
-                                             **({"e2e_compared": compared} if (compared := _e2e_compared(ran)) else {})})
+                                             **({"e2e_compared": compared}
+                                                if (compared := _e2e_compared(ran)) else {})})
         document.params["omb_results"].append(path.name)
         write_result(document, out_dir)
         listener.note(f"OMB's result: {path}")
