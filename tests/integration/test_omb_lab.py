@@ -2,14 +2,19 @@
 one value per measured window, the warm-up a phase of its own; and a thousand topics created, written and read."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster import EmbeddedCluster
+from kafkabench.cluster.target import Target
 from kafkabench.core.events import SILENT
+from kafkabench.errors import ConfigError
 from kafkabench.labs.omb.run import run_omb
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import KAFKA_DRIVER
@@ -123,3 +128,14 @@ def test_a_thousand_topics_are_created_written_and_read(kafka_cluster, tmp_path)
         wait_until(lambda: not [name for name in admin.topic_names() if name.startswith(first.removesuffix("-0000"))],
                    timeout_s=30, what="the 1,000 topics to be dropped")
     assert omb_file(tmp_path / "out", "1000-topics")["workload"] == "1000 topics"
+
+
+def test_more_partitions_than_the_broker_can_open_are_refused_before_anything_runs(kafka_cluster, tmp_path):
+    if not isinstance(kafka_cluster, EmbeddedCluster):
+        pytest.skip("a cluster kafkabench started: its broker's limits are known")
+    [pid] = Target.embedded(kafka_cluster).faults.broker_pids().values()
+    limit = int(re.search(r"^Max open files\s+(\d+)", Path(f"/proc/{pid}/limits").read_text(), re.MULTILINE)[1])
+    [workload, driver] = files(tmp_path, {"too-many": shape(partitionsPerTopic=limit)})
+    with pytest.raises(ConfigError, match=f"its limit is {limit:,} open files") as refused:
+        run_omb(OmbScenario(workloads=[workload], driver=driver), target_of(kafka_cluster), tmp_path / "out", SILENT)
+    assert "\n" not in str(refused.value) and not (tmp_path / "out").exists()

@@ -25,6 +25,7 @@ from kafkabench.labs.omb.mapping import (Mapped, backlog_scenario, mapped, max_r
                                          payload_source, produce_scenario, randomized_payloads)
 from kafkabench.labs.omb.report import cluster_times_text
 from kafkabench.labs.omb.result import omb_result, result_name
+from kafkabench.labs.omb.room import room_problem
 from kafkabench.labs.omb.scenario import OmbScenario
 from kafkabench.labs.omb.workload import DEFAULT_DRIVER, KafkaDriver, Workload, load_driver, load_workload
 from kafkabench.labs.throughput.plan import plan_throughput
@@ -85,6 +86,11 @@ def run_omb(scenario: OmbScenario, target: Target, out_dir: Path, listener: List
     driver, loaded = load_all(scenario)
     if scenario.cluster_times:
         target.faults.controllers()  # a cluster kafkabench does not own refuses here, before anything runs
+    for item in loaded:
+        fields = item.mapped.fields
+        if problem := room_problem(fields["topics"] * fields["partitions"], fields["replication_factor"], target,
+                                   f"OMB workload {item.file}"):
+            raise ConfigError(problem)
     out_dir.mkdir(parents=True, exist_ok=True)
     document = new_document("omb", target, {"driver": driver.name, "driver_file": str(scenario.driver or ""),
                                             "client": scenario.client, "workloads": [], "omb_results": []})
