@@ -21,11 +21,14 @@ from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.java import tool_command
 from kafkabench.cluster.target import Target
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs.base import LabFailed
 
 PROBE_EVERY_S = 0.1
 PROBE_TIMEOUT_S = 2.0  # one attempt of a metadata change while the quorum has no leader
 TOOL_TIMEOUT_S = 60.0
+
+
+class ClusterTimesFailed(KafkabenchError):
+    """The cluster could not be timed: its quorum's leader unknown, or no metadata change within the bound."""
 
 
 def quorum_leader(target: Target) -> int:
@@ -39,11 +42,12 @@ def quorum_leader(target: Target) -> int:
             done = subprocess.run(command, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
-            raise LabFailed(f"MetadataQuorumCommand did not answer within {TOOL_TIMEOUT_S:g} s") from exc
+            raise ClusterTimesFailed(f"MetadataQuorumCommand did not answer within {TOOL_TIMEOUT_S:g} s") from exc
     found = re.search(r"^LeaderId:\s*(-?\d+)", done.stdout, re.MULTILINE)
     if done.returncode != 0 or found is None or int(found[1]) < 0:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["no output"]
-        raise LabFailed(f"the KRaft quorum's leader could not be read (MetadataQuorumCommand: {said[0][:200]})")
+        raise ClusterTimesFailed(f"the KRaft quorum's leader could not be read (MetadataQuorumCommand: "
+                                 f"{said[0][:200]})")
     return int(found[1])
 
 
@@ -99,6 +103,6 @@ def _metadata_change(target: Target, probe: str, timeout_s: float) -> float:
             return time.monotonic() - started
         except KafkabenchError as exc:
             if time.monotonic() >= deadline:
-                raise LabFailed(f"no metadata change within {timeout_s:g} s after the controller's kill: {exc}") \
-                    from exc
+                raise ClusterTimesFailed(f"no metadata change within {timeout_s:g} s after the controller's kill: "
+                                         f"{exc}") from exc
             time.sleep(PROBE_EVERY_S)
