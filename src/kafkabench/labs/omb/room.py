@@ -31,8 +31,8 @@ def room_problem(partitions: int, replication_factor: int, target: Target, what:
     per_broker = math.ceil(partitions * replication_factor / len(pids))
     files = min((found for pid in pids.values() if (found := _open_files(pid)) is not None), default=None)
     if files is not None and per_broker + HEADROOM > files:
-        return (f"{what}: {partitions:,} partitions put {per_broker:,} replicas on each broker, one open file each, and "
-                f"its limit is {files:,} open files: at most {max(0, files - HEADROOM):,} replicas a broker (raise "
+        return (f"{what}: {partitions:,} partitions put {per_broker:,} replicas on each broker, one open file each, "
+                f"and its limit is {files:,} open files: at most {max(0, files - HEADROOM):,} replicas a broker (raise "
                 "`ulimit -n` before the cluster starts, or run fewer partitions)")
     maps = _max_map_count()
     if maps is not None and 2 * per_broker + HEADROOM > maps:
