@@ -45,7 +45,7 @@ class MaxRateScenario(ProducerWorkload):
     hold: float = Field(30, ge=0, description="Seconds of each hold that confirms the found rate (0: no hold).")
     holds: PositiveInt = Field(3, description="Holds in a row the answer must pass, each a fresh run: a rate that "
                                               "held once may not hold a minute later on a shared machine.")
-    max_steps: PositiveInt = Field(14, description="Most steps of each search; most holds.")
+    max_steps: PositiveInt = Field(14, description="Most steps of each search; most failed holds.")
     searches: PositiveInt = Field(2, description="Searches, one after the other: the answer is their median found rate "
                                                  "with their range, which is the capacity's own spread on this cluster "
                                                  "(1: one search, its spread unknown).")
