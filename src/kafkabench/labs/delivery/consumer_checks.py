@@ -62,8 +62,8 @@ class Input:
 
 
 def copies_text(copies: list[tuple[int, int, int]], origin_epoch_s: float) -> str:
-    """`copied to output partition 1 at offsets 871 (written 8.5 s into the run) and 905 (15.1 s)`: each copy's
-    offset and its timestamp (the copier's producer's create time) on the run's clock."""
+    """`copied to output partition 1 at offsets 871 (8.5 s) and 905 (15.1 s)`: each copy's offset and when it was
+    written (its timestamp, the copier's producer's create time) in seconds of the run."""
     if not copies:
         return "no copy found when read again"
     partitions = sorted({partition for partition, _offset, _ms in copies})
