@@ -20,3 +20,5 @@ def test_each_workload_says_its_e2e_both_ways_and_its_cluster_times():
     assert cluster_times_text(times) == (
         "1,000 topics (1,000 partitions) created and in sync in 3.4 s; a metadata change 0.08 s; controller 3001 "
         "killed: another controller took over, a metadata change 1.9 s after; broker 1 restarted, in sync 12.5 s after")
+    one = {**times, "topics": 1, "partitions": 1}
+    assert cluster_times_text(one).startswith("1 topic (1 partition) created and in sync in 3.4 s")

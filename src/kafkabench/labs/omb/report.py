@@ -68,7 +68,11 @@ def cluster_times_text(times: dict) -> str:
     """`1,000 topics (1,000 partitions) created and in sync in 3.4 s; a metadata change 0.08 s; controller 3001
     killed: another controller took over, a metadata change 1.9 s after; broker 1 restarted, in sync 12.5 s after`"""
     failover, restart = times["controller_failover"], times["broker_restart"]
-    return (f"{times['topics']:,} topics ({times['partitions']:,} partitions) created and in sync in "
+    return (f"{_count(times['topics'], 'topic')} ({_count(times['partitions'], 'partition')}) created and in sync in "
             f"{times['create_s']:.1f} s; a metadata change {times['metadata_change_s']:.2f} s; controller "
             f"{failover['killed']} killed: {failover['how']}, a metadata change {failover['metadata_change_s']:.1f} s "
             f"after; broker {restart['broker']} restarted, in sync {restart['in_sync_s']:.1f} s after")
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}{'s' if number != 1 else ''}"

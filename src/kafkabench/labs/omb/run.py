@@ -138,8 +138,8 @@ def _time_the_cluster(document: ResultDocument, item: Loaded, target: Target, ou
                       listener: Listener) -> None:
     """The cluster's creation, failover and restart times at the workload's count, kept with the workload."""
     fields, name = item.mapped.fields, item.file.stem
-    listener.note(f"workload {name}: timing the cluster at {fields['topics']:,} topics of {fields['partitions']:,} "
-                  "partitions (creation, a controller failover, a broker restart)")
+    listener.note(f"workload {name}: timing the cluster at its {fields['topics'] * fields['partitions']:,} "
+                  "partition(s) (creation, a controller failover, a broker restart)")
     topics = [f"kafkabench-omb-times-{uuid.uuid4().hex[:6]}-{index:05d}" for index in range(fields["topics"])]
     try:
         times = cluster_times(target, topics, fields["partitions"], fields["replication_factor"],
