@@ -43,8 +43,8 @@ def test_a_lab_command_shows_its_options_in_panels():
     assert options.count("--") == 1 and "--help" in options  # every option of the lab in a panel of its own kind
 
 
-def test_max_rate_offers_its_steps_settle_as_a_warm_up_and_its_holds():
+def test_max_rate_offers_its_steps_warm_up_and_its_holds():
     result = runner.invoke(app, ["max-rate", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     flat = " ".join(result.stdout.split())
-    assert "--settle,--warmup" in flat and "--holds" in flat
+    assert "--settle <float> Each step's warm-up" in flat and "--holds" in flat

@@ -38,9 +38,9 @@ class MaxRateScenario(ProducerWorkload):
     ceiling: PositiveRate | None = Field(None, description="Highest records/s tried; default: twice the probe's.")
     precision: float = Field(0.05, gt=0, le=1, description="Stop when the highest passing and the lowest failing rate "
                                                             "are within this fraction.")
-    settle: Annotated[float, Cli("--settle", "--warmup")] = Field(
-        5, ge=0, description="Each step's warm-up: seconds at its rate before its measured part, reported apart and "
-                             "not judged; java: at least 5 (its JVM's start and JIT).")
+    settle: float = Field(5, ge=0, description="Each step's warm-up: seconds at its rate before its measured part, "
+                                               "reported apart and not judged; java: at least 5 (its JVM's start and "
+                                               "JIT).")
     measure: PositiveFloat = Field(10, description="Measured seconds of each step.")
     hold: float = Field(30, ge=0, description="Seconds of each hold that confirms the found rate (0: no hold).")
     holds: PositiveInt = Field(3, description="Holds in a row the answer must pass, each a fresh run: a rate that "
