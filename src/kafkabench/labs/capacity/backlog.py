@@ -17,7 +17,6 @@ build's first seconds: what it writes is part of the backlog, its latencies are 
 
 from __future__ import annotations
 
-import math
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +38,7 @@ from kafkabench.labs.capacity.scenario import BacklogScenario
 from kafkabench.labs.document import count_brokers, new_document
 from kafkabench.labs.throughput.plan import ThroughputPlan, payload_files, plan_throughput
 from kafkabench.labs.throughput.run import WORKER_START_S, base_task, effective_params
-from kafkabench.labs.throughput.scenario import ProduceScenario
+from kafkabench.labs.throughput.scenario import ProduceScenario, warmup_windows
 
 DEFAULT_BACKLOG_S = 20
 FINISH_TIMEOUT_S = 40
@@ -137,7 +136,7 @@ def _drive(scenario: BacklogScenario, plan: ThroughputPlan, target: Target, topi
     consume = ConsumeParams(group=plan.group, start_from="earliest", interval_s=scenario.interval,
                             idle_timeout_s=3600, topics=several)
     timelines = {"produce": Timeline([f"producer {i + 1}" for i in range(scenario.producers)], "publish_latency",
-                                     warmup_windows=math.ceil(round(scenario.warmup / scenario.interval, 9))),
+                                     warmup_windows=warmup_windows(scenario.warmup, scenario.interval)),
                  "consume": Timeline([f"consumer {i + 1}" for i in range(scenario.consumers)], "e2e")}
     build_bound_ns = int(_build_bound_s(scenario) * 1e9)
 

@@ -37,9 +37,7 @@ def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S
     """Every partition, earliest to the end offset it has now (`isolation` read_uncommitted: records of open and
     aborted transactions too)."""
     with _consumer(bootstrap, isolation) as consumer:
-        partitions = _partitions(consumer, topic, stall_s)
-        spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in partitions]
-        yield from _read(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s, decode)
+        yield from _read(consumer, topic, _whole(consumer, topic, stall_s), stall_s, decode)
 
 
 def read_spans(bootstrap: str | Connection, topic: str, spans: list[tuple[int, int, int | None]],
@@ -77,6 +75,12 @@ def _partitions(consumer: Consumer, topic: str, timeout_s: float) -> list[int]:
     return sorted(found.partitions)
 
 
+def _whole(consumer: Consumer, topic: str, stall_s: float) -> list[tuple[int, int, int]]:
+    """Every partition that holds records, earliest to the end offset it has now: (partition, from, to)."""
+    spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in _partitions(consumer, topic, stall_s)]
+    return [(p, low, high) for p, low, high in spans if high > low]
+
+
 def _bounds(consumer: Consumer, topic: str, partition: int, timeout_s: float) -> tuple[int, int]:
     try:
         return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)
@@ -92,8 +96,7 @@ def copies_of(bootstrap: str | Connection, topic: str, producer: int, sequences:
     written."""
     found: dict[int, list[tuple[int, int, int]]] = {sequence: [] for sequence in sequences}
     with _consumer(bootstrap) as consumer:
-        spans = [(p, *_bounds(consumer, topic, p, stall_s)) for p in _partitions(consumer, topic, stall_s)]
-        for records in _batches(consumer, topic, [(p, low, high) for p, low, high in spans if high > low], stall_s):
+        for records in _batches(consumer, topic, _whole(consumer, topic, stall_s), stall_s):
             producers, numbers, ours = ids.decode([m.value() for m in records])
             for message, who, number, valid in zip(records, producers, numbers, ours):
                 if valid and who == producer and int(number) in found:

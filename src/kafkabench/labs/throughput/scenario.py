@@ -35,8 +35,12 @@ class _Streaming(Scenario):
 
     @property
     def warmup_windows(self) -> int:
-        """The progress windows the warm-up takes: its seconds rounded up to whole windows."""
-        return math.ceil(round(self.warmup / self.interval, 9))
+        return warmup_windows(self.warmup, self.interval)
+
+
+def warmup_windows(warmup_s: float, interval_s: float) -> int:
+    """The progress windows a warm-up takes: its seconds rounded up to whole windows."""
+    return math.ceil(round(warmup_s / interval_s, 9))
 
 
 class ProducerWorkload(Scenario):
