@@ -73,18 +73,19 @@ def test_a_small_pareto_tune_samples_the_rate_and_re_measures_the_front_against_
     space, out = tmp_path / "space.yaml", tmp_path / "pareto"
     space.write_text(SPACE)
     # measured 2 s after 0.5 s: in 1 s after 0.25 s a loaded machine's trials missed the achieved-rate and lag
-    # checks (97.2 % of the offered rate, lag growing), and no trial was left for the front
-    done = kafkabench("tune", "pareto", "--size", "1000", "--max-rate", "3000", "--slo", "p99=2s", "--space",
+    # checks (97.2 % of the offered rate, lag growing), and no trial was left for the front; rates up to 1,200/s,
+    # not 3,000: under CI's load every trial at 480-1,500/s once missed them too (161 of 482/s achieved)
+    done = kafkabench("tune", "pareto", "--size", "1000", "--max-rate", "1200", "--slo", "p99=2s", "--space",
                       str(space), "--trials", "3", "--noise-runs", "2", "--finalists", "1", "--final-runs", "2",
                       "--settle", "0.5", "--measure", "2", "-b", kafka_cluster.bootstrap_servers, "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(out)
     trials = document.params["trials"]
-    assert document.params["rates"] == [30, 3000]
+    assert document.params["rates"] == [12, 1200]
     assert [t["kind"] for t in trials][:4] == ["default", "default", "preset latency", "preset throughput"]
-    assert [round(t["params"]["rate"]) for t in trials[:4]] == [188, 750, 1500, 1500]
+    assert [round(t["params"]["rate"]) for t in trials[:4]] == [75, 300, 600, 600]
     for trial in trials:
-        assert 30 <= trial["params"]["rate"] <= 3000 and trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
+        assert 12 <= trial["params"]["rate"] <= 1200 and trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
         assert trial["state"] == "complete" and trial["objective"][0] == trial["value"]
     front = document.params["front"]
     assert len(front) == 1 and len(front[0]["values"]) == len(front[0]["default_values"]) == 2

@@ -36,6 +36,21 @@ def test_refusals_are_named_with_how_fast_the_client_reports_them():
     assert found["liveness"]["longest_stall_s"] == 13.0 and found["liveness"]["ended"] == "stuck"  # refused: no ack
 
 
+def test_writes_acknowledged_slowly_after_the_probe_stopped_are_judged_accepted_not_unanswered():
+    # a loaded CI machine acknowledged acks=all writes 7-10 s late: at the watch's end (30 s) the last second's
+    # writes had no answer yet, and the step was judged "no answer"; they are judged once answered (or timed out)
+    history = writes(0.0, 30.0, None)
+    for write in history[:-400]:
+        write.answer(None, write.sent_at + 8.0)
+    assert judge(history, 0.0, 30.0)["writes"] == "no answer"
+    for write in history[-400:]:
+        write.answer(None, write.sent_at + 8.0)
+    found = judge(history, 0.0, 38.0, sent_until=30.0)
+    assert found["writes"] == "accepted" and found["unanswered"] == 0 and found["stall_s"] == 8.0
+    # writes still unanswered when the wait ended stay so
+    assert judge(writes(0.0, 30.0, None), 0.0, 40.5, sent_until=30.0)["writes"] == "no answer"
+
+
 class AnsweredWhileJudged(Write):
     """A write whose answer arrives on the client's thread just after the judge first looks at it."""
 

@@ -115,10 +115,11 @@ def _recent(writes: list[Write], now: float) -> list[Write]:
     return [w for w in writes if end - SETTLED_S <= w.sent_at <= end]
 
 
-def judge(writes: list[Write], fault_at: float, now: float) -> dict:
-    """What the writes sent after a fault were told: the verdict is the settled answer of the last ones."""
+def judge(writes: list[Write], fault_at: float, now: float, sent_until: float | None = None) -> dict:
+    """What the writes sent after a fault were told: the verdict is the settled answer of the last ones (those
+    sent before `sent_until`, when the probe stopped writing, given until `now` to be answered)."""
     after = [w.snapshot() for w in writes if w.sent_at >= fault_at]
-    recent = _recent(after, now)
+    recent = _recent(after, sent_until or now)
     outcomes = {w.outcome for w in recent}
     if not recent or outcomes == {None}:
         verdict = "no answer"
@@ -352,17 +353,30 @@ def _watch(probes: list[_Probe], mode: str, down: list[int], bootstrap: str | Co
                                partitions.leaderless(probe.topic)) for probe in probes)
 
         _write_for(probes, MAX_WATCH_S, until=all_settled)
+        sent_until = time.monotonic()
+        if not all_settled(sent_until):  # the last writes may yet be answered, slowly: wait for them, bounded
+            _wait_answered(probes, sent_until)
         now = time.monotonic()
         steps = []
         for probe in probes:
             shrunk_at = partitions.shrunk_at.get(probe.topic)
             leader, isr = partitions.state.get(probe.topic, (None, None))
-            steps.append({"brokers": list(down), "observed_s": round(now - fault_at, 3), **judge(probe.writes, fault_at, now),
+            steps.append({"brokers": list(down), "observed_s": round(sent_until - fault_at, 3),
+                          **judge(probe.writes, fault_at, now, sent_until),
                           "isr_shrunk_s": round(shrunk_at - fault_at, 3) if shrunk_at else None,
                           "leader": leader, "isr": isr})
     for probe, step in zip(probes, steps):
         step["reads"] = read_back(bootstrap, probe.topic)
     return steps
+
+
+def _wait_answered(probes: list[_Probe], sent_until: float) -> None:
+    """Until the writes the verdict is judged on have their answers, at most the probe's request timeout: a
+    loaded machine's acks=all writes were once acknowledged 7-10 s late, and judged unanswered at MAX_WATCH_S."""
+    recent = [w for probe in probes for w in _recent(probe.writes, sent_until)]
+    deadline = sent_until + PROBE_SETTINGS["request.timeout.ms"] / 1000 + ANSWER_GRACE_S
+    while any(w.answered_at is None for w in recent) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class _PartitionWatch:
