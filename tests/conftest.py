@@ -16,6 +16,8 @@ from kafkabench.waiting import wait_until
 
 from tests.debian import PROMETHEUS, PROMTOOL, install
 
+pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on sample tests
+
 
 @dataclass(frozen=True)
 class ExternalCluster:

@@ -411,6 +411,14 @@ class EmbeddedCluster:
     def resume_broker(self, broker_id: int) -> None:
         self._process(broker_id).signal(signal.SIGCONT)
 
+    def stop_broker(self, broker_id: int) -> None:
+        """A clean shutdown (SIGTERM: leaderships handed over first), killed after `stop_timeout_s`; it stays down
+        until restarted."""
+        process = self._process(broker_id)
+        if process.process() is None:
+            raise ClusterError(f"broker {broker_id} is not running")
+        process.stop(self.stop_timeout_s)
+
     def restart_broker(self, broker_id: int, timeout_s: float | None = None) -> None:
         self.restart_nodes([broker_id], timeout_s)
 

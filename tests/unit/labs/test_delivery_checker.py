@@ -138,6 +138,10 @@ def test_every_planted_anomaly_is_counted_exactly_whatever_the_chunk_size(size):
     assert {name: getattr(verdict, name) for name in PLANTED} == PLANTED
     assert verdict.delivered_pct == pytest.approx(100 * 352 / 360)
     assert verdict.failures == ["lost", "duplicated", "reordered", "offset_mismatch", "strays"]
+    checker = Checker(histories, idempotent=True)
+    for chunk in chunks_of(records, size, 3):
+        checker.feed(chunk)
+    assert sorted(checker.reorder_examples) == [(1, 2, 33, 41), (1, 2, 37, 41), (2, 2, 80, 92)]  # partition (s + p) % 4
     assert run_checker(histories, records, size, idempotent=False).failures == ["lost", "offset_mismatch", "strays"]
 
 
@@ -162,6 +166,10 @@ def test_a_reorder_across_a_chunk_boundary_and_a_duplicate_before_it():
     for size in (1, 2, 3, 4):
         verdict = run_checker([history], read, size)
         assert (verdict.reordered, verdict.duplicated, verdict.duplicated_ids) == (1, 1, 1)  # 4 after 6; 3 elsewhere
+        checker = Checker([history], idempotent=True)
+        for chunk in chunks_of(read, size):
+            checker.feed(chunk)
+        assert checker.reorder_examples == [(0, 0, 4, 6)]  # producer 0, partition 0: 4 read after 6
 
 
 def test_the_first_copy_in_read_order_is_the_read_that_counts_even_inside_one_chunk():

@@ -30,6 +30,7 @@ from kafkabench.labs.delivery.faults import FaultRun
 from kafkabench.labs.delivery.liveness import progress_timeline
 from kafkabench.core.delivery_history import History
 from kafkabench.labs.delivery.judge import ClusterUnhealed, judge
+from kafkabench.labs.delivery.readback import of_values
 from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.labs.throughput.apache import java_command
 from kafkabench.labs.topic_check import fresh_topic
@@ -65,7 +66,7 @@ def verifiable_producer_run(cell: DeliveryCell, scenario: DeliveryScenario, targ
             run.params["topic_description"] = description
             _produce(run, history, producer, scenario, target, topic, s.acks)
             judge(run, target, topic, [history], scenario.heal_timeout, s.idempotence, out_dir, None, index,
-                  decode=decode_numbers)
+                  decode=of_values(decode_numbers))
     except ClusterUnhealed:
         raise
     except KafkabenchError as exc:

@@ -47,6 +47,7 @@ from kafkabench.core.delivery_history import ACKNOWLEDGED, FAILED, MAX_PRODUCER,
 TALLY_SLICE = 1 << 18  # whole-history passes go a slice at a time: a few MB of temporaries
 TALLIED = ("acknowledged", "failed", "unknown", "distinct_read", "duplicated_ids", "acked_read",
            "acked_read_with_offset", "delivered_despite_error", "unknown_found")
+EXAMPLES = 5  # reorders kept as examples: (producer, partition, sequence, the higher sequence read before it)
 SHIFT = 32  # sequences fit in 32 bits: (group or slot) << SHIFT | sequence is one sortable int64
 
 
@@ -175,6 +176,7 @@ class Checker:
         self._last_offset: dict[int, int] = {}  # partition -> last offset read
         self._max_sequence: dict[tuple[int, int], int] = {}  # (slot, partition) -> highest sequence read
         self._counts = dict.fromkeys(("read", "foreign", "strays", "duplicated", "reordered", "at_ack"), 0)
+        self.reorder_examples: list[tuple[int, int, int, int]] = []  # the first EXAMPLES reorders
         self._confirmation: tuple[Missing, np.ndarray, np.ndarray] | None = None  # misses, their keys, found
 
     @property
@@ -337,7 +339,11 @@ class Checker:
         before = np.repeat(carried, lengths)
         np.maximum(before[1:], running[:-1], out=before[1:])
         before[starts] = carried  # a group's first record comes after the earlier chunks only
-        self._counts["reordered"] += int(np.count_nonzero(first & (sequence < before)))
+        reordered = first & (sequence < before)
+        self._counts["reordered"] += int(np.count_nonzero(reordered))
+        for at in np.flatnonzero(reordered)[:EXAMPLES - len(self.reorder_examples)].tolist():
+            self.reorder_examples.append((self.histories[int(slot[at])].producer, int(partition[at]), int(sequence[at]),
+                                          int(before[at])))
         for key, high, last in zip(keys, carried.tolist(), running[starts + lengths - 1].tolist()):
             self._max_sequence[key] = max(high, last)
 

@@ -10,10 +10,9 @@ from pathlib import Path
 from kafkabench.cluster.target import Target
 from kafkabench.core.results import Run
 from kafkabench.errors import KafkabenchError
-from kafkabench.core import delivery_ids as ids
 from kafkabench.labs.delivery.checker import Checker, Verdict
 from kafkabench.core.delivery_history import History
-from kafkabench.labs.delivery.readback import Decode, read_spans, read_topic
+from kafkabench.labs.delivery.readback import DELIVERY_IDS, Decode, read_spans, read_topic
 from kafkabench.labs.delivery.transactions import check as check_transactions
 
 HISTORY_DIR = "histories"
@@ -24,7 +23,7 @@ class ClusterUnhealed(KafkabenchError):
 
 
 def judge(run: Run, target: Target, topic: str, histories: list[History], heal_timeout_s: float, idempotent: bool,
-          out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = ids.decode,
+          out_dir: Path, mapped_dir: Path | None, index: int, decode: Decode = DELIVERY_IDS,
           transactions: tuple[int, list[str]] | None = None) -> Verdict:
     """Heal, read back, check every producer's history as one run; the histories are saved compressed into the
     result (`params.history`, or `params.histories` for several) and their mapped files, if any, removed first,

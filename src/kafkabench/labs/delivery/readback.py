@@ -4,8 +4,9 @@ decoded in bulk, values that are not delivery ids counted as foreign). `read_spa
 read that confirms a loss: only the partitions and offsets the misses need.
 
 Every wait is bounded: a read that makes no progress for `stall_s` fails naming the partitions it could
-not finish and how far it got. `decode` reads ids out of a batch of values (`ids.decode`, or another producer's
-format, such as Apache's VerifiableProducer's numbers)."""
+not finish and how far it got. `decode` reads ids out of a batch of records (`of_values(ids.decode)`, or another
+producer's format, such as Apache's VerifiableProducer's numbers, or an application's ids, wherever its records
+hold them)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,22 @@ from kafkabench.labs.delivery.checker import ReadChunk
 
 BATCH = 10_000
 STALL_S = 30.0
-Decode = Callable[[list], tuple[np.ndarray, np.ndarray, np.ndarray]]  # values -> producer, sequence, which are ids
+Decode = Callable[[list], tuple[np.ndarray, np.ndarray, np.ndarray]]  # records -> producer, sequence, which are ids
+
+
+def of_values(decode: Callable[[list], tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Decode:
+    """A decode of the records' values only, such as `ids.decode`."""
+    return lambda records: decode([record.value() for record in records])
+
+
+DELIVERY_IDS = of_values(ids.decode)
 
 
 class ReadBackFailed(KafkabenchError):
     """The topic could not be read to its end within the bound."""
 
 
-def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S, decode: Decode = ids.decode,
+def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S, decode: Decode = DELIVERY_IDS,
                isolation: str = "read_committed") -> Iterator[ReadChunk]:
     """Every partition, earliest to the end offset it has now (`isolation` read_uncommitted: records of open and
     aborted transactions too)."""
@@ -41,7 +50,7 @@ def read_topic(bootstrap: str | Connection, topic: str, stall_s: float = STALL_S
 
 
 def read_spans(bootstrap: str | Connection, topic: str, spans: list[tuple[int, int, int | None]],
-               stall_s: float = STALL_S, decode: Decode = ids.decode) -> Iterator[ReadChunk]:
+               stall_s: float = STALL_S, decode: Decode = DELIVERY_IDS) -> Iterator[ReadChunk]:
     """(partition, first offset, last offset or None: to the end) each, as `Missing.spans()` gives them."""
     with _consumer(bootstrap) as consumer:
         wanted = []
@@ -143,7 +152,7 @@ def _batches(consumer: Consumer, topic: str, spans: list[tuple[int, int, int]], 
 
 
 def _chunk(records: list, decode: Decode) -> ReadChunk:
-    producer, sequence, ours = decode([m.value() for m in records])
+    producer, sequence, ours = decode(records)
     partition = np.fromiter((m.partition() for m in records), np.int32, len(records))
     offset = np.fromiter((m.offset() for m in records), np.int64, len(records))
     return ReadChunk(producer[ours], sequence[ours], partition[ours], offset[ours], foreign=int(np.count_nonzero(~ours)))

@@ -1,0 +1,290 @@
+"""The pytest plugin as an application's suite uses it: pytest run in a process of its own (`pytester`) on sample
+tests, against real embedded clusters the plugin starts: the docs' example through a leader kill, a pause and a
+clean restart, a secured cluster, xdist workers, an interrupted session, a partitioned leader, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.debian import install
+
+pytestmark = pytest.mark.integration
+
+DOCS = Path(__file__).parents[2] / "docs" / "testing.md"
+TITLED = re.compile(r'```python title="(?P<name>[^"]+)"\n(?P<code>.*?)```', re.S)
+RUN_TIMEOUT_S = 300
+
+
+def docs_files() -> dict[str, str]:
+    """The code blocks of docs/testing.md that carry a file name, as written there."""
+    return {m["name"]: m["code"] for m in TITLED.finditer(DOCS.read_text())}
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "kafkabench", "-p", "no:cacheprovider", *args, timeout=RUN_TIMEOUT_S)
+
+
+def gone(pids: list[int], within_s: float = 30) -> bool:
+    deadline = time.monotonic() + within_s
+    while any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+FAULTS = '''
+import json
+import threading
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kafkabench.testing import check_delivery
+
+pytestmark = pytest.mark.kafka(brokers=3, partitions=3, topic_config={"min.insync.replicas": "2"})
+
+
+def produce(config, topic, ids, seconds=0.0):
+    producer = Producer({**config, "enable.idempotence": True, "linger.ms": 5})
+    for n, one in enumerate(ids):
+        producer.produce(topic, key=one.encode(), value=one.encode())
+        producer.poll(0)
+        if seconds:
+            time.sleep(seconds / len(ids))
+    assert producer.flush(60) == 0
+
+
+def test_a_paused_leader_is_resumed_and_nothing_is_lost(kafka_cluster, kafka_topic):
+    ids = [f"p-{n}" for n in range(600)]
+    with kafka_cluster.pause_broker(kafka_cluster.leader_of(kafka_topic, 1)) as paused:
+        assert paused in kafka_cluster.brokers
+        produce(kafka_cluster.client_config(), kafka_topic, ids, seconds=5)
+        states = {b.id: b.state for b in kafka_cluster.embedded.status().brokers}
+        assert states[paused] == "paused"
+    assert {b.state for b in kafka_cluster.embedded.status().brokers} == {"running"}
+    check_delivery(kafka_cluster, kafka_topic, ids, ordered=False).assert_exactly_once()
+
+
+def test_a_clean_restart_hands_leadership_over_and_brings_the_broker_back(kafka_cluster, kafka_topic):
+    leader = kafka_cluster.leader_of(kafka_topic, 0)
+    with kafka_cluster.restart_broker(leader):
+        assert {b.id: b.state for b in kafka_cluster.embedded.status().brokers}[leader] == "dead"
+        assert kafka_cluster.leader_of(kafka_topic, 0) != leader
+        produce(kafka_cluster.client_config(), kafka_topic, ["r-1", "r-2"])
+    assert {b.state for b in kafka_cluster.embedded.status().brokers} == {"running"}
+
+
+def test_the_marker_makes_the_topic(kafka_admin, kafka_topic, kafka_bootstrap):
+    metadata = kafka_admin.list_topics(kafka_topic, timeout=10).topics[kafka_topic]
+    assert len(metadata.partitions) == 3 and all(len(p.replicas) == 3 for p in metadata.partitions.values())
+    assert kafka_bootstrap.count(",") == 2
+
+
+def test_a_fault_left_behind_is_mended_before_the_next_test(kafka_cluster):
+    kafka_cluster.embedded.kill_broker(kafka_cluster.brokers[-1])
+
+
+def test_the_next_test_gets_the_whole_cluster(kafka_cluster):
+    assert {b.state for b in kafka_cluster.embedded.status().brokers} == {"running"}
+
+
+def test_a_lossy_application_is_named_with_examples(kafka_cluster, kafka_topic):
+    produce(kafka_cluster.client_config(), kafka_topic, ["a", "b", "b-copy"])
+    check_delivery(kafka_cluster, kafka_topic, ["a", "b", "c"], wait_s=1).assert_exactly_once()
+
+
+def test_a_network_fault_on_a_loopback_cluster_is_one_line(kafka_cluster):
+    with kafka_cluster.delay(kafka_cluster.brokers[0], 50):
+        pass
+'''
+
+
+def test_the_docs_example_and_the_faults_heal_on_a_three_broker_cluster(pytester):
+    pytester.makepyfile(**{name.removesuffix(".py"): code for name, code in docs_files().items()},
+                        test_faults=FAULTS)
+    result = run(pytester, "--durations=0")
+    result.assert_outcomes(passed=6, failed=2)
+    result.stdout.fnmatch_lines([
+        # lost c, and 'b-copy' a stray: the message says both with examples
+        "E *AssertionError: not exactly once: topic test_a_lossy_application_is_named_with_examples-*: 3 ids "
+        "produced, 3 read: 1 lost (e.g. 'c'); *; 1 strays (ids never produced) (e.g. 'b-copy')",
+        "E *kafkabench.testing.cluster.FaultFailed: cannot delay broker 1: network faults need a cluster on a network "
+        "of its own, @pytest.mark.kafka(network=\"isolated\") (as root)",
+    ])
+
+
+SECURED = '''
+import pytest
+from confluent_kafka import Consumer, Producer
+from kafka import KafkaConsumer
+
+from kafkabench.testing import check_delivery
+
+
+@pytest.mark.kafka(security="sasl_ssl")
+def test_a_secured_cluster_hands_the_test_its_client_settings(kafka_cluster, kafka_topic):
+    config = kafka_cluster.client_config()
+    assert config["security.protocol"] == "SASL_SSL" and config["sasl.mechanisms"] == "SCRAM-SHA-512"
+    assert config["sasl.username"] and config["sasl.password"] and config["ssl.ca.location"]
+    producer = Producer(config)
+    for n in range(20):
+        producer.produce(kafka_topic, str(n).encode())
+    assert producer.flush(30) == 0
+    check_delivery(kafka_cluster, kafka_topic, [str(n) for n in range(20)]).assert_exactly_once()
+    consumer = KafkaConsumer(kafka_topic, auto_offset_reset="earliest", consumer_timeout_ms=10_000,
+                             **kafka_cluster.client_config("kafka-python"))
+    assert sorted(int(m.value) for m in consumer) == list(range(20))
+    consumer.close()
+    assert "SASL_SSL" in kafka_cluster.client_properties.read_text()
+
+
+def test_a_plaintext_cluster_has_no_secrets(kafka_cluster):
+    assert kafka_cluster.client_config("java") == {"bootstrap.servers": kafka_cluster.bootstrap_servers}
+    assert kafka_cluster.client_properties is None
+'''
+
+
+def test_a_secured_cluster_from_a_marker(pytester):
+    pytester.makepyfile(test_secured=SECURED)
+    run(pytester).assert_outcomes(passed=2)
+
+
+WORKER = '''
+import json, os
+
+def test_{n}(kafka_cluster, kafka_topic):
+    nodes = kafka_cluster.embedded.status().brokers + kafka_cluster.embedded.status().controllers
+    with open("worker-{n}.json", "w") as out:
+        json.dump({{"worker": os.environ["PYTEST_XDIST_WORKER"], "bootstrap": kafka_cluster.bootstrap_servers,
+                   "pids": [node.pid for node in nodes]}}, out)
+'''
+
+
+def test_each_xdist_worker_has_a_cluster_of_its_own_and_stops_it(pytester):
+    pytester.makepyfile(**{f"test_worker_{n}": WORKER.format(n=n) for n in (1, 2)})
+    run(pytester, "-n", "2", "--dist", "loadfile").assert_outcomes(passed=2)
+    seen = [json.loads((pytester.path / f"worker-{n}.json").read_text()) for n in (1, 2)]
+    assert {s["worker"] for s in seen} == {"gw0", "gw1"}
+    ports = [set(re.findall(r":(\d+)", s["bootstrap"])) for s in seen]
+    assert not ports[0] & ports[1]
+    assert gone([pid for s in seen for pid in s["pids"]])
+
+
+INTERRUPTED = '''
+import json, time
+
+def test_waits(kafka_cluster):
+    nodes = kafka_cluster.embedded.status().brokers + kafka_cluster.embedded.status().controllers
+    with open("pids.json", "w") as out:
+        json.dump([node.pid for node in nodes], out)
+    time.sleep(120)
+'''
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_an_interrupted_session_leaves_no_broker_behind(pytester, how):
+    pytester.makepyfile(test_interrupted=INTERRUPTED)
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q"],
+                               cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pytester.path / "pids.json").exists() and session.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pids = json.loads((pytester.path / "pids.json").read_text())
+        assert pids and all(psutil.pid_exists(pid) for pid in pids)
+        session.send_signal(how)
+        session.wait(60)
+    finally:
+        if session.poll() is None:
+            session.kill()
+        output = session.communicate()[0]
+    assert gone(pids), output
+    if how == signal.SIGINT:
+        assert "KeyboardInterrupt" in output
+
+
+BAD_INPUT = '''
+import os
+import pytest
+
+
+def test_without_a_jdk(kafka_cluster):
+    pass
+
+
+@pytest.mark.kafka(brokerz=3)
+def test_an_unknown_setting(kafka_topic):
+    pass
+
+
+@pytest.mark.kafka(brokers=0)
+def test_a_bad_value(kafka_cluster):
+    pass
+
+
+@pytest.mark.kafka(network="isolated")
+def test_network_faults_without_root(kafka_cluster, monkeypatch):
+    pass
+'''
+
+
+def test_bad_input_fails_each_test_at_setup_in_one_line(pytester):
+    pytester.makepyfile(test_bad=BAD_INPUT)
+    # not root, as far as the plugin can tell; and no Java anywhere it looks
+    pytester.makeconftest("import os\nos.geteuid = lambda: 1000\n")
+    env = {key: value for key, value in os.environ.items() if key != "JAVA_HOME"}
+    env["PATH"] = str(pytester.path / "no-java-here")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q", "-rE"],
+                          cwd=pytester.path, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR ")]
+    assert len(errors) == 4, done.stdout
+    lines = done.stdout.splitlines()
+    assert "Traceback" not in done.stdout and "During handling" not in done.stdout
+    for expected in ["the Kafka cluster (1 broker(s)) did not start: no usable Java runtime (",
+                     "@pytest.mark.kafka: unknown setting 'brokerz'; known: brokers, controllers,",
+                     "@pytest.mark.kafka(brokers=0): must be a whole number of at least 1",
+                     '@pytest.mark.kafka(network="isolated"): network faults need root']:
+        assert any(line.startswith(expected) for line in lines), (expected, done.stdout)
+    assert any("install a JDK 17+" in line for line in lines)
+
+
+PARTITIONED = '''
+import time
+import pytest
+from confluent_kafka import Producer
+from kafkabench.testing import check_delivery
+
+
+@pytest.mark.kafka(brokers=3, network="isolated", topic_config={"min.insync.replicas": "2"})
+def test_writes_go_on_through_a_partitioned_leader(kafka_cluster, kafka_topic):
+    producer = Producer({**kafka_cluster.client_config(), "enable.idempotence": True, "acks": "all"})
+    ids = [str(n) for n in range(300)]
+    with kafka_cluster.partition_leader(kafka_topic, 0, seconds=8) as cut:
+        for one in ids:
+            producer.produce(kafka_topic, one.encode())
+            producer.poll(0.03)
+        assert producer.flush(60) == 0
+        assert kafka_cluster.leader_of(kafka_topic, 0) != cut
+    check_delivery(kafka_cluster, kafka_topic, ids).assert_exactly_once()
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_a_partitioned_leader_on_an_isolated_network(pytester):
+    for package, binary in (("nftables", "/usr/sbin/nft"), ("iptables", "/usr/sbin/iptables")):
+        if reason := install(package, Path(binary)):
+            pytest.skip(reason)
+    pytester.makepyfile(test_partitioned=PARTITIONED)
+    run(pytester).assert_outcomes(passed=1)
