@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION
 from tests.debian import install
 
 pytestmark = pytest.mark.integration
@@ -215,6 +216,16 @@ def test_an_interrupted_session_leaves_no_broker_behind(pytester, how):
         assert "KeyboardInterrupt" in output
 
 
+def test_the_plugin_is_off_unless_asked_and_a_conftest_line_turns_it_on(pytester):
+    pytester.makepyfile(test_asks="def test_asks(kafka_clusters):\n    assert kafka_clusters is not None\n")
+    off = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=RUN_TIMEOUT_S)
+    off.assert_outcomes(errors=1)
+    off.stdout.fnmatch_lines(["*fixture 'kafka_clusters' not found*"])
+    pytester.makeconftest('pytest_plugins = ["kafkabench.testing.plugin"]\n')
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=RUN_TIMEOUT_S).assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=1)  # asked both ways: loaded once
+
+
 BAD_INPUT = '''
 import os
 import pytest
@@ -235,7 +246,12 @@ def test_a_bad_value(kafka_cluster):
 
 
 @pytest.mark.kafka(network="isolated")
-def test_network_faults_without_root(kafka_cluster, monkeypatch):
+def test_network_faults_without_root(kafka_cluster):
+    pass
+
+
+@pytest.mark.kafka(broker_config={"num.io.threadz": "4"})
+def test_an_unknown_broker_setting(kafka_cluster):
     pass
 '''
 
@@ -249,13 +265,15 @@ def test_bad_input_fails_each_test_at_setup_in_one_line(pytester):
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q", "-rE"],
                           cwd=pytester.path, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
     errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR ")]
-    assert len(errors) == 4, done.stdout
+    assert len(errors) == 5, done.stdout
     lines = done.stdout.splitlines()
     assert "Traceback" not in done.stdout and "During handling" not in done.stdout
     for expected in ["the Kafka cluster (1 broker(s)) did not start: no usable Java runtime (",
                      "@pytest.mark.kafka: unknown setting 'brokerz'; known: brokers, controllers,",
                      "@pytest.mark.kafka(brokers=0): must be a whole number of at least 1",
-                     '@pytest.mark.kafka(network="isolated"): network faults need root']:
+                     '@pytest.mark.kafka(network="isolated"): network faults need root',
+                     "the Kafka cluster (1 broker(s)) did not start: @pytest.mark.kafka: broker setting num.io.threadz: "
+                     f"Kafka {DEFAULT_KAFKA_VERSION} has no such setting"]:
         assert any(line.startswith(expected) for line in lines), (expected, done.stdout)
     assert any("install a JDK 17+" in line for line in lines)
 

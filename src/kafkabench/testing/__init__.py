@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["Delivery", "KafkaCluster", "Record", "check_delivery"]
+__all__ = ["ClusterShape", "Delivery", "KafkaCluster", "Record", "check_delivery"]
 
 if TYPE_CHECKING:
     from kafkabench.testing.cluster import KafkaCluster
     from kafkabench.testing.delivery import Delivery, Record, check_delivery
+    from kafkabench.testing.settings import ClusterShape
 
 
 def __getattr__(name: str):
@@ -21,6 +22,10 @@ def __getattr__(name: str):
         from kafkabench.testing import cluster
 
         return cluster.KafkaCluster
+    if name == "ClusterShape":
+        from kafkabench.testing import settings
+
+        return settings.ClusterShape
     if name in __all__:
         from kafkabench.testing import delivery
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults, FaultsUnavailable
+from kafkabench.cluster.faults import CLIENTS, EmbeddedFaults
 from kafkabench.cluster.network.impairments import Impairment
 from kafkabench.errors import KafkabenchError
 
@@ -178,5 +178,5 @@ class KafkaCluster:
     def _do(action, what: str):
         try:
             return action()
-        except (KafkabenchError, FaultsUnavailable) as exc:
+        except KafkabenchError as exc:
             raise FaultFailed(f"cannot {what}: {exc}") from None

@@ -119,7 +119,7 @@ def check_delivery(cluster: KafkaCluster | str, topic: str, ids: Sequence[Hashab
         for sequence, one in enumerate(stream):
             if where.setdefault(one, (number, sequence)) != (number, sequence):
                 raise ValueError(f"id {one!r} is produced twice: an id names one message")
-    connection = cluster.embedded.connection if hasattr(cluster, "embedded") else Connection(str(cluster))
+    connection = Connection(cluster) if isinstance(cluster, str) else cluster.embedded.connection
     strays: list = []
 
     def decode(records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
 from kafkabench.cluster.listeners import parse_listeners
+from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.errors import KafkabenchError
 from kafkabench.testing.cluster import KafkaCluster
 from kafkabench.testing.settings import ClusterShape
@@ -55,7 +56,9 @@ class ClusterPool:
 
 
 def start(shape: ClusterShape, directory: Path) -> EmbeddedCluster:
-    """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers fenced fast when they die."""
+    """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers fenced fast when they die. An
+    unknown release or broker setting is refused before anything starts."""
+    BrokerVariant.of(shape.version, dict(shape.broker_config)).check(where="@pytest.mark.kafka")
     security = parse_listeners(shape.security, shape.sasl_mechanism) if shape.security != "plaintext" else None
     cluster = EmbeddedCluster(brokers=shape.brokers, controllers=shape.controllers, directory=directory,
                               broker_config_overrides={**FAST_FAILOVER, **dict(shape.broker_config)},
