@@ -159,7 +159,13 @@ class KafkaCluster:
             raise FaultFailed(f"cannot {what}: network faults need a cluster on a network of its own, "
                               '@pytest.mark.kafka(network="isolated") (as root)')
         impairment: Impairment = self._do(impair, what)
-        timer = threading.Timer(seconds, self._faults.heal, [impairment]) if seconds is not None else None
+        healing = threading.Lock()
+
+        def heal_link() -> None:  # once, by the timer or on exit: the network's tools refuse a second heal
+            if healing.acquire(blocking=False):
+                self._faults.heal(impairment)
+
+        timer = threading.Timer(seconds, heal_link) if seconds is not None else None
         if timer is not None:
             timer.daemon = True
             timer.start()
@@ -170,7 +176,7 @@ class KafkaCluster:
                 timer.cancel()
                 timer.join()  # a heal under way ends first
             try:
-                self._faults.heal(impairment)  # again after the timer's: healing is idempotent
+                heal_link()
             finally:
                 self.heal()
 
