@@ -95,7 +95,8 @@ def main() -> None:
                     (fixture if name_ == "fixture" else cli)[brokers].append(way())
                 print(f"run {run + 1}/{options.runs}: {brokers} broker(s): fixture {fixture[brokers][-1]:.2f} s, "
                       f"cluster up {cli[brokers][-1]:.2f} s", flush=True)
-    print(f"\n{'brokers':>7}  {'fixture':>9}  {'range':>11}  {'cluster up':>10}  {'range':>11}  {'ratio':>6}  {'aim':>5}")
+    print(f"\n{'brokers':>7}  {'fixture':>9}  {'range':>11}  {'cluster up':>10}  {'range':>11}  {'ratio':>6}  "
+          f"{'aim':>5}")
     for brokers in sizes:
         ours, theirs = statistics.median(fixture[brokers]), statistics.median(cli[brokers])
         print(f"{brokers:>7}  {ours:>8.2f}s  {min(fixture[brokers]):>4.1f}-{max(fixture[brokers]):>4.1f} s  "

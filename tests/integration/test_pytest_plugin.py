@@ -283,7 +283,8 @@ def test_bad_input_fails_each_test_at_setup_in_one_line(pytester):
                      "@pytest.mark.kafka: unknown setting 'brokerz'; known: brokers, controllers,",
                      "@pytest.mark.kafka(brokers=0): must be a whole number of at least 1",
                      '@pytest.mark.kafka(network="isolated"): network faults need root',
-                     "the Kafka cluster (1 broker(s)) did not start: @pytest.mark.kafka: broker setting num.io.threadz: "
+                     "the Kafka cluster (1 broker(s)) did not start: @pytest.mark.kafka: broker setting "
+                     "num.io.threadz: "
                      f"Kafka {DEFAULT_KAFKA_VERSION} has no such setting"]:
         assert any(line.startswith(expected) for line in lines), (expected, done.stdout)
     assert any("install a JDK 17+" in line for line in lines)

@@ -85,7 +85,8 @@ def test_a_small_pareto_tune_samples_the_rate_and_re_measures_the_front_against_
     assert [t["kind"] for t in trials][:4] == ["default", "default", "preset latency", "preset throughput"]
     assert [round(t["params"]["rate"]) for t in trials[:4]] == [75, 300, 600, 600]
     for trial in trials:
-        assert 12 <= trial["params"]["rate"] <= 1200 and trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
+        assert 12 <= trial["params"]["rate"] <= 1200
+        assert trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
         assert trial["state"] == "complete" and trial["objective"][0] == trial["value"]
     front = document.params["front"]
     assert len(front) == 1 and len(front[0]["values"]) == len(front[0]["default_values"]) == 2

@@ -123,7 +123,8 @@ def check_delivery(cluster: KafkaCluster | str, topic: str, ids: Sequence[Hashab
     strays: list = []
 
     def decode(records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        found = [id_of(Record(r.key(), r.value(), tuple(r.headers() or ()), r.partition(), r.offset())) for r in records]
+        found = [id_of(Record(r.key(), r.value(), tuple(r.headers() or ()), r.partition(), r.offset()))
+                 for r in records]
         placed = [where.get(one, (STRAY, 0)) if one is not None else (STRAY, 0) for one in found]
         strays.extend(one for one, (number, _) in zip(found, placed) if one is not None and number == STRAY)
         producer = np.fromiter((number for number, _ in placed), np.uint16, len(placed))

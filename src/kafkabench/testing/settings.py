@@ -77,7 +77,8 @@ def _one_of(choices: Iterable[str], upper: bool = False) -> Callable[[Any], str]
 def _config(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
         raise ValueError("a dict of setting names to values")
-    return tuple(sorted((key, str(item).lower() if isinstance(item, bool) else str(item)) for key, item in value.items()))
+    return tuple(sorted((key, str(item).lower() if isinstance(item, bool) else str(item))
+                        for key, item in value.items()))
 
 
 def _version(value: Any) -> str | None:
