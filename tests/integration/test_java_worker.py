@@ -496,7 +496,8 @@ def test_a_topic_deleted_under_a_producer_ends_it_with_the_failures_counted(
         kafka_cluster, admin, topic_name, worker_command, tmp_path):
     admin.create_topic(topic_name)
     payloads = write_payloads(tmp_path, sizes=(100,))
-    short = {"acks": "1", "delivery.timeout.ms": "3000", "request.timeout.ms": "2000", "max.block.ms": "3000"}
+    # max.block.ms 10 s: it bounds the worker's first metadata too, which a loaded CI machine once took over 3 s for
+    short = {"acks": "1", "delivery.timeout.ms": "3000", "request.timeout.ms": "2000", "max.block.ms": "10000"}
     task = produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, producer_config=short, timeout_s=3,
                         rate_per_s=500, duration_s=60)
     with running_worker(worker_command, tmp_path) as worker:
