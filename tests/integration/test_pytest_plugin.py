@@ -10,13 +10,14 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION
+from kafkabench.cluster.network.bridge import RECORDS, root_rule_comment
+from tests.conftest import wait_for
 from tests.debian import install
 
 pytestmark = pytest.mark.integration
@@ -35,35 +36,31 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "kafkabench", "-p", "no:cacheprovider", *args, timeout=RUN_TIMEOUT_S)
 
 
-def gone(pids: list[int], within_s: float = 30) -> bool:
-    deadline = time.monotonic() + within_s
-    while any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids):
-        if time.monotonic() > deadline:
+def wait_gone(pids: list[int], what: str, within_s: float = 30) -> None:
+    def running(pid: int) -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
             return False
-        time.sleep(0.2)
-    return True
+
+    wait_for(lambda: not any(running(pid) for pid in pids), within_s, what)
 
 
 FAULTS = '''
-import json
-import threading
-import time
-
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 
 from kafkabench.testing import check_delivery
+from kafkabench.waiting import wait_until
 
 pytestmark = pytest.mark.kafka(brokers=3, partitions=3, topic_config={"min.insync.replicas": "2"})
 
 
-def produce(config, topic, ids, seconds=0.0):
+def produce(config, topic, ids):
     producer = Producer({**config, "enable.idempotence": True, "linger.ms": 5})
-    for n, one in enumerate(ids):
+    for one in ids:
         producer.produce(topic, key=one.encode(), value=one.encode())
         producer.poll(0)
-        if seconds:
-            time.sleep(seconds / len(ids))
     assert producer.flush(60) == 0
 
 
@@ -71,7 +68,7 @@ def test_a_paused_leader_is_resumed_and_nothing_is_lost(kafka_cluster, kafka_top
     ids = [f"p-{n}" for n in range(600)]
     with kafka_cluster.pause_broker(kafka_cluster.leader_of(kafka_topic, 1)) as paused:
         assert paused in kafka_cluster.brokers
-        produce(kafka_cluster.client_config(), kafka_topic, ids, seconds=5)
+        produce(kafka_cluster.client_config(), kafka_topic, ids)  # partition 1's wait for its leader to move
         states = {b.id: b.state for b in kafka_cluster.embedded.status().brokers}
         assert states[paused] == "paused"
     assert {b.state for b in kafka_cluster.embedded.status().brokers} == {"running"}
@@ -82,10 +79,8 @@ def test_a_clean_restart_hands_leadership_over_and_brings_the_broker_back(kafka_
     leader = kafka_cluster.leader_of(kafka_topic, 0)
     with kafka_cluster.restart_broker(leader):
         assert {b.id: b.state for b in kafka_cluster.embedded.status().brokers}[leader] == "dead"
-        deadline = time.monotonic() + 15  # the brokers' metadata learns the new leader a moment after the controller
-        while kafka_cluster.leader_of(kafka_topic, 0) == leader and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert kafka_cluster.leader_of(kafka_topic, 0) != leader
+        # the brokers' metadata learns the new leader a moment after the controller
+        wait_until(lambda: kafka_cluster.leader_of(kafka_topic, 0) != leader, timeout_s=15, what="a new leader")
         produce(kafka_cluster.client_config(), kafka_topic, ["r-1", "r-2"])
     assert {b.state for b in kafka_cluster.embedded.status().brokers} == {"running"}
 
@@ -187,7 +182,7 @@ def test_each_xdist_worker_has_a_cluster_of_its_own_and_stops_it(pytester):
     assert {s["worker"] for s in seen} == {"gw0", "gw1"}
     ports = [set(re.findall(r":(\d+)", s["bootstrap"])) for s in seen]
     assert not ports[0] & ports[1]
-    assert gone([pid for s in seen for pid in s["pids"]])
+    wait_gone([pid for s in seen for pid in s["pids"]], "both workers' brokers to be gone")
 
 
 INTERRUPTED = '''
@@ -197,7 +192,7 @@ def test_waits(kafka_cluster):
     nodes = kafka_cluster.embedded.status().brokers + kafka_cluster.embedded.status().controllers
     with open("pids.json", "w") as out:
         json.dump([node.pid for node in nodes], out)
-    time.sleep(120)
+    time.sleep(120)  # not a wait on anything: the session is interrupted here, and killed at this bound if not
 '''
 
 
@@ -212,9 +207,8 @@ def test_an_interrupted_session_leaves_no_broker_behind(pytester, how):
                                    cwd=pytester.path, stdout=out, stderr=subprocess.STDOUT,
                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 120
-        while not (pytester.path / "pids.json").exists() and session.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for(lambda: (pytester.path / "pids.json").exists() or session.poll() is not None, 120,
+                 "the session's test to write its brokers' pids")
         pids = json.loads((pytester.path / "pids.json").read_text())
         assert pids and all(psutil.pid_exists(pid) for pid in pids)
         session.send_signal(how)
@@ -222,7 +216,7 @@ def test_an_interrupted_session_leaves_no_broker_behind(pytester, how):
     finally:
         if session.poll() is None:
             session.kill()
-    assert gone(pids), log.read_text()
+    wait_gone(pids, f"the interrupted session's brokers to be gone; its output: {log.read_text()}")
     if how == signal.SIGINT:
         assert "KeyboardInterrupt" in log.read_text()
 
@@ -332,10 +326,60 @@ def test_a_delayed_and_a_limited_leader_slow_its_writes_down(kafka_cluster, kafk
 '''
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
-def test_network_faults_on_an_isolated_network(pytester):
-    for package, binary in (("nftables", "/usr/sbin/nft"), ("iptables", "/usr/sbin/iptables")):
+@pytest.fixture
+def network_tools():
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+    for package, binary in (("nftables", "/usr/sbin/nft"), ("iptables", "/usr/sbin/iptables"),
+                            ("libnetfilter-queue1", "/usr/lib/x86_64-linux-gnu/libnetfilter_queue.so.1")):
         if reason := install(package, Path(binary)):
             pytest.skip(reason)
+
+
+def test_network_faults_on_an_isolated_network(pytester, network_tools):
     pytester.makepyfile(test_partitioned=PARTITIONED)
     run(pytester).assert_outcomes(passed=2)
+
+
+KILLED_MID_FAULT = '''
+import json
+import time
+
+import pytest
+
+
+@pytest.mark.kafka(network="isolated")
+def test_faulted(kafka_cluster, kafka_topic):
+    nodes = kafka_cluster.embedded.status().brokers + kafka_cluster.embedded.status().controllers
+    with kafka_cluster.delay(kafka_cluster.brokers[0], 50), kafka_cluster.partition_leader(kafka_topic, 0):
+        with open("faulted.json", "w") as out:
+            json.dump({"network": kafka_cluster.embedded.network.name, "pids": [node.pid for node in nodes]}, out)
+        time.sleep(120)  # not a wait on anything: the session is killed here, and ends at this bound if not
+'''
+
+
+def test_a_session_killed_mid_fault_leaves_nothing_that_cluster_down_does_not_remove(pytester, network_tools):
+    pytester.makepyfile(test_killed=KILLED_MID_FAULT)
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q"],
+                               cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        faulted = pytester.path / "faulted.json"
+        wait_for(lambda: faulted.exists() or session.poll() is not None, 180, "the session's faults to be in place")
+        found = json.loads(faulted.read_text())
+        record = json.loads((RECORDS / f"{found['network']}.json").read_text())
+        assert record["helpers"]  # the delay's helper, recorded with the network
+    finally:
+        session.kill()
+        session.wait(30)
+    wait_gone(found["pids"], "the killed session's brokers to die with it")
+    env = {**os.environ, "KAFKABENCH_CLUSTER_DIR": str(pytester.path / "no-cluster-here")}
+    down = subprocess.run([sys.executable, "-m", "kafkabench", "cluster", "down"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert down.returncode == 0 and f"removed the isolated network {found['network']}" in down.stderr, down.stderr
+    name = found["network"]
+    assert name not in subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
+    assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert root_rule_comment(name) not in subprocess.run(["iptables", "-S", "INPUT"], capture_output=True,
+                                                         text=True).stdout
+    assert not (RECORDS / f"{name}.json").exists()
+    wait_gone([pid for pid, _ in record["helpers"]], "the delay's helper to be stopped")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -120,10 +121,15 @@ def down(
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds to allow a graceful shutdown before "
                                             "killing; default: the cluster's own grace of a second."),
 ) -> None:
-    """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`."""
+    """Stop every broker (gracefully, then kill at the timeout); data and logs stay until the next `up`. As root, an
+    isolated network whose makers are all gone (a process killed mid-fault, its brokers with it) goes too."""
     from kafkabench.cluster import default_cluster_dir
+    from kafkabench.cluster.network.bridge import remove_stale
     from kafkabench.cluster.state import load_state
 
+    if os.geteuid() == 0:
+        for name in remove_stale():
+            note(f"removed the isolated network {name}, left by a process that was killed")
     target = directory or default_cluster_dir()
     if load_state(target) is None:
         note(f"no embedded cluster in {target}; nothing to stop")

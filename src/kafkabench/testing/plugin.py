@@ -65,6 +65,7 @@ def kafka_clusters(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytes
 def kafka_cluster(kafka_clusters, request: pytest.FixtureRequest) -> Iterator:
     shape, _ = _asked(request)
     cluster = _or_fail(lambda: kafka_clusters.get(shape))
+    _or_fail(cluster.embedded.check_routes)  # an isolated network's addresses still lead into its own bridge
     yield cluster
     cluster.mend()  # a fault the test made outside the context managers must not reach the next test
 
