@@ -22,6 +22,7 @@ from typing import TypeVar
 import pytest
 
 from kafkabench.errors import KafkabenchError
+from kafkabench.waiting import wait_until
 from kafkabench.testing.settings import INI, MARKER, ClusterShape, SettingError, TopicShape, asked, heal_timeout
 
 T = TypeVar("T")
@@ -97,8 +98,12 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
         name = f"{stem}-{uuid.uuid4().hex[:8]}"
         replicas = replication_factor or shape.replicas(len(kafka_cluster.brokers))
         def create() -> None:
-            with KafkaAdmin(kafka_cluster.embedded.connection) as admin:
+            connection = kafka_cluster.embedded.connection
+            with KafkaAdmin(connection) as admin:
                 admin.create_topic(name, partitions or shape.partitions, replicas, {**shape.config, **(config or {})})
+            for broker in kafka_cluster.embedded.state.brokers:  # each learns it in its own time: a client may ask any
+                wait_until(lambda: _knows(connection.at(broker.address), name), timeout_s=30, interval_s=0.1,
+                           what=f"topic {name} in broker {broker.node_id}'s metadata")
 
         _or_fail(create)
         made.append(name)
@@ -111,6 +116,19 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
                 admin.delete_topics(made)
         except KafkabenchError as exc:
             warnings.warn(f"kafkabench: the test's topics {', '.join(made)} were not deleted: {exc}", stacklevel=1)
+
+
+def _knows(connection, topic: str) -> bool:
+    """Whether the broker at `connection` (a fresh client's first one asked) has the topic in its metadata."""
+    from kafkabench.admin import KafkaAdmin
+    from kafkabench.errors import KafkaAdminError
+
+    try:
+        with KafkaAdmin(connection, timeout_s=2) as admin:
+            admin.describe_topic(topic)
+        return True
+    except KafkaAdminError:
+        return False
 
 
 @pytest.fixture
