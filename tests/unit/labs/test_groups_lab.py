@@ -208,6 +208,30 @@ def test_redelivery_is_read_from_the_delivery_counts_the_histories_stored(tmp_pa
     assert "delivery_counts" not in consumer.params  # a consumer group's members store no delivery counts
 
 
+def test_a_share_groups_start_is_timed_from_the_first_records_timestamp_to_the_last_members_first_processing(tmp_path):
+    from types import SimpleNamespace
+
+    from kafkabench.core.delivery_processed import Processed
+    from kafkabench.core.results import Run
+    from kafkabench.labs.groups.figures import all_reading
+
+    # the first record written at t0 (ms); member 1 processed records from t0 + 0.4 s, member 2 its first at t0 + 3.25 s
+    # and one of them again later: the start is the later of the two first processings
+    t0_ms = 1_700_000_000_000
+    one, two = (Processed.create(tmp_path / name, 0, 4) for name in ("consumer-1.1", "consumer-2.1"))
+    one.record(0, (t0_ms + 400) * 10**6, t0_ms)
+    one.record(1, (t0_ms + 900) * 10**6, t0_ms + 5)
+    two.record(2, (t0_ms + 3_250) * 10**6, t0_ms + 10)
+    two.record(3, (t0_ms + 9_000) * 10**6, t0_ms + 15)
+    members = [SimpleNamespace(history_dir=tmp_path / name) for name in ("consumer-1.1", "consumer-2.1")]
+    all_reading(run := Run(client="java", scenario="x"), members)
+    assert run.timings["all_members_reading_s"] == 3.25
+    Processed.create(tmp_path / "consumer-3.1", 0, 4)  # a member that processed nothing: no figure
+    members.append(SimpleNamespace(history_dir=tmp_path / "consumer-3.1"))
+    all_reading(idle := Run(client="java", scenario="x"), members)
+    assert "all_members_reading_s" not in idle.timings
+
+
 def test_a_share_groups_backlog_is_what_no_history_shows_processed(tmp_path):
     import numpy as np
 

@@ -214,6 +214,18 @@ def lag_figures(looks: list[tuple[float, int]], begun: float) -> dict:
     return figures
 
 
+def all_reading(run: Run, first_members) -> None:
+    """A share group's start, from its first members' histories: `timings.all_members_reading_s`, from the first
+    record's creation (its timestamp) until the last of those members processed its first record (the earliest
+    processing its history keeps). Absent when one of them processed nothing (`params.idle_members` says which)."""
+    histories = [Processed.open(member.history_dir) for member in first_members]
+    firsts = [history.processed_at[history.processed_at > 0] for history in histories]
+    created = np.concatenate([history.created_at[history.created_at > 0] for history in histories])
+    if all(len(first) for first in firsts) and len(created):
+        last_first_ns = max(int(first.min()) for first in firsts)
+        run.timings["all_members_reading_s"] = round((last_first_ns - int(created.min()) * 1_000_000) / NS, 3)
+
+
 def redeliveries(run: Run, histories: list[Processed], acked: np.ndarray, begun_ns: int | None) -> None:
     """The share figures of a cell: records redelivered (the broker's delivery count 2 or more), how many at each
     count, deliveries the broker counted beyond the member processes that received the record (acquired by a member

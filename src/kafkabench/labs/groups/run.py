@@ -147,7 +147,7 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
             watch.follow(new.name, new.partitions)
             second.start()
 
-        change = figures.ChangeTimes()
+        change, first_members = figures.ChangeTimes(), []
         try:
             members.start()
             if not protocol.share:  # a share group hands out records, not partitions, and has no describe here
@@ -157,7 +157,7 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
             sender.start()
             if sender.first_ack(scenario.timeout) is not None:
                 if protocol.share:
-                    _until_all_received(run, members, sender.first_at)
+                    first_members = _until_all_received(run, members)
                 time.sleep(max(0.0, sender.first_at + scenario.change_at - time.monotonic()))
                 listener.note(f"{run.params['change']}: begins")
                 change.begin()
@@ -191,6 +191,8 @@ def measure_cell(run: Run, scenario: GroupsScenario, target: Target, topic: str,
         run.params["events"] = members.said(since=change.begun_mono or time.monotonic())
         run.workers = [member.to_dict() for member in members.members]
         figures.fill(run, cell_dir, members, change, states.seen, watch.looks, NEW_TOPIC_HISTORY if new else "")
+        if first_members:
+            figures.all_reading(run, first_members)
 
 
 def input_refresh(client: str) -> dict[str, str]:
@@ -276,18 +278,18 @@ def _until_settled(members: ConsumerGroup, partitions: int, target: Target, grou
                           f"holding one, the coordinator saying it is stable (last: {seen})")
 
 
-def _until_all_received(run: Run, members: ConsumerGroup, since: float) -> None:
+def _until_all_received(run: Run, members: ConsumerGroup) -> list:
     """A share group's start: every member has processed a record (the broker hands a member records once its
-    heartbeat has brought it an assignment), within HOLD_S. How long that took from the producer's first
-    acknowledgement is `timings.all_members_reading_s`; members still waiting when the bound passed are said."""
-    deadline = time.monotonic() + HOLD_S
+    heartbeat has brought it an assignment), within HOLD_S; the members waited for (their histories time it:
+    figures.all_reading). Members still waiting when the bound passed are said."""
+    deadline, waited = time.monotonic() + HOLD_S, list(members.current.values())
     while time.monotonic() < deadline:
         if all(member.processed > 0 for member in members.current.values()):
-            run.timings["all_members_reading_s"] = round(time.monotonic() - since, 3)
-            return
+            return waited
         time.sleep(0.05)
     idle = [f"{member.slot}.{member.incarnation}" for member in members.current.values() if not member.processed]
     run.params["idle_members"] = f"member(s) {', '.join(idle)} had processed nothing {HOLD_S} s after the first record"
+    return waited
 
 
 class StateWatch:
