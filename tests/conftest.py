@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.embedded import FAST_FAILOVER
 from kafkabench.errors import WaitTimeout
 from kafkabench.waiting import wait_until
 
@@ -34,17 +35,14 @@ def kafka_cluster(tmp_path_factory):
         yield cluster
 
 
-def embedded(**settings):
+def embedded(broker_config_overrides: dict[str, str] | None = None, **settings):
     """An embedded cluster as a test needs one: its brokers' JVMs for a short life (C1 only: 0.64 of the CPU to
-    start, 0.58 under load, on this machine's two cores)."""
+    start, 0.58 under load, on this machine's two cores), quiet while idle (half the CPU), with the test's settings."""
     from kafkabench.cluster import EmbeddedCluster
-    from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
+    from kafkabench.cluster.embedded import QUIET_WHEN_IDLE, SHORT_LIVED_JVM_OPTIONS
 
-    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS, **settings)
-
-
-# brokers that stop heartbeating are fenced after 3 s instead of 9 s, so failover tests stay short
-FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS,
+                           broker_config_overrides={**QUIET_WHEN_IDLE, **(broker_config_overrides or {})}, **settings)
 
 
 def three_brokers(directory, controllers: int = 0):

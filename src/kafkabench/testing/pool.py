@@ -11,15 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
+from kafkabench.cluster.embedded import FAST_FAILOVER, QUIET_WHEN_IDLE, SHORT_LIVED_JVM_OPTIONS
 from kafkabench.cluster.listeners import parse_listeners
 from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.errors import KafkabenchError
 from kafkabench.testing.cluster import KafkaCluster
 from kafkabench.testing.settings import ClusterShape
-
-# brokers that stop heartbeating are fenced after 3 s instead of 9 s: a killed leader's partitions move in seconds
-FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
 
 
 class ClusterUnavailable(KafkabenchError):
@@ -56,12 +53,12 @@ class ClusterPool:
 
 
 def start(shape: ClusterShape, directory: Path) -> EmbeddedCluster:
-    """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers fenced fast when they die. An
-    unknown release or broker setting is refused before anything starts."""
+    """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers quiet while idle and fenced fast
+    when they die. An unknown release or broker setting is refused before anything starts."""
     BrokerVariant.of(shape.version, dict(shape.broker_config)).check(where="@pytest.mark.kafka")
     security = parse_listeners(shape.security, shape.sasl_mechanism) if shape.security != "plaintext" else None
     cluster = EmbeddedCluster(brokers=shape.brokers, controllers=shape.controllers, directory=directory,
-                              broker_config_overrides={**FAST_FAILOVER, **dict(shape.broker_config)},
+                              broker_config_overrides={**QUIET_WHEN_IDLE, **FAST_FAILOVER, **dict(shape.broker_config)},
                               security=security, network=shape.network, kafka_version=shape.version,
                               jvm_options=SHORT_LIVED_JVM_OPTIONS)
     return cluster.start()
