@@ -195,3 +195,32 @@ def test_a_steps_warm_up_is_reported_apart_and_kept_out_of_its_verdict():
     assert step.to_dict()["warmup"] == step.warmup
     assert step_figures("search", 1000, {"produce": entries("produce", "publish_latency", windows)}, Phase(0, 10),
                         [Slo(99, 50)], "publish").warmup is None
+
+
+def test_a_steps_liveness_is_each_roles_longest_stall_and_the_report_says_it_under_faults():
+    from kafkabench.core.results import ResultDocument
+    from kafkabench.labs.capacity.report import stall_lines
+
+    # 1 s windows: the producers' acknowledgements stop after 3 s and come back in the 8th; the consumers receive
+    # nothing in the last 3 windows, so their stall lasts to the step's end
+    sending = [(500, [2_000] * 10)] * 3 + [(0, [])] * 4 + [(500, [2_000] * 10)] * 3
+    receiving = [(500, [9_000] * 10)] * 7 + [(0, [])] * 3
+    step = step_figures("search", 500, {"produce": entries("produce", "publish_latency", sending),
+                                        "consume": entries("consume", "e2e", receiving)},
+                        Phase(0, 10), [Slo(99, 50)], "publish")
+    assert step.liveness["produce"] == {"longest_stall_s": 5.0, "stalls": 1, "began_s": 3.0, "ended_s": 8.0,
+                                        "ended": "recovered"}
+    assert step.liveness["consume"] == {"longest_stall_s": 3.0, "stalls": 1, "began_s": 7.0, "ended_s": 10.0,
+                                        "ended": "stuck"}
+    steady = step_figures("search", 500, {"produce": entries("produce", "publish_latency", [(500, [2_000] * 10)] * 5)},
+                          Phase(0, 5), [Slo(99, 50)], "publish")
+    assert steady.liveness["produce"] == {"longest_stall_s": 0.0, "stalls": 0}
+    document = ResultDocument(lab="capacity", created_at="now", params={
+        "faults": [{"fault": "pause"}], "steps": [step.to_dict(), steady.to_dict()]})
+    assert stall_lines(document) == [
+        "liveness (produce): nothing acknowledged for 5.0 s in step 1, from 3.0 s into it, then recovered; "
+        "1 of 2 steps stalled",
+        "liveness (consume): nothing received for 3.0 s in step 1, from 7.0 s into it, until the step ended; "
+        "1 of 1 steps stalled"]
+    document.params["faults"] = []
+    assert stall_lines(document) == []  # without faults, no liveness lines
