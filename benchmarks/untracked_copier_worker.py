@@ -9,7 +9,7 @@ import sys
 import time
 
 from kafkabench.workers import delivery_consumer_confluent as confluent
-from kafkabench.workers.delivery_consumer import PROGRESS_S
+from kafkabench.workers.call_watch import PROGRESS_S
 from kafkabench.workers.python_worker import main
 
 

@@ -22,6 +22,11 @@ Then the mode decides how the process ends: async-exit and async-sleep send thei
 at once; async-return returns without closing the client, and the orchestrator records whether and when
 the process ended by itself.
 
+The client calls that can wait (opening, the transactional calls, each slice of a flush) run under the watchdog
+(workers.call_watch): one in progress for over a second is named in a progress report, and one that has not returned
+within the task's timeout plus a margin ends the process with an error naming it. Sends and polls are the clients'
+own to bound (librdkafka's produce never waits; the others' sends wait at most their `max.block.ms`).
+
 With `transaction_size`, the producer is transactional (its config holds the transactional.id): messages go in
 transactions of that many, each committed, or aborted on purpose as `aborted(t, abort_ratio)` says; a committed
 transaction's messages are acknowledged, an aborted one's are recorded as aborted, and a commit whose outcome the
@@ -43,6 +48,7 @@ from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_history import History
 from kafkabench.core.histogram import LatencyHistogram
 from kafkabench.workers.adapters.base import AdapterError, KafkaClient, SendRefused, TransactionFailed
+from kafkabench.workers.call_watch import CallWatch
 from kafkabench.workers.throughput_run import RunFailed
 
 # answers that say nothing of the outcome: the record may have been written (librdkafka, Java, kafka-python)
@@ -73,10 +79,14 @@ class DeliveryRun:
         self._next_progress = 0.0
         self._window = Window(index=0, start_ns=time.monotonic_ns(), end_ns=0, records=0, payload_bytes=0)
         self._latencies: list[np.ndarray] = []  # the open window's publish latencies (us), as the answers came
+        self.watch = CallWatch(client.name, task.timeout_s, report, lambda: self.outcome(""), look=self._look)
+        self._sending = False
 
     def open(self) -> None:
+        self.watch.start()
         try:
-            self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, answers=self._answers)
+            with self.watch.call("opening the producer"):
+                self.client.open_producer(self.task.bootstrap_servers, self.task.producer_config, answers=self._answers)
         except AdapterError as exc:
             raise RunFailed("config", str(exc)) from exc
         self.history = History.mapped(self.params.history_dir, self.params.producer, self.params.count)
@@ -85,7 +95,8 @@ class DeliveryRun:
             if transactions is None:
                 raise RunFailed("config", f"{self.client.name}: kafkabench drives transactions with confluent and java")
             try:
-                transactions(self.task.timeout_s)
+                with self.watch.call("init_transactions"):
+                    transactions(self.task.timeout_s)
             except AdapterError as exc:
                 raise RunFailed("config", f"init_transactions failed: {exc}") from exc
 
@@ -93,6 +104,7 @@ class DeliveryRun:
         """Sends every message as the mode says and times it; the ending that keeps the process is done here,
         the one that ends it (`exit_now`) by the caller once the result is out."""
         params, started = self.params, time.perf_counter()
+        self._sending = True
         synchronous = params.mode == "sync"
         singles = min(params.singles, params.count)
         for sequence in range(singles):
@@ -139,7 +151,8 @@ class DeliveryRun:
                 return
             end = min(first + params.transaction_size, params.count)
             try:
-                client.begin_transaction()
+                with self.watch.call("begin_transaction"):
+                    client.begin_transaction()
             except TransactionFailed as failed:  # the last one ended neither way: the producer can go no further
                 raise RunFailed("failure", f"no transaction can begin after message {first - 1}: {failed}") from None
             if synchronous or params.rate_per_s > 0:
@@ -158,15 +171,18 @@ class DeliveryRun:
         client, timeout = self.client, self.task.timeout_s
         try:
             if commit:
-                client.commit_transaction(timeout)
+                with self.watch.call("commit_transaction"):
+                    client.commit_transaction(timeout)
             else:
                 self._flush()  # every message written and answered first: the abort then marks them all
-                client.abort_transaction(timeout)
+                with self.watch.call("abort_transaction"):
+                    client.abort_transaction(timeout)
         except TransactionFailed as failed:
             self._take_answers()
             if failed.abortable:
                 try:
-                    client.abort_transaction(timeout)
+                    with self.watch.call("abort_transaction"):
+                        client.abort_transaction(timeout)
                 except TransactionFailed as abort_failed:  # neither committed nor aborted: nobody can say
                     failed = abort_failed
                 else:
@@ -290,9 +306,19 @@ class DeliveryRun:
     def _flush(self) -> None:
         """flush in slices, so progress keeps coming while the last answers arrive; bounded by the task's timeout."""
         deadline = time.monotonic() + self.task.timeout_s
-        while self.client.flush(min(PROGRESS_S, max(deadline - time.monotonic(), 0))) and time.monotonic() < deadline:
+        while self._flush_slice(min(PROGRESS_S, max(deadline - time.monotonic(), 0))) and time.monotonic() < deadline:
             self._take_answers()
         self._take_answers()
+
+    def _flush_slice(self, timeout_s: float) -> int:
+        with self.watch.call("flush"):
+            return self.client.flush(timeout_s)
+
+    def _look(self) -> None:
+        """From the watchdog's thread: while a call holds the sending thread past a second, a progress that names it
+        (the sending thread's own reports wait for the call); none before the run, where `ready` is due."""
+        if self._sending and (calling := self.watch.calling()):
+            self.report(Progress(done=self.sent, acked=self.history.acked if self.history else 0, **calling))
 
     def _serve_for(self, seconds: float) -> None:
         """Sleep, serving the client's callbacks meanwhile: an answer arriving while asleep is still heard."""

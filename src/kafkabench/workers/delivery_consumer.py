@@ -24,19 +24,16 @@ and, once it is created, `new_topic`, whose records (`new_producer`'s ids) go to
 `SECOND_INPUT` directory of its own. Its partitions are numbered on from `numbered_from` wherever the member names a
 partition (its commits, its assignment, its reports): one number per partition of both topics (`key`).
 
-Every call into the client runs under the watchdog (`call`): a thread that reports progress every PROGRESS_S (with
-the partitions held and, past a second, the call in progress: where a stalled process is), and ends the process with
-an `error` naming the call when one has not returned within the task's timeout plus WATCH_MARGIN_S. A call stuck
-inside a client cannot be interrupted from Python; the process ends instead, and the orchestrator replaces it.
+Every call into the client runs under the watchdog (`call`, workers.call_watch), whose thread also reports
+progress every PROGRESS_S, with the partitions held and, past a second, the call in progress: where a stalled
+process is. A call that has not returned within the bound ends the process with an `error` naming it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -44,13 +41,10 @@ import numpy as np
 
 from kafkabench.core import delivery_ids as ids
 from kafkabench.core.delivery_processed import COMMITS, SECOND_INPUT, Processed
-from kafkabench.core.protocol import DeliveryConsumerParams, Error, Outcome, Progress, Task
+from kafkabench.core.protocol import DeliveryConsumerParams, Outcome, Progress, Task
+from kafkabench.workers.call_watch import CallWatch
 
-PROGRESS_S = 0.2
 POLL_S = 0.2
-WATCH_MARGIN_S = 5.0  # beyond the task's timeout, which the client's own bounded calls are given first
-SHOWN_AFTER_S = 1.0  # a call in progress this long is named in the progress reports
-EXIT_CODE = 3
 
 
 class ConsumerRun:
@@ -70,9 +64,8 @@ class ConsumerRun:
         self._committed_records = 0  # records whose offsets a confirmed commit covers
         self._first_ns: int | None = None  # the first poll that returned records
         self._last_commit_ns: int | None = None
-        self._call: tuple[str, float] | None = None  # the client call in progress, and when it began (monotonic)
         self._watching = threading.Event()
-        self.bound_s = task.timeout_s + WATCH_MARGIN_S
+        self.watch = CallWatch(self.client, task.timeout_s, report, lambda: self.outcome(""), look=self._look)
 
     @property
     def copying(self) -> bool:
@@ -131,7 +124,7 @@ class ConsumerRun:
     # ---- the run -----------------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        threading.Thread(target=self._watch, name="watchdog", daemon=True).start()
+        self.watch.start()
         with self.call("opening the clients"):
             self._open_clients()
         params = self.params
@@ -286,38 +279,17 @@ class ConsumerRun:
     def on_revoked(self, partitions: list[int]) -> None:
         self.assigned.difference_update(partitions)
 
-    # ---- the watchdog ------------------------------------------------------------------------------------------
+    # ---- the watchdog, and progress from its thread ------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def call(self, what: str) -> Iterator[None]:
-        """A client call under the watchdog's bound (inside another, the outer one is watched again after it)."""
-        outer, self._call = self._call, (what, time.monotonic())
-        try:
-            yield
-        finally:
-            self._call = outer
+    def call(self, what: str):
+        """A client call under the watchdog's bound (a context manager)."""
+        return self.watch.call(what)
 
-    def _watch(self) -> None:
-        while True:
-            time.sleep(PROGRESS_S)
-            call = self._call
-            if call is not None and time.monotonic() - call[1] > self.bound_s:
-                self._give_up(call[0])
-            if self._watching.is_set():
-                self._report()
+    def _look(self) -> None:
+        if self._watching.is_set():
+            self._report()
 
     def _report(self) -> None:
-        call = self._call
-        held = time.monotonic() - call[1] if call else 0.0
         self.report(Progress(done=self.counters["processed"], acked=self._committed_records,
-                             assigned=sorted(self.assigned),
-                             **({"calling": call[0], "calling_s": round(held, 3)} if held >= SHOWN_AFTER_S else {})))
-
-    def _give_up(self, what: str) -> None:
-        """A call that has not returned within the bound: said, with what was done so far, and the process ended
-        (the call cannot be interrupted, and a close might wait on the same stuck client)."""
-        self.report(Error(message=f"{self.client}'s {what} did not return within {self.bound_s:g} s (the task's "
-                                  f"timeout_s + {WATCH_MARGIN_S:g} s)", kind="timeout",
-                          partial=self.outcome("")))
-        os._exit(EXIT_CODE)
+                             assigned=sorted(self.assigned), **self.watch.calling()))
 
