@@ -8,9 +8,8 @@ Each run is a fresh process, the two ways and the sizes interleaved so machine d
     fixture      `pytest -p kafkabench` on one test that asks for `kafka_cluster` with the size's marker: from the
                  process's launch to the test's first line (pytest's start, collection, the cluster's start)
     cluster up   `kafkabench cluster up --brokers N` with the JVM options and broker settings the plugin gives its
-                 brokers (`SHORT_LIVED_JVM_OPTIONS`, `QUIET_WHEN_IDLE`, `FAST_FAILOVER`: heartbeats every 0.5 s
-                 unfence a broker sooner than the default 2 s): from the launch to its line "Kafka ... ready in"
-                 (not to its exit)
+                 brokers (`SHORT_LIVED_JVM_OPTIONS`, `FAST_FAILOVER`: heartbeats every 0.5 s unfence a broker
+                 sooner than the default 2 s): from the launch to its line "Kafka ... ready in" (not to its exit)
 
 Both are ready at the same point: every broker answers metadata listing all of them and an acks=all write to a probe
 topic with RF min(3, brokers) is acknowledged. Jars are fetched once before timing.
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 
 from kafkabench.cluster.artifacts import JarCache
-from kafkabench.cluster.embedded import FAST_FAILOVER, QUIET_WHEN_IDLE, SHORT_LIVED_JVM_OPTIONS
+from kafkabench.cluster.embedded import FAST_FAILOVER, SHORT_LIVED_JVM_OPTIONS
 
 AIM = 1.05
 TEST = '''
@@ -60,8 +59,7 @@ def through_cluster_up(brokers: int, env: dict) -> float:
     launched = time.time()
     up = subprocess.Popen([sys.executable, "-m", "kafkabench", "cluster", "up", "--brokers", str(brokers),
                            *(f"--jvm-option={o}" for o in SHORT_LIVED_JVM_OPTIONS),
-                           *(f"--broker-config={key}={value}"
-                             for key, value in {**QUIET_WHEN_IDLE, **FAST_FAILOVER}.items())],
+                           *(f"--broker-config={key}={value}" for key, value in FAST_FAILOVER.items())],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     ready = None
     for line in up.stderr:

@@ -35,14 +35,13 @@ def kafka_cluster(tmp_path_factory):
         yield cluster
 
 
-def embedded(broker_config_overrides: dict[str, str] | None = None, **settings):
+def embedded(**settings):
     """An embedded cluster as a test needs one: its brokers' JVMs for a short life (C1 only: 0.64 of the CPU to
-    start, 0.58 under load, on this machine's two cores), quiet while idle (half the CPU), with the test's settings."""
+    start, 0.58 under load, on this machine's two cores)."""
     from kafkabench.cluster import EmbeddedCluster
-    from kafkabench.cluster.embedded import QUIET_WHEN_IDLE, SHORT_LIVED_JVM_OPTIONS
+    from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
 
-    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS,
-                           broker_config_overrides={**QUIET_WHEN_IDLE, **(broker_config_overrides or {})}, **settings)
+    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS, **settings)
 
 
 def three_brokers(directory, controllers: int = 0):

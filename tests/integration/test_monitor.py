@@ -137,7 +137,9 @@ def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is
     feeder.join(5)
     assert not thread.is_alive(), "the monitor did not end within 60 s of its 10 s watch"
     seen = [w["groups"][group] for w in windows.lines if group in w["groups"]]
-    assert len(seen) >= 5 and all(set(w["groups"]) == {group} for w in windows.lines)
+    # only the group the pattern names, in every window whose lag poll had answered (CI: a window before the first
+    # answer, under load, had none)
+    assert len(seen) >= 5 and all(set(w["groups"]) <= {group} for w in windows.lines)
     assert seen[-1]["lag"] > seen[0]["lag"] >= 30
     assert seen[-1]["lag_seconds"] > 0 and seen[-1]["members"] == 0
     assert seen[-1]["status"] != "OK" and seen[-1]["status"] == "STOP"

@@ -52,11 +52,6 @@ JVM_OPTIONS = [
 # CPU, and a 20 s run at 5,000 records/s costs them 0.58 of it (benchmarks/short_lived_jvm.py). A
 # measurement keeps C2: its long runs' peak throughput is what production brokers run
 SHORT_LIVED_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
-# ... and their brokers quiet while idle, as they are between a suite's tests most of their life: 1.8 % of a core per
-# idle node on this machine instead of Kafka's defaults' 3.4 %, mostly the controller's no-op record every 500 ms
-# (KIP-835: written to the metadata log, fetched and applied by every broker) and 8 request handler threads polling
-QUIET_WHEN_IDLE = {"metadata.max.idle.interval.ms": "10000", "num.io.threads": "2", "num.network.threads": "1",
-                   "background.threads": "2"}
 # brokers that stop heartbeating are fenced after 3 s instead of 9 s: a killed leader's partitions move in seconds
 FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
 # the storage formatter runs for a second: no JIT tiers or big heap needed
