@@ -266,8 +266,10 @@ class DeliveryRun:
             self._latencies.append(latencies_us)
 
     def _progress(self, force: bool = False) -> None:
+        """A progress when one is due; none before the run, where `ready` is due (an error's partial outcome may
+        take the answers then)."""
         now = time.monotonic()
-        if force or now >= self._next_progress:
+        if self._sending and (force or now >= self._next_progress):
             self._next_progress = now + PROGRESS_S
             window, now_ns = self._window, time.monotonic_ns()
             window.end_ns, window.payload_bytes = now_ns, window.records * self.params.size

@@ -104,3 +104,26 @@ def test_a_producer_stuck_in_commit_transaction_names_it_in_progress_and_in_its_
     assert error.message.startswith("stuck's commit_transaction did not return within 1.5 s")
     assert error.partial is not None and "sent" in error.partial.counters  # what was done so far
     sending.join(10)
+
+
+def test_nothing_but_the_error_comes_before_ready_when_the_producer_cannot_open_its_transactions(tmp_path):
+    from kafkabench.workers.adapters.base import AdapterError
+    from kafkabench.workers.throughput_run import RunFailed
+
+    class Refused(Stuck):
+        def init_transactions(self, timeout_s):
+            raise AdapterError("the transactional.id is not authorized")
+
+    said = []
+    params = DeliveryParams(mode="async-close", count=10, history_dir=str(tmp_path), size=20, singles=0,
+                            transaction_size=5)
+    task = Task(scenario="delivery", client="confluent", bootstrap_servers="unused:9092", topic="t", timeout_s=5,
+                producer_config={"transactional.id": "x"})
+    run = DeliveryRun(Refused(), task, params, said.append)
+    try:
+        run.open()
+    except RunFailed as failed:
+        assert "init_transactions failed: the transactional.id is not authorized" in str(failed)
+    else:
+        raise AssertionError("the refused init_transactions did not end the run")
+    assert run.outcome("").counters["sent"] == 10 and said == []  # the partial outcome sends no progress
