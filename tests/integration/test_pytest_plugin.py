@@ -186,13 +186,15 @@ def test_each_xdist_worker_has_a_cluster_of_its_own_and_stops_it(pytester):
 
 
 INTERRUPTED = '''
-import json, time
+import json, os
+from kafkabench.waiting import wait_until
 
 def test_waits(kafka_cluster):
     nodes = kafka_cluster.embedded.status().brokers + kafka_cluster.embedded.status().controllers
     with open("pids.json", "w") as out:
         json.dump([node.pid for node in nodes], out)
-    time.sleep(120)  # not a wait on anything: the session is interrupted here, and killed at this bound if not
+    # the session is interrupted while it waits here for a file nobody writes (and fails at the bound if not)
+    wait_until(lambda: os.path.exists("never"), timeout_s=120, what="the session to be interrupted")
 '''
 
 
@@ -343,7 +345,9 @@ def test_network_faults_on_an_isolated_network(pytester, network_tools):
 
 KILLED_MID_FAULT = '''
 import json
-import time
+import os
+
+from kafkabench.waiting import wait_until
 
 import pytest
 
@@ -354,7 +358,8 @@ def test_faulted(kafka_cluster, kafka_topic):
     with kafka_cluster.delay(kafka_cluster.brokers[0], 50), kafka_cluster.partition_leader(kafka_topic, 0):
         with open("faulted.json", "w") as out:
             json.dump({"network": kafka_cluster.embedded.network.name, "pids": [node.pid for node in nodes]}, out)
-        time.sleep(120)  # not a wait on anything: the session is killed here, and ends at this bound if not
+        # the session is killed while it waits here for a file nobody writes (and fails at the bound if not)
+        wait_until(lambda: os.path.exists("never"), timeout_s=120, what="the session to be killed")
 '''
 
 
