@@ -104,7 +104,7 @@ def test_compare_ignores_noise_between_repeats_and_catches_an_injected_regressio
             if "records_per_s" in run.throughput:
                 run.throughput["records_per_s"] *= 0.5
         write_result(document, slower / directory.name)
-    # 10 against 10 on the two metrics asked for: a family of 5, which 8 repeats a side can decide
+    # 10 against 10 on the two metrics asked for: a family of 5, which 5 repeats a side can decide
     worse = kafkabench("compare", str(run_dir), str(slower), "--metric", "stats.e2e.p50_ms",
                        "--metric", "throughput.records_per_s", "--fail-on-regression", "40")
     assert worse.returncode == 1, worse.stdout + worse.stderr

@@ -22,7 +22,7 @@ from kafkabench.report.omb import compare_omb, is_omb_baseline
 from kafkabench.report.verdict import MetricChange, pct_text
 
 def run_table(run: RunComparison) -> Table:
-    table = Table(title=f"{escape(run.label)}: {run.a_samples} vs {run.b_samples} repeat(s), medians",
+    table = Table(title=f"{escape(run.label)}: {run.a_samples} vs {run.b_samples} repeat(s), Harrell-Davis medians",
                   title_justify="left")
     for column in ("metric", "A", "B", "change %", f"{CONFIDENCE:.0%} CI %", "p", "q", "verdict", "why"):
         table.add_column(column, justify="left" if column in ("metric", "verdict", "why") else "right")

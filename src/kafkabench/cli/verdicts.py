@@ -42,7 +42,7 @@ def cost_table(table: CostTable, title: str | None = None) -> Table:
     caption: the family's size and what chance alone would mark in it."""
     baseline = table.baseline
     confirmed = table.confirmation is not None
-    grid = Table(title=title or f"cost against the {escape(baseline)} profile: medians of the repeats",
+    grid = Table(title=title or f"cost against the {escape(baseline)} profile: Harrell-Davis medians of the repeats",
                  title_justify="left", caption=escape(chance_text(table.family, table.fdr)), caption_justify="left")
     for column in ("scenario", "client", "profile", "n", "metric", baseline, "value", "change %",
                    f"{CONFIDENCE:.0%} CI %", "p", "q", "verdict", *(("confirmed",) if confirmed else ())):

@@ -2,10 +2,11 @@
 is beyond noise.
 
 Runs are matched by a key (plan cell or lab, client, scenario, parameters); the documents sharing a key (a
-plan's repeats) are that key's samples. Per metric: the medians, the relative change of the medians, a
-seeded percentile-bootstrap confidence interval of that change, and a permutation-test p-value of the
-difference of medians. A change is called only when the test, the interval and the effect size all agree; the
-metrics of one comparison are a family, judged together (report.family: q-values, "cannot decide").
+plan's repeats) are that key's samples. Per metric: the medians (Harrell-Davis estimates, see
+report.significance), the relative change of the medians, a seeded percentile-bootstrap confidence interval of
+that change, and a permutation-test p-value of the difference of medians. A change is called only when the test,
+the interval and the effect size all agree; the metrics of one comparison are a family, judged together
+(report.family: q-values, "cannot decide").
 Reads result files only.
 """
 
@@ -23,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kafkabench.core.results import RESULT_FILE, ResultDocument, Run, read_result
 from kafkabench.errors import KafkabenchError
 from kafkabench.report.family import judge_family, repeats_note
-from kafkabench.report.significance import ALPHA, CONFIDENCE, RESAMPLES, SEED, bootstrap_interval, permutation_p, \
-    relative_change, repeats_for
+from kafkabench.report.significance import ALPHA, CONFIDENCE, RESAMPLES, SEED, Statistic, bootstrap_interval, \
+    harrell_davis, permutation_p, relative_change, repeats_for
 from kafkabench.report.verdict import Better, MetricChange, Verdict
 
 MIN_EFFECT_PCT = 5.0
@@ -180,12 +181,15 @@ def _metric_table(runs: list[Run]) -> dict[str, tuple[list[float | None], Better
 # ---- statistics ----
 
 def compare_metric(metric: str, better: Better, a_values: list[float | None], b_values: list[float | None],
-                   min_effect_pct: float = MIN_EFFECT_PCT, seed: int = SEED) -> MetricChange:
+                   min_effect_pct: float = MIN_EFFECT_PCT, seed: int = SEED,
+                   statistic: Statistic = harrell_davis) -> MetricChange:
+    """One metric's verdict alone (a family of one). `statistic`: the median estimate of its figures, interval and
+    test (the sample median only to measure what Harrell-Davis changes)."""
     a = np.array([v for v in a_values if v is not None], dtype=float)
     b = np.array([v for v in b_values if v is not None], dtype=float)
     change = MetricChange(metric=metric, better=better, a_n=len(a), b_n=len(b),
-                          a_median=float(np.median(a)) if len(a) else None,
-                          b_median=float(np.median(b)) if len(b) else None, change_pct=None, ci_low_pct=None,
+                          a_median=float(statistic(a)) if len(a) else None,
+                          b_median=float(statistic(b)) if len(b) else None, change_pct=None, ci_low_pct=None,
                           ci_high_pct=None, p_value=None, verdict="unavailable", reason="")
     if not len(a) or not len(b):
         change.reason = "unavailable in " + ("A and B" if not len(a) and not len(b) else "A" if not len(a) else "B")
@@ -195,12 +199,12 @@ def compare_metric(metric: str, better: Better, a_values: list[float | None], b_
         change.verdict = "noise unknown"
         change.reason = f"{len(a)} vs {len(b)} samples; needs >= {repeats_for(1)} per side"
         return change
-    low, high = bootstrap_interval(a, b, seed)
+    low, high = bootstrap_interval(a, b, seed, statistic=statistic)
     change.ci_low_pct, change.ci_high_pct = low * 100, high * 100
     if np.ptp(np.concatenate([a, b])) == 0:  # the same in every repeat: no permutation moves it, nothing to test
         change.verdict, change.reason = "within noise", "the same in every repeat"
         return change
-    change.p_value = permutation_p(a, b, seed)
+    change.p_value = permutation_p(a, b, seed, statistic=statistic)
     judge_family([change], ALPHA, min_effect_pct)  # alone, a family of one; a table of them is judged again together
     return change
 

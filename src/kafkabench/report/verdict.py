@@ -20,7 +20,7 @@ class MetricChange(BaseModel):
     better: Better
     a_n: int  # samples with a value; None (unavailable) is not a sample
     b_n: int
-    a_median: float | None
+    a_median: float | None  # the Harrell-Davis median of A's samples (report.significance)
     b_median: float | None
     change_pct: float | None  # (median B - median A) / |median A| * 100
     ci_low_pct: float | None  # bootstrap interval of change_pct

@@ -336,7 +336,7 @@ def test_a_run_says_first_whether_its_repeats_can_decide_vs_fastest():
     from kafkabench.report.family import decides_text
 
     too_few = decides_text("vs fastest", 2, 3, 0.05, "--repeats", "the column will read cannot decide")
-    assert too_few == ("vs fastest: 2 tests judged together (q < 0.05): 3 repeats cannot decide any of them, 6 a side "
+    assert too_few == ("vs fastest: 2 tests judged together (q < 0.05): 3 repeats cannot decide any of them, 5 a side "
                        "can (--repeats); the column will read cannot decide")
     assert decides_text("vs fastest", 2, 6, 0.05, "--repeats", "") == ("vs fastest: 2 tests judged together (q < "
-                                                                       "0.05); 6 repeats can decide them (6 needed)")
+                                                                       "0.05); 6 repeats can decide them (5 needed)")

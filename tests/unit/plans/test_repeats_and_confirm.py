@@ -12,8 +12,8 @@ from kafkabench.report.profile_cost import CostTable, ProfileCost
 from kafkabench.report.verdict import MetricChange
 
 
-@pytest.mark.parametrize("name, family, needed", [("broker-variables", 27, 10), ("security-cost", 20, 9),
-                                                  ("a-a", 2, 6)])
+@pytest.mark.parametrize("name, family, needed", [("broker-variables", 27, 7), ("security-cost", 20, 6),
+                                                  ("a-a", 2, 5)])
 def test_a_built_in_cost_plan_runs_the_repeats_its_table_needs(name, family, needed):
     loaded = load_plan(name)
     cells = expand(loaded)
@@ -25,11 +25,11 @@ def test_a_built_in_cost_plan_runs_the_repeats_its_table_needs(name, family, nee
 
 def test_too_few_repeats_are_said_before_the_run(tmp_path):
     plan = tmp_path / "plan.yaml"
-    plan.write_text("name: few\nrepeats: 5\nprofiles: [default, durable]\nbaseline_profile: default\n"
+    plan.write_text("name: few\nrepeats: 4\nprofiles: [default, durable]\nbaseline_profile: default\n"
                     "scenarios:\n  - {lab: produce, size: 100, count: 1000}\n")
     loaded = load_plan(str(plan))
     line = repeats_line(loaded, expand(loaded), 0.05)
-    assert line == ("cost table: 3 tests judged together (q < 0.05): 5 repeats cannot decide any of them, 6 a side "
+    assert line == ("cost table: 3 tests judged together (q < 0.05): 4 repeats cannot decide any of them, 5 a side "
                     "can (set repeats:); its verdicts will read cannot decide")
     assert repeats_line(load_plan("quick"), expand(load_plan("quick")), 0.05) is None  # no baseline: no table
 
@@ -44,13 +44,13 @@ def test_a_confirmation_runs_every_repeat_of_exactly_the_cells_behind_a_verdict(
     cells = expand(loaded)
     table = CostTable(baseline="default", fdr=0.05, family=27, note=None, costs=[
         ProfileCost(scenario="image-30fps", client="java", run="ping_pong", profile="g1-region-4m", baseline="default",
-                    samples=(11, 11), metrics=[change("stats.e2e.p99_ms", "improvement")]),
+                    samples=(8, 8), metrics=[change("stats.e2e.p99_ms", "improvement")]),
         ProfileCost(scenario="small-fixed-rate", client="confluent", run="produce", profile="kafka-4.1.2",
-                    baseline="default", samples=(11, 11), metrics=[change("stats.e2e.p50_ms", "within noise")])])
+                    baseline="default", samples=(8, 8), metrics=[change("stats.e2e.p50_ms", "within noise")])])
     again = confirmation_cells(cells, table)
     assert {(c.name, c.round) for c in again} == {("image-30fps-default", "confirm"),
                                                   ("image-30fps-g1-region-4m", "confirm")}
-    assert [c.index for c in again] == list(range(1, 23)) and [c.repeat for c in again[:4]] == [1, 1, 2, 2]
+    assert [c.index for c in again] == list(range(1, 17)) and [c.repeat for c in again[:4]] == [1, 1, 2, 2]
     assert again[0].metadata("broker-variables")["round"] == "confirm" and "round" not in cells[0].metadata("p")
 
 

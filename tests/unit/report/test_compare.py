@@ -2,6 +2,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from kafkabench.core.histogram import Stat
 from kafkabench.core.results import ResultDocument, Run, write_result
 from kafkabench.report.compare import compare_metric, compare_paths
 from kafkabench.report.significance import (permutation_p, relative_change, repeats_for,
-                                            smallest_p)
+                                            sample_median, smallest_p)
 
 runner = CliRunner()
 app = typer.Typer()
@@ -108,14 +109,14 @@ def test_none_is_unavailable_never_zero(tmp_path):
     a = write_side(tmp_path / "a", 4, seed=1)
     b = write_side(tmp_path / "b", 4, seed=2, broker=3.0)
     broker = next(m for m in compare_paths(a, b).matched[0].metrics if m.metric == "resources.broker_cpu_s")
-    assert broker.verdict == "unavailable" and broker.a_median is None and broker.b_median == 3.0
+    assert broker.verdict == "unavailable" and broker.a_median is None and broker.b_median == pytest.approx(3.0)
     assert broker.change_pct is None and "unavailable in A" in broker.reason
     assert "unavailable" in runner.invoke(app, [str(a), str(b)]).stdout
 
 
 def test_some_samples_without_a_value_leave_the_rest():
     change = compare_metric("resources.broker_cpu_s", "lower", [1.0, None, 1.1, 1.2], [None, None, 1.0, 1.1])
-    assert (change.a_n, change.b_n) == (3, 2) and change.a_median == 1.1
+    assert (change.a_n, change.b_n) == (3, 2) and change.a_median == pytest.approx(1.1)  # the middle of 1.0, 1.1, 1.2
 
 
 def test_unmatched_runs_are_listed(tmp_path):
@@ -203,11 +204,21 @@ def test_zero_baseline_and_zero_spread():
 
 def test_exact_permutation_p_and_power():
     a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([5.0, 6.0, 7.0, 8.0])
-    # the observed split, its mirror, and both with 4 and 5 swapped (medians unchanged) are as extreme
-    assert permutation_p(a, b) == 4 / 70
+    # only the observed split and its mirror are as extreme: every Harrell-Davis weight is positive
+    assert permutation_p(a, b) == 2 / 70
+    assert permutation_p(a, b, statistic=sample_median) == 4 / 70  # 4 and 5 swapped leave both medians alone
     assert permutation_p(a, a[::-1].copy()) == 1.0
-    assert smallest_p(3, 3) == 0.2 and smallest_p(4, 4) == 4 / 70 and smallest_p(5, 5) < 0.05
-    assert repeats_for(1) == 5
+    assert smallest_p(3, 3) == 0.1 and smallest_p(4, 4) == 2 / 70 and smallest_p(5, 5) < 0.05
+    assert repeats_for(1) == 4
+
+
+def test_p50s_tied_at_a_histograms_resolution_still_separate():
+    fast, slow = np.array([3.0, 3.0, 3.0, 3.0, 3.0]), np.array([4.0, 4.0, 4.0, 4.0, 4.0])
+    assert permutation_p(fast, slow) == 2 / 252  # the floor, as for untied values
+    assert permutation_p(fast, slow, statistic=sample_median) == 1.0  # every split has medians 1 apart
+    one_off = np.array([3.0, 3.0, 3.0, 3.0, 4.0])  # one repeat of A read 4: 21 labellings of 252 as far apart
+    assert permutation_p(one_off, slow) == pytest.approx(12 / 252)
+    assert permutation_p(one_off, slow, statistic=sample_median) == pytest.approx(132 / 252)
 
 
 def test_duration_of_a_time_bounded_run_is_not_compared():

@@ -6,7 +6,7 @@ import pytest
 
 from kafkabench.report.compare import compare_metric
 from kafkabench.report.family import FdrError, chance_text, check_fdr, judge_family, repeats_note
-from kafkabench.report.significance import benjamini_hochberg, can_decide, repeats_for, smallest_p
+from kafkabench.report.significance import benjamini_hochberg, can_decide, repeats_for, sample_median, smallest_p
 
 
 def test_benjamini_hochberg_on_a_textbook_set():
@@ -38,19 +38,20 @@ def test_all_strong_p_values_stay_discoveries():
 
 
 def test_the_smallest_p_of_the_median_test_for_given_repeats():
-    assert smallest_p(3, 3) == 0.2 and smallest_p(4, 4) == 4 / 70
-    assert smallest_p(5, 5) == pytest.approx(12 / 252)  # the 0.048 floor every 5-vs-5 verdict sat on
-    assert smallest_p(6, 6) == pytest.approx(12 / 924)
+    assert smallest_p(3, 3) == 0.1 and smallest_p(4, 4) == 2 / 70
+    assert smallest_p(5, 5) == pytest.approx(2 / 252)  # the observed split and its mirror: 0.0079
+    assert smallest_p(5, 5, sample_median) == pytest.approx(12 / 252)  # the 0.048 floor 5-vs-5 verdicts once sat on
+    assert smallest_p(6, 6) == pytest.approx(2 / 924) and smallest_p(4, 6) == pytest.approx(2 / 210)
     assert smallest_p(6, 6) < smallest_p(5, 5) < smallest_p(4, 4)
 
 
 def test_the_repeats_a_family_needs():
-    assert repeats_for(1) == 5  # one test: 5 a side reach p < 0.05
-    assert repeats_for(3) == 6  # tune's 3 finalists: 0.013 x 3 < 0.05
-    assert repeats_for(27) == 10  # broker-variables' cost table
-    assert repeats_for(4) == 7 and repeats_for(24) == 10
-    assert repeats_for(27, fdr=0.1) == 8
-    assert not can_decide(5, 5, 2) and can_decide(5, 5, 1) and not can_decide(1, 9, 1)
+    assert repeats_for(1) == 4  # one test: 4 a side reach p < 0.05 (2 / 70)
+    assert repeats_for(3) == 5  # tune's 3 finalists: 0.0079 x 3 < 0.05
+    assert repeats_for(27) == 7  # broker-variables' cost table
+    assert repeats_for(6) == 5 and repeats_for(7) == 6 and repeats_for(23) == 6 and repeats_for(24) == 7
+    assert repeats_for(27, fdr=0.1) == 6
+    assert not can_decide(5, 5, 7) and can_decide(5, 5, 6) and not can_decide(1, 9, 1)
     assert repeats_for(10 ** 6) is None  # past what a plan can run: a smaller table is the answer
 
 
@@ -60,7 +61,7 @@ def test_a_table_of_null_rows_calls_nothing_where_single_tests_would():
             for i in range(40)]
     family = judge_family(rows, 0.05, 5.0)
     assert family == 40
-    assert {row.verdict for row in rows} == {"cannot decide"}  # 5 vs 5 among 40: q >= 40 x 0.048
+    assert {row.verdict for row in rows} == {"cannot decide"}  # 5 vs 5 among 40: q >= 40 x 0.0079
     assert all(row.q_value >= row.p_value for row in rows)
 
 
@@ -84,8 +85,8 @@ def test_rows_without_a_test_stay_out_of_the_family():
 def test_the_caption_says_what_chance_would_mark():
     assert chance_text(24, 0.05) == ("24 tests: at a raw p < 0.05, chance alone would mark 1.2 of them; a verdict "
                                      "needs q < 0.05 (Benjamini-Hochberg across the table)")
-    assert "10 a side can" in repeats_note(5, 5, 27, 0.05)
-    assert repeats_note(11, 11, 27, 0.05) is None
+    assert "7 a side can" in repeats_note(5, 5, 27, 0.05)
+    assert repeats_note(7, 7, 27, 0.05) is None
 
 
 @pytest.mark.parametrize("fdr", [0, -0.1, 0.51, 1])
