@@ -12,12 +12,16 @@ import pytest
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.embedded import FAST_FAILOVER
+from kafkabench.core.environment import SHORT_LIVED_JVMS
 from kafkabench.errors import WaitTimeout
 from kafkabench.waiting import wait_until
 
 from tests.debian import PROMETHEUS, PROMTOOL, install
 
 pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on sample tests
+# the Java workers and the brokers the suite's commands start live seconds: C1 only, no heap touched up front
+# (benchmarks/short_lived_worker.py); every process a test starts inherits it
+os.environ[SHORT_LIVED_JVMS] = "1"
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,12 @@ def test_an_a_a_plan_calls_nothing(kafka_cluster, tmp_path):
     table = json.loads((tmp_path / "run" / "cost.json").read_text())
     assert table["family"] == 2 and all(c["q_value"] is not None for cost in table["costs"] for c in cost["metrics"])
     assert "2 tests: at a raw p < 0.05, chance alone would mark 0.1" in " ".join(done.stdout.split())
+    # the same run confirmed afterwards, from its directory: nothing was called, so nothing runs again
+    later = kafkabench("compare", str(tmp_path / "run"), "--confirm", "--fdr", "0.01",
+                       "-b", kafka_cluster.bootstrap_servers)
+    assert later.returncode == 0, later.stderr
+    assert "no cost was called beyond noise, so there is nothing to confirm" in later.stderr
+    assert not (tmp_path / "run" / "confirm").exists() and (tmp_path / "run" / "report.html").is_file()
 
 
 def test_confirm_runs_again_exactly_the_cells_behind_the_verdicts(kafka_cluster, tmp_path):
@@ -96,3 +102,5 @@ def test_confirm_runs_again_exactly_the_cells_behind_the_verdicts(kafka_cluster,
     assert None not in marks.values()  # every verdict was judged again
     assert "replicated on fresh data" in (run_dir / "report.html").read_text()
     assert "verdict(s) replicated on fresh data" in done.stderr
+    again = kafkabench("compare", str(run_dir), "--confirm", "-b", kafka_cluster.bootstrap_servers)
+    assert again.returncode == 1 and "this run was confirmed already" in again.stderr

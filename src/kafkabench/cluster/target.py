@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafkabench.cluster.embedded import EmbeddedCluster, default_cluster_dir
+from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS, EmbeddedCluster, default_cluster_dir
 from kafkabench.cluster.faults import EmbeddedFaults, Faults, RefusedFaults
 from kafkabench.cluster.listeners import Security
 from kafkabench.cluster.state import load_state
 from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.connection import Connection
+from kafkabench.core.environment import short_lived_jvms
 from kafkabench.core.launcher import LOCAL_WORKERS, WorkerLauncher
 from kafkabench.errors import ConfigError
 
@@ -111,9 +112,10 @@ def open_target(
             yield Target.embedded(running)
             return
     own, variant = variant is not None, variant or BrokerVariant()
+    short_lived = SHORT_LIVED_JVM_OPTIONS if short_lived_jvms() else ()
     cluster = EmbeddedCluster(brokers=brokers, controllers=controllers, directory=directory, security=security,
                               network=network, broker_config_overrides=dict(variant.settings),
-                              kafka_version=variant.kafka_version, jvm_options=variant.jvm_options)
+                              kafka_version=variant.kafka_version, jvm_options=(*short_lived, *variant.jvm_options))
     shape = f"{brokers} broker{'s' * (brokers > 1)}" + (f" + {controllers} controller{'s' * (controllers > 1)}" if controllers else "") \
         + (", each in a network namespace of its own" if network == "isolated" else "")
     on_start(f"starting an embedded cluster ({shape}; {variant.describe()}) for this run" if own

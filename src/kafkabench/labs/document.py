@@ -20,10 +20,10 @@ def new_document(lab: str, target: Target, params: dict, notes: list[str] | None
         cluster["broker_settings"] = dict(target.broker_settings)
     if target.jvm_options:
         cluster["jvm_options"] = list(target.jvm_options)
-    warning = hostname_warning(target.connection.settings)
+    warnings = [hostname_warning(target.connection.settings), environment.short_lived_warning()]
     return ResultDocument(lab=lab, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), command=sys.argv,
                           tool=environment.tool(), machine=environment.machine(), cluster=cluster, params=params,
-                          notes=[*([f"warning: {warning}"] if warning else []), *(notes or [])])
+                          notes=[*(f"warning: {warning}" for warning in warnings if warning), *(notes or [])])
 
 
 def count_brokers(document: ResultDocument, target: Target, timeout_s: float) -> int:

@@ -159,11 +159,11 @@ class RayLauncher:
         if self._java is None:
             from kafkabench.cluster.artifacts import JarCache
             from kafkabench.cluster.java import find_java
-            from kafkabench.workers.java_build import JVM_FLAGS, MAIN_CLASS, worker_jar
+            from kafkabench.workers.java_build import MAIN_CLASS, jvm_flags, worker_jar
 
             jars = JarCache().ensure()
             classpath = [self.share(jar) for jar in (*jars, worker_jar(find_java(), jars))]
-            self._java = ["java", *JVM_FLAGS, "-cp", ":".join(classpath), MAIN_CLASS]
+            self._java = ["java", *jvm_flags(), "-cp", ":".join(classpath), MAIN_CLASS]
         return self._java
 
     def _retire_stopped(self) -> None:
