@@ -57,27 +57,24 @@ def test_an_a_a_plan_calls_nothing(kafka_cluster, tmp_path):
         profiles: [default, same]
         baseline_profile: default
         """, same="producer: {acks: '1'}\ntopic: {cleanup.policy: delete}\n")
-    done = kafkabench("run", str(plan), "--fdr", "0.01", "--out", str(tmp_path / "run"),
+    done = kafkabench("run", str(plan), "--fdr", "0.01", "--confirm", "--out", str(tmp_path / "run"),
                       "-b", kafka_cluster.bootstrap_servers)
     assert done.returncode == 0, done.stderr
     assert "cost table: 2 tests judged together (q < 0.01); 6 repeats can decide them (6 needed)" in done.stderr
+    assert "--confirm: no cost was called beyond noise, so there is nothing to confirm" in done.stderr
+    assert not (tmp_path / "run" / "confirm").exists()
     assert verdicts(tmp_path / "run") == []
     table = json.loads((tmp_path / "run" / "cost.json").read_text())
     assert table["family"] == 2 and all(c["q_value"] is not None for cost in table["costs"] for c in cost["metrics"])
     assert "2 tests: at a raw p < 0.05, chance alone would mark 0.1" in " ".join(done.stdout.split())
-    # the same run confirmed afterwards, from its directory: nothing was called, so nothing runs again
-    later = kafkabench("compare", str(tmp_path / "run"), "--confirm", "--fdr", "0.01",
-                       "-b", kafka_cluster.bootstrap_servers)
-    assert later.returncode == 0, later.stderr
-    assert "no cost was called beyond noise, so there is nothing to confirm" in later.stderr
-    assert not (tmp_path / "run" / "confirm").exists() and (tmp_path / "run" / "report.html").is_file()
 
 
-def test_confirm_runs_again_exactly_the_cells_behind_the_verdicts(kafka_cluster, tmp_path):
+def test_a_runs_directory_confirmed_later_runs_again_exactly_the_cells_behind_the_verdicts(kafka_cluster, tmp_path):
     # a fetch that waits for 1 MB or 40 ms holds every 1 KB ping for 40 ms: confluent's e2e is called; the tcp floor
     # never touches a consumer, so its cells are nulls the confirmation leaves alone unless one of their rows was
     # (falsely) called. 5 repeats, 4 tests at q < 0.2: 4 could decide (2 / 70 x 4 = 0.11), 5 still can with one
-    # repeat out of place
+    # repeat out of place. The run first, then `compare RUN --confirm` on its directory (`run --confirm` confirms the
+    # same way, cli.run.confirm_costs, right after the run)
     plan = write_plan(tmp_path, """\
         name: confirm-check
         repeats: 5
@@ -85,10 +82,12 @@ def test_confirm_runs_again_exactly_the_cells_behind_the_verdicts(kafka_cluster,
         baseline_profile: default
         """, scenarios=PING.rstrip(" ") + FLOOR,
         slow="consumer: {fetch.min.bytes: 1000000, fetch.max.wait.ms: 40}\n")
-    done = kafkabench("run", str(plan), "--fdr", "0.2", "--confirm", "--out", str(tmp_path / "run"),
-                      "-b", kafka_cluster.bootstrap_servers)
-    assert done.returncode == 0, done.stderr
     run_dir = tmp_path / "run"
+    ran = kafkabench("run", str(plan), "--fdr", "0.2", "--out", str(run_dir), "-b", kafka_cluster.bootstrap_servers)
+    assert ran.returncode == 0, ran.stderr
+    assert not (run_dir / "confirm").exists()
+    done = kafkabench("compare", str(run_dir), "--confirm", "--fdr", "0.2", "-b", kafka_cluster.bootstrap_servers)
+    assert done.returncode == 0, done.stderr
     called = verdicts(run_dir)
     assert ("ping", "stats.e2e.p50_ms", "regression") in {(c["scenario"], m["metric"], m["verdict"]) for c, m in called}
     behind = {f"{cost['scenario']}-{profile}" for cost, _ in called for profile in ("default", "slow")}

@@ -121,8 +121,11 @@ def test_a_member_stopped_past_the_stall_bound_is_replaced_and_the_cell_gets_bot
     fired_s = run.params["faults"][0]["fired_s"]
     # the longest stall is the pause's (below); a loaded machine may add a short one beside it (CI once saw 2)
     assert stalled["ended"] == "replaced" and stalled["stalls"] >= 1, stalled
-    assert abs(stalled["longest_stall_s"] - (_replaced_at(run, "1.1") - fired_s)) <= 1.0, (stalled, fired_s)
-    assert 6.0 <= stalled["longest_stall_s"] <= 8.0 and abs(stalled["began_s"] - fired_s) <= 1.0, stalled
+    # the stall begins at the member's last progress before the pause: on a loaded machine up to a couple of seconds
+    # before it (CI once saw 1.1 s), so it runs from there to the replacement, the stall bound and its detection later
+    assert fired_s - 2.0 <= stalled["began_s"] <= fired_s + 1.0, (stalled, fired_s)
+    assert abs(stalled["longest_stall_s"] - (_replaced_at(run, "1.1") - stalled["began_s"])) <= 1.0, stalled
+    assert 6.0 <= stalled["longest_stall_s"] <= 8.0, stalled
     assert any("member 1.1 not resumed: replaced meanwhile" in line for line in run.params["consumer_events"])
     others = [row for row in run.params["liveness"] if row["process"] != f"{role} 1.1"]
     assert {row["process"] for row in others} == {"producer", f"{role} 1.2", f"{role} 2.1"}
