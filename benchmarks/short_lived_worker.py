@@ -54,8 +54,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    with tempfile.TemporaryDirectory(prefix="kafkabench-worker-jvm-") as name, \
-            EmbeddedCluster(brokers=1, directory=Path(name) / "cluster", jvm_options=SHORT_LIVED_JVM_OPTIONS) as cluster:
+    with tempfile.TemporaryDirectory(prefix="kafkabench-worker-jvm-") as name, EmbeddedCluster(
+            brokers=1, directory=Path(name) / "cluster", jvm_options=SHORT_LIVED_JVM_OPTIONS) as cluster:
         for round_ in range(args.rounds):
             for what, command in COMMANDS.items():
                 for kind in KINDS if round_ % 2 == 0 else KINDS[::-1]:
@@ -63,11 +63,10 @@ def main() -> None:
                     figures.setdefault((what, kind), []).append(one(kind, command, cluster.bootstrap_servers, out))
     print(f"{args.rounds} rounds; CPU s of the command and its workers, wall s: medians")
     for what in COMMANDS:
-        medians = {kind: [statistics.median(f[i] for f in figures[(what, kind)]) for i in (0, 1)] for kind in KINDS}
-        print(f"{what:8} default: {medians['default'][0]:.2f} CPU s, {medians['default'][1]:.2f} s   short-lived: "
-              f"{medians['short-lived'][0]:.2f} CPU s, {medians['short-lived'][1]:.2f} s   ratio CPU "
-              f"{medians['short-lived'][0] / medians['default'][0]:.2f}, wall "
-              f"{medians['short-lived'][1] / medians['default'][1]:.2f}")
+        (cpu, wall), (short_cpu, short_wall) = ([statistics.median(f[i] for f in figures[(what, kind)]) for i in (0, 1)]
+                                                for kind in KINDS)
+        print(f"{what:8} default: {cpu:.2f} CPU s, {wall:.2f} s   short-lived: {short_cpu:.2f} CPU s, "
+              f"{short_wall:.2f} s   ratio CPU {short_cpu / cpu:.2f}, wall {short_wall / wall:.2f}")
 
 
 if __name__ == "__main__":

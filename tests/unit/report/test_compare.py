@@ -212,7 +212,7 @@ def test_exact_permutation_p_and_power():
     assert repeats_for(1) == 4
 
 
-def test_p50s_tied_at_a_histograms_resolution_still_separate():
+def test_repeats_tied_at_whole_milliseconds_still_separate():
     fast, slow = np.array([3.0, 3.0, 3.0, 3.0, 3.0]), np.array([4.0, 4.0, 4.0, 4.0, 4.0])
     assert permutation_p(fast, slow) == 2 / 252  # the floor, as for untied values
     assert permutation_p(fast, slow, statistic=sample_median) == 1.0  # every split has medians 1 apart
