@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kafkabench.admin import KafkaAdmin
+from kafkabench.cluster.artifacts import default_cache_dir
 from kafkabench.cluster.embedded import FAST_FAILOVER
 from kafkabench.core.environment import SHORT_LIVED_JVMS
 from kafkabench.errors import WaitTimeout
@@ -22,6 +23,9 @@ pytest_plugins = ["pytester"]  # the pytest plugin's tests run pytest on sample 
 # the Java workers and the brokers the suite's commands start live seconds: C1 only, no heap touched up front
 # (benchmarks/short_lived_worker.py); every process a test starts inherits it
 os.environ[SHORT_LIVED_JVMS] = "1"
+# pytester runs its sessions with HOME in a directory of their own: without this, each session that starts a cluster
+# would fetch Kafka's jars again and make its own class-data-sharing archive of the broker's classes
+os.environ.setdefault("KAFKABENCH_CACHE", str(default_cache_dir()))
 
 
 @dataclass(frozen=True)
@@ -39,13 +43,14 @@ def kafka_cluster(tmp_path_factory):
         yield cluster
 
 
-def embedded(**settings):
+def embedded(broker_config_overrides=None, **settings):
     """An embedded cluster as a test needs one: its brokers' JVMs for a short life (C1 only: 0.64 of the CPU to
-    start, 0.58 under load, on this machine's two cores)."""
+    start, 0.58 under load, on this machine's two cores), and internal topics of 5 partitions, not 50."""
     from kafkabench.cluster import EmbeddedCluster
-    from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
+    from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS, SMALL_INTERNAL_TOPICS
 
-    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS, **settings)
+    return EmbeddedCluster(jvm_options=SHORT_LIVED_JVM_OPTIONS,
+                           broker_config_overrides={**SMALL_INTERNAL_TOPICS, **(broker_config_overrides or {})}, **settings)
 
 
 def three_brokers(directory, controllers: int = 0):

@@ -54,6 +54,11 @@ JVM_OPTIONS = [
 SHORT_LIVED_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 # brokers that stop heartbeating are fenced after 3 s instead of 9 s: a killed leader's partitions move in seconds
 FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+# internal topics of 5 partitions instead of Kafka's 50, for clusters that test: a fresh 3-broker cluster's first
+# consumer group and transaction take 0.35 of the CPU and 0.39 of the time, and a failover of the group's coordinator
+# 0.66 of the CPU (benchmarks/small_internal_topics.py)
+SMALL_INTERNAL_TOPICS = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "5",
+                         "share.coordinator.state.topic.num.partitions": "5"}
 # the storage formatter runs for a second: no JIT tiers or big heap needed
 FORMAT_JVM_OPTIONS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 NETWORKS = ("loopback", "isolated")
