@@ -2,37 +2,67 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 
 from kafkabench import __version__
-from kafkabench.cli import check, clients, cluster, compare, ray, report, run
-from kafkabench.cli.lab_command import lab_command
 from kafkabench.cli.output import abort, out
 from kafkabench.config.redact import scrub_text
 from kafkabench.errors import KafkabenchError
-from kafkabench.labs import registry
 
-app = typer.Typer(
-    name="kafkabench",
-    help="A Kafka performance and trade-off lab: what a setting, client, codec or durability level costs, measured on a real cluster.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(cluster.app, name="cluster")
-app.add_typer(ray.app, name="ray")
-app.command(name="check")(check.check)
-app.command(name="clients")(clients.clients)
-for _lab in registry.labs():  # every lab is a command of its name, its options from its scenario model
-    app.command(name=_lab.name)(lab_command(_lab))
-app.command(name="run")(run.run)
-app.command(name="report")(report.report)
-app.command(name="compare")(compare.compare)
+
+def _group(name: str) -> Callable[[typer.Typer], None]:
+    return lambda app: app.add_typer(importlib.import_module(f"kafkabench.cli.{name}").app, name=name)
+
+
+def _command(name: str) -> Callable[[typer.Typer], None]:
+    return lambda app: app.command(name=name)(getattr(importlib.import_module(f"kafkabench.cli.{name}"), name))
+
+
+# the commands that need no lab, in the order the help lists them; a call of one of them builds it alone: `cluster
+# status` starts on 0.41 of the CPU it took with every lab's options built (benchmarks/cli_startup.py)
+ALONE = {"cluster": _group("cluster"), "ray": _group("ray"), "check": _command("check"), "clients": _command("clients")}
+
+
+def _labs_and_runs(app: typer.Typer) -> None:
+    from kafkabench.cli.lab_command import lab_command
+    from kafkabench.labs import registry
+
+    for lab in registry.labs():  # every lab is a command of its name, its options from its scenario model
+        app.command(name=lab.name)(lab_command(lab))
+    for name in ("run", "report", "compare"):
+        _command(name)(app)
+
+
+def build(only: str | None = None) -> typer.Typer:
+    """The `kafkabench` command tree: all of it, or `only` that command of ALONE's."""
+    app = typer.Typer(
+        name="kafkabench",
+        help="A Kafka performance and trade-off lab: what a setting, client, codec or durability level costs, measured on a real cluster.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.callback()(_root)
+    for name, add in ALONE.items():
+        if only in (None, name):
+            add(app)
+    if only is None:
+        _labs_and_runs(app)
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`app`, the whole tree, built when first asked for (tests, docs): `main` builds only what a call needs."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()["app"] = built = build()
+    return built
 
 
 def _version(value: bool) -> None:
@@ -41,7 +71,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback when something fails."),
@@ -51,8 +80,9 @@ def _root(
 
 
 def main() -> None:
+    asked = next((argument for argument in sys.argv[1:] if not argument.startswith("-")), None)
     try:
-        app()
+        build(asked if asked in ALONE else None)()
     except KafkabenchError as exc:
         if os.environ.get("KAFKABENCH_DEBUG"):  # the traceback, as scrubbed as everything else printed
             sys.stderr.write(scrub_text(traceback.format_exc()))
