@@ -30,9 +30,12 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     space, out = tmp_path / "space.yaml", tmp_path / "tune"
     space.write_text(SPACE)
     bootstrap = ["-b", kafka_cluster.bootstrap_servers]
+    # measured 2 s after 0.5 s, as the pareto test below: in 1 s after 0.25 s, on a broker started a minute before
+    # under CI's load, the three trials after the first reached 35-53 % of the offered 100/s, and no finalist was left
+    # to re-measure against the default
     done = kafkabench("tune", "latency", "--size", "1000", "--rate", "100", "--slo", "p99=2s", "--space", str(space),
                       "--trials", "2", "--noise-runs", "2", "--finalists", "1", "--final-runs", "2",
-                      "--settle", "0.25", "--measure", "1", *bootstrap, "--out", str(out))
+                      "--settle", "0.5", "--measure", "2", *bootstrap, "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     document = read_result(out)
     trials = document.params["trials"]
