@@ -10,17 +10,22 @@ BIN := $(VENV)/bin
 # (tests/conftest.py, tests/durations.json); the slowest tests named at the end
 PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder --durations=15
 
-.PHONY: demo test test-quick test-stress bytecode docs docs-serve network-tools clean
+.PHONY: demo test test-quick test-long test-stress bytecode docs docs-serve network-tools clean
 
 demo: $(VENV)/.installed bytecode
 	$(BIN)/kafkabench run quick
 
+# Every test but the long scenarios, each of which has a short version here (tests/conftest.py checks it names one)
 test: $(VENV)/.installed-dev bytecode
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) -m "not long" $(PYTEST_ARGS)
 
 # The inner loop: the unit tests and the integration tests that take seconds (marked quick), about a minute
 test-quick: $(VENV)/.installed-dev bytecode
 	$(PYTEST) -m quick $(PYTEST_ARGS)
+
+# The long scenarios (marked long): the fault runs whose short versions `make test` runs, at full length
+test-long: $(VENV)/.installed-dev bytecode
+	$(PYTEST) -m long $(PYTEST_ARGS)
 
 # The same suite with a busy process pinned to one core beside it (started and stopped here, bounded by itself
 # too): the machine a CI run gets when other work shares it.
@@ -28,7 +33,7 @@ test-stress: $(VENV)/.installed-dev bytecode
 	@$(BIN)/python tools/cpu_hog.py --seconds 5400 & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
 	echo "cpu hog $$hog spinning on one core"; \
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) -m "not long" $(PYTEST_ARGS)
 
 # kafkabench's own modules compiled once (a third of a second; only what changed after that): where
 # PYTHONDONTWRITEBYTECODE is set, every CLI call and worker a run starts would otherwise compile them again

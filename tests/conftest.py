@@ -142,6 +142,18 @@ def expected_seconds(groups: set[str]) -> dict[str, float]:
     return {group: known.get(group, default if group.startswith("tests/integration/") else 0.0) for group in groups}
 
 
+def check_short_version(item, short: str) -> None:
+    """A long scenario (`@pytest.mark.long(short="tests/...py::test_name")`) leaves `make test` only because a short
+    version of it is there: the named test must exist, and not be long itself."""
+    path, _, name = short.partition("::")
+    source = Path(__file__).parent.parent / path
+    text = source.read_text() if path.endswith(".py") and source.is_file() else ""
+    definition = text.find(f"def {name}(") if name else -1
+    if definition < 0 or "@pytest.mark.long" in text[text.rfind("\n\n", 0, definition):definition]:
+        raise pytest.UsageError(f"{item.nodeid}: a long scenario names its short version in the suite, "
+                                f"@pytest.mark.long(short=\"tests/...py::test_name\"); {short!r} is not such a test")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     """`make test` runs pytest-xdist workers (--dist loadgroup): a module's tests stay together on one worker, so its
@@ -152,6 +164,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith("tests/unit/"):
             item.add_marker(pytest.mark.quick)
+        if long := item.get_closest_marker("long"):
+            check_short_version(item, long.kwargs.get("short", ""))
     if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
         return
     groups = {item: _group(item.nodeid) for item in items}

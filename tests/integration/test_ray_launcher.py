@@ -53,8 +53,9 @@ def target_of(kafka_cluster, launcher) -> Target:
 
 
 RATE = 2000  # records/s per producer
-PER_PRODUCER = 10 * RATE  # a count, not a duration: on a loaded machine a producer that fell behind its schedule at
-# the end of a 10 s run sent fewer (19,968 of 20,001 in a CI run), so only a count makes both runs the same run
+PER_PRODUCER = 2 * RATE  # a count, not a duration: on a loaded machine a producer that fell behind its schedule at
+# the end of a 10 s run sent fewer (19,968 of 20,001 in a CI run), so only a count makes both runs the same run; 2 s
+# of it are as many buckets to merge and pairs to match as 10 (how fast is benchmarks/ray_scaling.py's to say)
 
 
 def produce(kafka_cluster, launcher, out):

@@ -36,20 +36,25 @@ def durability_on_the_embedded_cluster(cluster, out, *args, wait=True):
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, env=env)
 
 
-def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(cluster, tmp_path):
-    done = durability(cluster, tmp_path / "seed", "--preset", "seed", "--repeats", "2", "--seed", "7", "--no-availability")
+# one repeat of each cell; the long scenario runs two, each in an order of its own
+@pytest.mark.parametrize("repeats", [1, pytest.param(2, marks=pytest.mark.long(
+    short="tests/integration/three_plus_controller/test_durability_lab.py::"
+          "test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings"))])
+def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(cluster, tmp_path, repeats):
+    done = durability(cluster, tmp_path / "seed", "--preset", "seed", "--repeats", str(repeats), "--seed", "7",
+                      "--no-availability")
     assert done.returncode == 0, done.stderr
     document = read_result(tmp_path / "seed")
     assert document.params["seed"] == 7 and document.params["cells"] == ["yolo confluent", "throughput-rf3 confluent",
                                                                           "durable confluent"]
     produced = [run for run in document.runs if run.scenario == "produce"]
-    assert len(produced) == 6 and all(run.counters["acked"] == 2000 and not run.error for run in produced)
+    assert len(produced) == 3 * repeats and all(run.counters["acked"] == 2000 and not run.error for run in produced)
     consumed = [(run.params["cell"], run.counters["received"], run.error) for run in document.runs if run.scenario == "consume"]
     # every acknowledged record is read; the seed's producer has idempotence off, so a batch retried after a late
     # answer on a loaded machine may be written twice (2,011 read in one CI run): more is a duplicate, never a loss
     assert all(received >= 2000 and not error for _, received, error in consumed), (consumed, document.notes)
-    orders = [[run.params["cell"] for run in produced if run.params["repeat"] == r] for r in (1, 2)]
-    assert sorted(orders[0]) == sorted(orders[1]) == sorted(document.params["cells"])
+    orders = [[run.params["cell"] for run in produced if run.params["repeat"] == r] for r in range(1, repeats + 1)]
+    assert all(sorted(order) == sorted(document.params["cells"]) for order in orders), orders
     for run in produced:  # the description the lab read back from the cluster, not the request
         expected_rf = 2 if run.params["name"] == "yolo" else 3
         assert [len(p["replicas"]) for p in run.params["topic_description"]] == [expected_rf] * 2
@@ -82,6 +87,33 @@ def test_a_replication_factor_above_the_brokers_is_refused_before_anything_runs(
     assert not (tmp_path / "five" / "result.json").exists()
 
 
+def test_availability_of_a_durable_topic_accepts_with_a_follower_killed_and_refuses_with_two(cluster, tmp_path):
+    # the long scenario's short version: the durable cell alone, its brokers killed (not paused first)
+    done = durability_on_the_embedded_cluster(cluster, tmp_path / "durable", "--replication-factors", "3",
+                                              "--min-isr", "2", "--acks", "all", "--count", "500", "--repeats", "1",
+                                              "--availability", "--availability-faults", "kill")
+    assert done.returncode == 0, done.stderr
+    [group] = read_result(tmp_path / "durable").params["availability"]
+    assert (group["replication_factor"], group["min_isr"], group["acks"], group["error"]) == (3, 2, "all", None)
+    assert [(s["mode"], s["down"]) for s in group["steps"]] == [("kill", "one follower"), ("kill", "two brokers")]
+    accepting_with_one_down_and_refusing_with_two(*group["steps"])
+    assert "│ refused " in done.stdout
+    EmbeddedFaults(cluster).wait_healthy(HEALED_S)
+    assert all(b.state == "running" for b in cluster.status().brokers)
+
+
+def accepting_with_one_down_and_refusing_with_two(one: dict, two: dict) -> None:
+    for step in (one, two):  # the brokers down really left the ISR
+        assert step["isr_shrunk_s"] is not None and not set(step["brokers"]) & set(step["isr"] or []), step
+    assert one["writes"] == "accepted" and one["reads"]["ok"], one
+    # refused at once: far below the probe's request.timeout.ms, after which a write the broker held is answered
+    assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS"
+    assert two["refused_in_ms"] < PROBE_SETTINGS["request.timeout.ms"] / 4
+    assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"], two  # nothing more was acked
+
+
+@pytest.mark.long(short="tests/integration/three_plus_controller/test_durability_lab.py::"
+                        "test_availability_of_a_durable_topic_accepts_with_a_follower_killed_and_refuses_with_two")
 def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughput_keeps_accepting(cluster, tmp_path):
     done = durability_on_the_embedded_cluster(cluster, tmp_path / "availability", "--preset", "seed", "--count", "500",
                                               "--repeats", "1")
@@ -95,12 +127,7 @@ def test_availability_durable_refuses_writes_with_two_brokers_down_and_throughpu
             assert step["isr_shrunk_s"] is not None and not set(step["brokers"]) & set(step["isr"] or [])
     durable = {(s["mode"], s["down"]): s for s in groups[(3, 2, "all")]["steps"]}
     for mode in ("pause", "kill"):
-        one, two = durable[(mode, "one follower")], durable[(mode, "two brokers")]
-        assert one["writes"] == "accepted" and one["reads"]["ok"], one
-        # refused at once: far below the probe's request.timeout.ms, after which a write the broker held is answered
-        assert two["writes"] == "refused" and two["refusal"] == "NOT_ENOUGH_REPLICAS"
-        assert two["refused_in_ms"] < PROBE_SETTINGS["request.timeout.ms"] / 4
-        assert two["reads"]["ok"] and two["reads"]["records"] == one["reads"]["records"], two  # nothing more was acked
+        accepting_with_one_down_and_refusing_with_two(durable[(mode, "one follower")], durable[(mode, "two brokers")])
     for step in groups[(3, 1, "1")]["steps"]:
         assert step["writes"] == "accepted" and step["acked"] == step["sent"] - step["unanswered"]
         assert step["reads"]["ok"]

@@ -1,9 +1,10 @@
 """`kafkabench monitor` on 3 brokers beside a dedicated controller while brokers fail: a killed broker's probes are
 failed or lost and its availability drops below 1, then, after its restart, probes succeed again; a broker paused for
-5 s shows up as roundtrip latency, not as loss; through a broker paused for 45 s (past the monitor's 30 s bound on
-a silent part, so a part the pause hung would have been restarted within it; the 158 s pause that once aborted the
-monitor inside librdkafka is `benchmarks/librdkafka_4605.py`'s to reproduce) the monitor serves its endpoint, probes
-the other brokers, reports the paused one down, and a part killed by SIGABRT is started again and counted."""
+5 s shows up as roundtrip latency, not as loss; through a broker paused for 15 s, and in the long scenario for 45 s
+(past the monitor's 30 s bound on a silent part, so a part the pause hung would have been restarted within it; the
+158 s pause that once aborted the monitor inside librdkafka is `benchmarks/librdkafka_4605.py`'s to reproduce) the
+monitor serves its endpoint, probes the other brokers, reports the paused one down, and a part killed by SIGABRT is
+started again and counted."""
 
 
 import os
@@ -101,8 +102,8 @@ def test_a_paused_broker_shows_as_roundtrip_latency_not_as_loss(cluster, faults,
     assert run.counters["sent"] - run.counters["received"] <= 3  # at most the last round still on its way
 
 
-PAUSED_S = 45
-LAST_S = 20  # the end of the pause, in which probes through the healthy brokers must still come back
+LONG_PAUSE = "tests/integration/three_plus_controller/test_monitor_faults.py::" \
+    "test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_a_part_killed_by_sigabrt"
 
 
 def free_port() -> int:
@@ -111,11 +112,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# the pause, and its end in which probes through the healthy brokers must still come back: 15 s (the broker fenced
+# after 3 s), and in the long scenario 45 s
+@pytest.mark.parametrize("paused_s, last_s", [(15, 7), pytest.param(45, 20, marks=pytest.mark.long(short=LONG_PAUSE))])
 def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_a_part_killed_by_sigabrt(
-        cluster, faults, tmp_path):
+        cluster, faults, tmp_path, paused_s, last_s):
     port = free_port()
     thread, windows, done = monitor_in_background(Target.embedded(cluster), tmp_path, probe_topic="probe-long",
-                                                  interval=0.5, sla=2, duration=PAUSED_S + 90, metrics_port=port)
+                                                  interval=0.5, sla=2, duration=paused_s + 90, metrics_port=port)
     wait_windows(thread, windows, 4)
 
     def lost_at_zero() -> dict | None:  # every probe partition known, each (partition, broker) counter exists at 0
@@ -140,7 +144,7 @@ def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_
         wait_until(lambda: samples(port, "kafkabench_broker_up").get((("broker_id", str(victim)),)) == 0.0,
                    timeout_s=30, what=f"broker {victim} reported down", interval_s=0.5)
         received = {}
-        while time.monotonic() - paused_at < PAUSED_S:  # the endpoint answers every look of the pause (or raises)
+        while time.monotonic() - paused_at < paused_s:  # the endpoint answers every look of the pause (or raises)
             counts = samples(port, "kafkabench_end_to_end_messages_received_total")
             received[round(time.monotonic() - paused_at)] = {b: sum(v for labels, v in counts.items()
                                                                    if dict(labels)["broker_id"] == b) for b in others}
@@ -148,7 +152,7 @@ def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_
             assert thread.is_alive(), f"the monitor ended {time.monotonic() - paused_at:.0f} s into the pause"
     finally:
         faults.resume(victim)
-    last = [second for second in received if second >= PAUSED_S - LAST_S]
+    last = [second for second in received if second >= paused_s - last_s]
     for broker in others:  # probes through the healthy brokers kept coming back to the end of the pause
         assert received[max(last)][broker] > received[min(last)][broker], (broker, received)
     wait_until(lambda: samples(port, "kafkabench_broker_up").get((("broker_id", str(victim)),)) == 1.0,
