@@ -27,11 +27,11 @@ def test_a_killed_copier_is_replaced_and_every_message_is_copied_once(target, tm
     # the long scenario's short version: one kill -9 of a copier in each of the Java and confluent copiers
     document = run_delivery(DeliveryScenario(
         copier=True, clients=["confluent", "java"], consumers=2, count=3_000, rate=500, batch=50,
-        replication_factors=[3],
-        faults=["kill-consumer:1"], fault_after=500, faults_must_fire=True), target, tmp_path, SILENT)
+        replication_factors=[3], faults=["kill-consumer:1"], fault_after=500, faults_must_fire=True),
+        target, tmp_path, SILENT)
+    copied_every_message_once(document, 3_000, kills=1)
     for run in document.runs:
         assert run.params["faults"][0]["what"].startswith("consumer 1.1 killed"), run.params["faults"]
-    copied_every_message_once(document, 3_000, kills=1)
 
 
 @pytest.mark.long(short="tests/integration/three_plus_controller_delivery/test_delivery_consumers.py::"
@@ -43,12 +43,12 @@ def test_a_copier_killed_twice_and_its_coordinators_broker_killed_copies_every_m
         copier=True, clients=["confluent", "java"], consumers=2, count=9_000, rate=500, batch=50, replication_factors=[3],
         faults=["kill-consumer:1", "kill-coordinator:1"], bounces=3, fault_after=500, bounce_after_heal=0.2,
         faults_must_fire=True), target, tmp_path, SILENT)
+    copied_every_message_once(document, 9_000, kills=2)
     for run in document.runs:
         # each fault did what it says, or says why not (a member being replaced for a stall has no process to hit)
         fired = [event["what"] or event["error"] for event in run.params["faults"]]
         assert fired[0].startswith("consumer 1.1 killed") and fired[2].startswith("consumer 2"), fired
         assert fired[1].startswith("broker ") and "killed" in fired[1], fired
-    copied_every_message_once(document, 9_000, kills=2)
 
 
 def copied_every_message_once(document, count: int, kills: int) -> None:
