@@ -9,15 +9,17 @@ BIN := $(VENV)/bin
 # comes from less work, not more processes. A module's tests stay on one worker, the groups handed out longest first
 # (tests/conftest.py, tests/durations.json); the slowest tests named at the end
 PYTEST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder --durations=15
+# CI's suite: every test but the long scenarios, each of which has a short version in it (tests/conftest.py checks
+# that the marker names one)
+SUITE := -m "not long"
 
 .PHONY: demo test test-quick test-long test-stress bytecode docs docs-serve network-tools clean
 
 demo: $(VENV)/.installed bytecode
 	$(BIN)/kafkabench run quick
 
-# Every test but the long scenarios, each of which has a short version here (tests/conftest.py checks it names one)
 test: $(VENV)/.installed-dev bytecode
-	$(PYTEST) -m "not long" $(PYTEST_ARGS)
+	$(PYTEST) $(SUITE) $(PYTEST_ARGS)
 
 # The inner loop: the unit tests and the integration tests that take seconds (marked quick), about a minute
 test-quick: $(VENV)/.installed-dev bytecode
@@ -33,7 +35,7 @@ test-stress: $(VENV)/.installed-dev bytecode
 	@$(BIN)/python tools/cpu_hog.py --seconds 5400 & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
 	echo "cpu hog $$hog spinning on one core"; \
-	$(PYTEST) -m "not long" $(PYTEST_ARGS)
+	$(PYTEST) $(SUITE) $(PYTEST_ARGS)
 
 # kafkabench's own modules compiled once (a third of a second; only what changed after that): where
 # PYTHONDONTWRITEBYTECODE is set, every CLI call and worker a run starts would otherwise compile them again

@@ -21,6 +21,14 @@ consumer:
 """
 
 
+# what a tune says when a machine too busy for any trial to hold 98 % of its offered rate left nothing to re-measure
+NONE_FEASIBLE = "no trial met every check: the default is as good as anything found"
+
+
+def none_feasible(trials: list[dict]) -> bool:
+    return not any(t["feasible"] for t in trials if t["kind"] != "default")
+
+
 def kafkabench(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kafkabench", *args], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=timeout)
@@ -45,11 +53,9 @@ def test_a_small_latency_tune_writes_what_plans_and_labs_take(kafka_cluster, tmp
     final = document.params["final"]
     assert document.params["stop_reason"] == "2 trials measured (--trials)"
     recommendation = document.params["recommendation"]
-    if not any(t["feasible"] for t in trials if t["kind"] != "default"):
-        # a machine too busy for any trial to hold 98 % of the offered rate (CI once: 35-53 % of 100/s) leaves no
-        # finalist to re-measure, and the tune says so
+    if none_feasible(trials):  # CI once: 35-53 % of 100/s, so no finalist, and the tune says so
         assert [(e["label"], e["feasible"]) for e in final] == [("default", [])]
-        assert recommendation["reason"] == "no trial met every check: the default is as good as anything found"
+        assert recommendation["reason"] == NONE_FEASIBLE
         return
     assert [entry["label"] for entry in final][0] == "default" and all(len(e["feasible"]) == 2 for e in final)
     # 2 re-runs each cannot show a change beyond noise: the default stays and the tune says why, unless the default
@@ -95,11 +101,9 @@ def test_a_small_pareto_tune_samples_the_rate_and_re_measures_the_front_against_
         assert trial["offered"] == pytest.approx(trial["params"]["rate"], abs=0.1)
         assert trial["state"] == "complete" and trial["objective"][0] == trial["value"]
     front = document.params["front"]
-    if not any(t["feasible"] for t in trials if t["kind"] != "default"):
-        # as in the latency tune: CI once had every trial from 193/s up reach 51-78 % of its rate, and no front
+    if none_feasible(trials):  # CI once had every trial from 193/s up reach 51-78 % of its rate, and no front
         assert front == [] and len(document.runs) == len(trials)
-        assert document.params["recommendation"]["reason"] == ("no trial met every check: the default is as good as "
-                                                               "anything found")
+        assert document.params["recommendation"]["reason"] == NONE_FEASIBLE
         return
     assert len(front) == 1 and len(front[0]["values"]) == len(front[0]["default_values"]) == 2
     assert front[0]["label"] in {f"trial {t['number']}" for t in trials if t["kind"] != "default"}
