@@ -60,22 +60,30 @@ def omb_file(out, stem: str) -> dict:
     return json.loads(path.read_text())
 
 
-def test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result(kafka_cluster, tmp_path):
+SHAPES = {  # each with its consumers
+    "1-topic-1-partition-1kb": ({}, 1),
+    "3-topics-2-partitions-2-subscriptions": (dict(
+        topics=3, partitionsPerTopic=2, subscriptionsPerTopic=2, producersPerTopic=2, producerRate=1000,
+        keyDistributor="KEY_ROUND_ROBIN", useRandomizedPayloads=True, randomBytesRatio=0.5,
+        randomizedPayloadPoolSize=10, payloadFile=None), 2),
+    "1-topic-4-partitions-no-consumers": (dict(partitionsPerTopic=4, subscriptionsPerTopic=0,
+                                               keyDistributor="RANDOM_NANO"), 0),
+}
+EVERY_SHAPE = "tests/integration/test_omb_lab.py::test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result"
+
+
+# the suite runs the two shapes unlike OMB's plainest (which the command's test below runs); make test-long all three
+@pytest.mark.parametrize("names", [list(SHAPES)[1:], pytest.param(list(SHAPES), marks=pytest.mark.long(
+    short=EVERY_SHAPE))], ids=["two", "three"])
+def test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result(kafka_cluster, tmp_path, names):
     """On OMB's own client, Java's; the command's test below runs confluent's."""
-    *workloads, driver = files(tmp_path, {
-        "1-topic-1-partition-1kb": shape(),
-        "3-topics-2-partitions-2-subscriptions": shape(
-            topics=3, partitionsPerTopic=2, subscriptionsPerTopic=2, producersPerTopic=2, producerRate=1000,
-            keyDistributor="KEY_ROUND_ROBIN", useRandomizedPayloads=True, randomBytesRatio=0.5,
-            randomizedPayloadPoolSize=10, payloadFile=None),
-        "1-topic-4-partitions-no-consumers": shape(partitionsPerTopic=4, subscriptionsPerTopic=0,
-                                                   keyDistributor="RANDOM_NANO"),
-    })
+    *workloads, driver = files(tmp_path, {name: shape(**SHAPES[name][0]) for name in names})
     out = tmp_path / "out"
     document = run_omb(OmbScenario(workloads=workloads, driver=driver, client="java", duration=3, warmup=2,
                                    interval=1), target_of(kafka_cluster), out, SILENT)
-    assert document.error is None and len(document.params["omb_results"]) == 3
-    for path, consumers in zip(workloads, (1, 2, 0)):
+    assert document.error is None and len(document.params["omb_results"]) == len(names)
+    for path, name in zip(workloads, names):
+        consumers = SHAPES[name][1]
         result = omb_file(out, path.stem)
         assert set(KEYS) <= set(result) and result["driver"] == "Kafka"
         windows = len(result["publishRate"])

@@ -129,22 +129,31 @@ def document_lines(document):
     return registry.get("delivery").lines(document)
 
 
-def test_every_other_fault_fires_after_a_message_count_and_heals(target, tmp_path):
+EVERY_OTHER_FAULT = ("tests/integration/three_plus_controller_delivery/test_delivery_lab.py::"
+                     "test_every_other_fault_fires_after_a_message_count_and_heals")
+
+
+# the suite fires the controller's kill, the fault no other test here fires under load; make test-long all three in turn
+@pytest.mark.parametrize("faults", [["kill-controller:1"], pytest.param(
+    ["restart-leader", "kill-follower:1", "kill-controller:1"], marks=pytest.mark.long(short=EVERY_OTHER_FAULT))],
+    ids=["controller", "three"])
+def test_every_other_fault_fires_after_a_message_count_and_heals(target, tmp_path, faults):
     document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2],
-                       # three faults in turn, each fired 0.5 s after the one before healed and the topic was back to
+                       # the faults in turn, each fired 0.5 s after the one before healed and the topic was back to
                        # its full ISR (a heal takes ~10 s here; a loaded machine took 24 s), the sending ended 1 s
                        # after the last healed (within 120 s: at most 120,000 messages)
-                       count=120_000, rate=1000, faults=["restart-leader", "kill-follower:1", "kill-controller:1"],
-                       fault_after=2000, bounces=3, bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True)
+                       count=120_000, rate=1000, faults=faults, fault_after=2000, bounces=len(faults),
+                       bounce_after_heal=0.5, end_after_heal=1, faults_must_fire=True)
     run = document.runs[0]
     events = run.params["faults"]
-    assert run.params["fault_coverage"] == "3 of 3 planned faults fired", events
-    assert [event["fault"] for event in events] == ["restart-leader", "kill-follower", "kill-controller"]
+    assert run.params["fault_coverage"] == f"{len(faults)} of {len(faults)} planned faults fired", events
+    assert [event["fault"] for event in events] == [fault.split(":")[0] for fault in faults]
     assert all(event["healed_s"] and not event["error"] for event in events), events
     assert events[0]["fired_s"] >= 1.5  # 2,000 messages at 1,000/s
-    assert events[2]["broker"] == 101 and events[1]["broker"] not in (None, 101)
+    assert events[-1]["broker"] == 101
+    assert all(event["broker"] not in (None, 101) for event in events if event["fault"] == "kill-follower"), events
     sent = run.params["sending_ended"]["sent"]
-    assert run.params["sending_ended"]["told_s"] >= events[2]["healed_s"] + 1 and sent < 120_000, run.params
+    assert run.params["sending_ended"]["told_s"] >= events[-1]["healed_s"] + 1 and sent < 120_000, run.params
     verdict = verdict_of(run)
     assert (verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.reordered) == (sent, 0, 0, 0)
     assert run.params["healed"] == []
