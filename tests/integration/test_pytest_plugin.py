@@ -365,11 +365,14 @@ def test_faulted(kafka_cluster, kafka_topic):
 
 def test_a_session_killed_mid_fault_leaves_nothing_that_cluster_down_does_not_remove(pytester, network_tools):
     pytester.makepyfile(test_killed=KILLED_MID_FAULT)
-    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q"],
-                               cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = pytester.path / "session.log"
+    with log.open("w") as out:  # a file, not a pipe: a session blocked writing to a full pipe would never end
+        session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "kafkabench", "-p", "no:cacheprovider", "-q"],
+                                   cwd=pytester.path, stdout=out, stderr=subprocess.STDOUT)
     try:
         faulted = pytester.path / "faulted.json"
         wait_for(lambda: faulted.exists() or session.poll() is not None, 180, "the session's faults to be in place")
+        assert faulted.exists(), f"the session ended before its faults were in place; its output: {log.read_text()}"
         found = json.loads(faulted.read_text())
         record = json.loads((RECORDS / f"{found['network']}.json").read_text())
         assert record["helpers"]  # the delay's helper, recorded with the network
