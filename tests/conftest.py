@@ -142,16 +142,25 @@ def expected_seconds(groups: set[str]) -> dict[str, float]:
     return {group: known.get(group, default if group.startswith("tests/integration/") else 0.0) for group in groups}
 
 
-def check_short_version(item, short: str) -> None:
-    """A long scenario (`@pytest.mark.long(short="tests/...py::test_name")`) leaves `make test` only because a short
-    version of it is there: the named test must exist, and not be long itself."""
-    path, _, name = short.partition("::")
-    source = Path(__file__).parent.parent / path
-    text = source.read_text() if path.endswith(".py") and source.is_file() else ""
-    definition = text.find(f"def {name}(") if name else -1
-    if definition < 0 or "@pytest.mark.long" in text[text.rfind("\n\n", 0, definition):definition]:
-        raise pytest.UsageError(f"{item.nodeid}: a long scenario names its short version in the suite, "
-                                f"@pytest.mark.long(short=\"tests/...py::test_name\"); {short!r} is not such a test")
+def check_short_version(item, short: str | None, items) -> None:
+    """A long scenario leaves `make test` only because a short version of it is there. On a test,
+    `@pytest.mark.long(short="tests/...py::test_name")` names it: that test must exist, and not be long itself. On one
+    parameter set of a parametrized test (`pytest.param(..., marks=pytest.mark.long)`), the test's other sets are
+    its short version: one of them must not be long."""
+    if short is None:
+        found = any(other.parent is item.parent and getattr(other, "originalname", None) == item.originalname
+                    and other.get_closest_marker("long") is None for other in items)
+    else:
+        path, _, name = short.partition("::")
+        source = Path(__file__).parent.parent / path
+        text = source.read_text() if path.endswith(".py") and source.is_file() else ""
+        definition = text.find(f"def {name}(") if name else -1
+        found = definition >= 0 and "@pytest.mark.long" not in text[text.rfind("\n\n", 0, definition):definition]
+    if not found:
+        why = "no other set is short" if short is None else f"{short!r} is not such a test"
+        raise pytest.UsageError(f"{item.nodeid}: a long scenario has a short version in the suite, named by "
+                                "@pytest.mark.long(short=\"tests/...py::test_name\") or, on one parameter set, its "
+                                f"test's other sets; {why}")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
@@ -165,7 +174,7 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid.startswith("tests/unit/"):
             item.add_marker(pytest.mark.quick)
         if long := item.get_closest_marker("long"):
-            check_short_version(item, long.kwargs.get("short", ""))
+            check_short_version(item, long.kwargs.get("short"), items)
     if not config.pluginmanager.hasplugin("xdist"):  # pytest -p no:xdist: one process, nothing to group
         return
     groups = {item: _group(item.nodeid) for item in items}

@@ -69,12 +69,11 @@ SHAPES = {  # each with its consumers
     "1-topic-4-partitions-no-consumers": (dict(partitionsPerTopic=4, subscriptionsPerTopic=0,
                                                keyDistributor="RANDOM_NANO"), 0),
 }
-EVERY_SHAPE = "tests/integration/test_omb_lab.py::test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result"
 
 
 # the suite runs the two shapes unlike OMB's plainest (which the command's test below runs); make test-long all three
-@pytest.mark.parametrize("names", [list(SHAPES)[1:], pytest.param(list(SHAPES), marks=pytest.mark.long(
-    short=EVERY_SHAPE))], ids=["two", "three"])
+@pytest.mark.parametrize("names", [list(SHAPES)[1:], pytest.param(list(SHAPES), marks=pytest.mark.long)],
+                         ids=["two", "three"])
 def test_omb_s_workload_shapes_run_as_they_are_and_write_omb_s_result(kafka_cluster, tmp_path, names):
     """On OMB's own client, Java's; the command's test below runs confluent's."""
     *workloads, driver = files(tmp_path, {name: shape(**SHAPES[name][0]) for name in names})

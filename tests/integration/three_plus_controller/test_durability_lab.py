@@ -37,9 +37,7 @@ def durability_on_the_embedded_cluster(cluster, out, *args, wait=True):
 
 
 # one repeat of each cell; the long scenario runs two, each in an order of its own
-@pytest.mark.parametrize("repeats", [1, pytest.param(2, marks=pytest.mark.long(
-    short="tests/integration/three_plus_controller/test_durability_lab.py::"
-          "test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings"))])
+@pytest.mark.parametrize("repeats", [1, pytest.param(2, marks=pytest.mark.long)])
 def test_the_seed_preset_runs_every_cell_on_topics_with_the_asked_settings(cluster, tmp_path, repeats):
     done = durability(cluster, tmp_path / "seed", "--preset", "seed", "--repeats", str(repeats), "--seed", "7",
                       "--no-availability")

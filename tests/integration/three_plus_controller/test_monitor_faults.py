@@ -102,10 +102,6 @@ def test_a_paused_broker_shows_as_roundtrip_latency_not_as_loss(cluster, faults,
     assert run.counters["sent"] - run.counters["received"] <= 3  # at most the last round still on its way
 
 
-LONG_PAUSE = "tests/integration/three_plus_controller/test_monitor_faults.py::" \
-    "test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_a_part_killed_by_sigabrt"
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -114,7 +110,7 @@ def free_port() -> int:
 
 # the pause, and its end in which probes through the healthy brokers must still come back: 15 s (the broker fenced
 # after 3 s), and in the long scenario 45 s
-@pytest.mark.parametrize("paused_s, last_s", [(15, 7), pytest.param(45, 20, marks=pytest.mark.long(short=LONG_PAUSE))])
+@pytest.mark.parametrize("paused_s, last_s", [(15, 7), pytest.param(45, 20, marks=pytest.mark.long)])
 def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_a_part_killed_by_sigabrt(
         cluster, faults, tmp_path, paused_s, last_s):
     port = free_port()

@@ -68,13 +68,9 @@ def copied_every_message_once(document, count: int, kills: int) -> None:
     assert "promised: exactly once: every input message in the output once: kept" in said
 
 
-PURE_PYTHON = ("tests/integration/three_plus_controller_delivery/test_delivery_consumers.py::"
-               "test_the_pure_python_clients_copy_through_a_copier_kill_as_their_fencing_allows")
-
-
 # the suite runs kafka-python, whose promise is exactly once; make test-long aiokafka beside it
 @pytest.mark.parametrize("clients", [["kafka-python"], pytest.param(
-    ["kafka-python", "aiokafka"], marks=pytest.mark.long(short=PURE_PYTHON))], ids=["kafka-python", "both"])
+    ["kafka-python", "aiokafka"], marks=pytest.mark.long)], ids=["kafka-python", "both"])
 def test_the_pure_python_clients_copy_through_a_copier_kill_as_their_fencing_allows(target, tmp_path, clients):
     # kafka-python sends the group's metadata with the offsets (KIP-447): exactly once. aiokafka sends the group id
     # alone and reads the offsets without asking for stable ones: a copier taking over the killed one's partitions

@@ -28,9 +28,7 @@ def deliver(target, out: Path, **fields):
     return run_delivery(DeliveryScenario(**fields), target, out, SILENT)
 
 
-@pytest.mark.parametrize("kills", [1, pytest.param(2, marks=pytest.mark.long(
-    short="tests/integration/three_plus_controller_delivery/test_delivery_lab.py::"
-          "test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_leader_kills"))])
+@pytest.mark.parametrize("kills", [1, pytest.param(2, marks=pytest.mark.long)])
 def test_safe_settings_lose_nothing_duplicate_nothing_reorder_nothing_through_leader_kills(target, tmp_path, kills):
     # scheduled by what happened, not by this machine's speed: the first kill after 3,000 acknowledgements, the
     # second 0.5 s after the first healed (a restart takes ~10 s here; a loaded CI machine took over 25 s for each),
@@ -129,13 +127,9 @@ def document_lines(document):
     return registry.get("delivery").lines(document)
 
 
-EVERY_OTHER_FAULT = ("tests/integration/three_plus_controller_delivery/test_delivery_lab.py::"
-                     "test_every_other_fault_fires_after_a_message_count_and_heals")
-
-
 # the suite fires the controller's kill, the fault no other test here fires under load; make test-long all three in turn
 @pytest.mark.parametrize("faults", [["kill-controller:1"], pytest.param(
-    ["restart-leader", "kill-follower:1", "kill-controller:1"], marks=pytest.mark.long(short=EVERY_OTHER_FAULT))],
+    ["restart-leader", "kill-follower:1", "kill-controller:1"], marks=pytest.mark.long)],
     ids=["controller", "three"])
 def test_every_other_fault_fires_after_a_message_count_and_heals(target, tmp_path, faults):
     document = deliver(target, tmp_path, modes=["async-close"], acks=["all"], idempotence=["on"], min_isr=[2],
