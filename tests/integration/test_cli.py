@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from kafkabench.cluster.artifacts import DEFAULT_KAFKA_VERSION
-from kafkabench.cluster.embedded import FAST_FAILOVER, SMALL_INTERNAL_TOPICS
+from kafkabench.cluster.embedded import FAST_FAILOVER, QUIET_IDLE, SMALL_INTERNAL_TOPICS
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
@@ -40,9 +40,9 @@ def status(cluster_dir) -> dict:
 
 def test_three_broker_lifecycle_from_a_shell(cluster_dir):
     # a cluster as a user's tests would run it: short-lived JVMs (SHORT_LIVED_JVM_OPTIONS), small internal topics,
-    # and failing over as fast as the suite's fault tests (FAST_FAILOVER): the restarted broker registers again once
+    # few threads waking while idle, and failing over as fast as the suite's fault tests (FAST_FAILOVER): the restarted broker registers again once
     # its killed predecessor's session has ended, 3 s instead of 9 s
-    settings = FAST_FAILOVER | SMALL_INTERNAL_TOPICS
+    settings = FAST_FAILOVER | SMALL_INTERNAL_TOPICS | QUIET_IDLE
     up = kafkabench(cluster_dir, "cluster", "up", "--brokers", "3", "--jvm-option=-XX:TieredStopAtLevel=1",
                     *(f"--broker-config={key}={value}" for key, value in settings.items()))
     assert up.returncode == 0, up.stderr

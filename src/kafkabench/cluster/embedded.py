@@ -59,6 +59,11 @@ FAST_FAILOVER = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval
 # 0.66 of the CPU (benchmarks/small_internal_topics.py)
 SMALL_INTERNAL_TOPICS = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "5",
                          "share.coordinator.state.topic.num.partitions": "5"}
+# for clusters that test, which wait between tests more than they work: 2 request handler threads of Kafka's 8 and
+# 1 network thread a listener of its 3, each waking every 0.3 s to find nothing, and the active controller's no-op
+# metadata record (KIP-835, a liveness signal no test reads) every 5 s instead of every 0.5 s, which wakes every
+# node. Idle, a 3 + 1 cluster needs ~0.65 of the CPU (benchmarks/idle_test_brokers.py)
+QUIET_IDLE = {"num.io.threads": "2", "num.network.threads": "1", "metadata.max.idle.interval.ms": "5000"}
 # the storage formatter runs for a second: no JIT tiers or big heap needed
 FORMAT_JVM_OPTIONS = ["-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 NETWORKS = ("loopback", "isolated")

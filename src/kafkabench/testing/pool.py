@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.embedded import FAST_FAILOVER, SHORT_LIVED_JVM_OPTIONS, SMALL_INTERNAL_TOPICS
+from kafkabench.cluster.embedded import FAST_FAILOVER, QUIET_IDLE, SHORT_LIVED_JVM_OPTIONS, SMALL_INTERNAL_TOPICS
 from kafkabench.cluster.listeners import parse_listeners
 from kafkabench.cluster.variant import BrokerVariant
 from kafkabench.errors import KafkabenchError
@@ -54,11 +54,12 @@ class ClusterPool:
 
 def start(shape: ClusterShape, directory: Path) -> EmbeddedCluster:
     """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers fenced fast when they die, small
-    internal topics. An unknown release or broker setting is refused before anything starts."""
+    internal topics, few threads waking while idle. An unknown release or broker setting is refused before anything starts."""
     BrokerVariant.of(shape.version, dict(shape.broker_config)).check(where="@pytest.mark.kafka")
     security = parse_listeners(shape.security, shape.sasl_mechanism) if shape.security != "plaintext" else None
     cluster = EmbeddedCluster(brokers=shape.brokers, controllers=shape.controllers, directory=directory,
-                              broker_config_overrides={**FAST_FAILOVER, **SMALL_INTERNAL_TOPICS, **dict(shape.broker_config)},
+                              broker_config_overrides={**FAST_FAILOVER, **SMALL_INTERNAL_TOPICS, **QUIET_IDLE,
+                                                       **dict(shape.broker_config)},
                               security=security, network=shape.network, kafka_version=shape.version,
                               jvm_options=SHORT_LIVED_JVM_OPTIONS)
     return cluster.start()
