@@ -9,6 +9,7 @@ worker on another machine and copy the file there, without a lab changing.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from kafkabench.core.worker_forks import FORKS
 from kafkabench.core.worker_process import WorkerProcess
 from kafkabench.errors import ConfigError
 
@@ -67,6 +69,8 @@ class LocalWorkerLauncher:
         pass  # a subprocess is always placed
 
     def start(self, name: str, client: str) -> Worker:
+        if client != "java" and sys.platform.startswith("linux"):  # fork where forking a process with threads is safe
+            return WorkerProcess(name, process=FORKS.spawn(client))
         from kafkabench.clients import worker_command  # the Java worker is compiled on first use
 
         return WorkerProcess(name, worker_command(client))

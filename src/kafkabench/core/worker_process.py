@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from kafkabench.core import protocol
 from kafkabench.core.protocol import Error, Outcome
+from kafkabench.core.worker_forks import ForkedProcess
 from kafkabench.errors import KafkabenchError
 from kafkabench.processes import popen
 
@@ -40,10 +41,14 @@ def stop_all(workers: list) -> None:
 
 
 class WorkerProcess:
-    def __init__(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
+    """A worker started from `command`, or one already started (`process`: a Python worker forked by
+    core.worker_forks)."""
+
+    def __init__(self, name: str, command: list[str] | None = None,
+                 process: subprocess.Popen | ForkedProcess | None = None) -> None:
         self.name = name
-        self._popen = popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1,
+        self._popen = process or popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
             start_new_session=True,  # Ctrl-C reaches the orchestrator, which then collects what each worker has
         )
         self.pid = self._popen.pid
