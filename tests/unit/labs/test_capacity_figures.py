@@ -183,6 +183,17 @@ def test_a_drain_shorter_than_a_window_still_has_the_producers_rate_from_the_win
     assert figures["catch_up_records_per_s"] == pytest.approx(20_000) and figures["drained"]
 
 
+def test_backlog_seconds_count_from_the_producers_first_window_not_from_their_start_signal():
+    from kafkabench.core.events import SILENT
+    from kafkabench.labs.capacity.backlog import _Phases
+
+    phases = _Phases(SILENT, None, 3.0, 1000.0, origin_ns=0)
+    assert not phases.built(5 * S)  # no window yet: nothing produced that the build can count
+    [first] = entries("produce", "publish_latency", [(1000, [2_000] * 100)], offset_ns=int(0.7 * S))
+    phases.window("produce", first)
+    assert not phases.built(int(3.6 * S)) and phases.built(int(3.7 * S))
+
+
 def test_a_steps_warm_up_is_reported_apart_and_kept_out_of_its_verdict():
     # 3 s of warm-up with a JIT's 300 ms sends, then 7 measured seconds at 5 ms: the step passes on its measured part,
     # and its warm-up's own figures say when the client steadied
