@@ -40,8 +40,8 @@ def status(cluster_dir) -> dict:
 
 def test_three_broker_lifecycle_from_a_shell(cluster_dir):
     # a cluster as a user's tests would run it: short-lived JVMs (SHORT_LIVED_JVM_OPTIONS), small internal topics,
-    # few threads waking while idle, and failing over as fast as the suite's fault tests (FAST_FAILOVER): the restarted broker registers again once
-    # its killed predecessor's session has ended, 3 s instead of 9 s
+    # few threads waking while idle, and failing over as fast as the suite's fault tests (FAST_FAILOVER): the
+    # restarted broker registers again once its killed predecessor's session has ended, 3 s instead of 9 s
     settings = FAST_FAILOVER | SMALL_INTERNAL_TOPICS | QUIET_IDLE
     up = kafkabench(cluster_dir, "cluster", "up", "--brokers", "3", "--jvm-option=-XX:TieredStopAtLevel=1",
                     *(f"--broker-config={key}={value}" for key, value in settings.items()))

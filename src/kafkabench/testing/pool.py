@@ -54,7 +54,8 @@ class ClusterPool:
 
 def start(shape: ClusterShape, directory: Path) -> EmbeddedCluster:
     """The embedded cluster of a shape, started: JVMs tuned for a short life, brokers fenced fast when they die, small
-    internal topics, few threads waking while idle. An unknown release or broker setting is refused before anything starts."""
+    internal topics, few threads waking while idle. An unknown release or broker setting is refused before anything
+    starts."""
     BrokerVariant.of(shape.version, dict(shape.broker_config)).check(where="@pytest.mark.kafka")
     security = parse_listeners(shape.security, shape.sasl_mechanism) if shape.security != "plaintext" else None
     cluster = EmbeddedCluster(brokers=shape.brokers, controllers=shape.controllers, directory=directory,
