@@ -55,13 +55,16 @@ docs-serve: $(VENV)/.installed-dev
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kafkabench needs Python 3.11+; run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
+
+# a target of its own: a venv made before kafkabench installed with uv gets it too
+$(BIN)/uv: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet uv
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml | $(BIN)/uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[aiokafka]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	touch $@ $(VENV)/.installed
 
