@@ -69,7 +69,7 @@ class LocalWorkerLauncher:
         pass  # a subprocess is always placed
 
     def start(self, name: str, client: str) -> Worker:
-        if client != "java" and sys.platform.startswith("linux"):  # fork where forking a process with threads is safe
+        if client != "java" and sys.platform.startswith("linux"):  # fork, and die with the server, where Linux does
             return WorkerProcess(name, process=FORKS.spawn(client))
         from kafkabench.clients import worker_command  # the Java worker is compiled on first use
 

@@ -54,12 +54,12 @@ def serve(channel: socket.socket) -> None:
                 if request["client"] in ADAPTERS:
                     with contextlib.suppress(ImportError):  # not installed: its worker says so, as an exec'd one does
                         importlib.import_module(ADAPTERS[request["client"]][0])
-                pid = os.fork()
+                server, pid = os.getpid(), os.fork()
                 if pid == 0:
                     selector.close()
                     for fd in (wake_r, wake_w, channel.fileno()):
                         os.close(fd)
-                    become(request, fds)
+                    become(request, fds, server)
                 children.add(pid)
                 for fd in fds:
                     os.close(fd)
@@ -73,11 +73,13 @@ def serve(channel: socket.socket) -> None:
                         channel.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def become(request: dict, fds: list[int]) -> None:
-    """In the child: the worker's session, parent-death signal, stdio, directory and environment."""
+def become(request: dict, fds: list[int], server: int) -> None:
+    """In the child: the worker's parent-death signal, stdio, directory, environment and session."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server:  # the server died before the signal was asked for
+        os._exit(1)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
