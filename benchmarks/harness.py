@@ -1,19 +1,22 @@
 """What the kafkabench-side benchmarks share: the cluster they measure on, an input topic filled with delivery ids, a
 minimal Java loop compiled and started as
-kafkabench's Java worker is (its JVM flags, the pinned Kafka jars), a consumer worker run to its result, and the
-kafkabench-against-minimal comparison in ABBA order."""
+kafkabench's Java worker is (its JVM flags, the pinned Kafka jars), a consumer worker run to its result, the
+kafkabench-against-minimal comparison in ABBA order, a produce run's cost to the brokers, and a table of medians."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Callable
 
+import psutil
 from confluent_kafka import Producer
 
 from kafkabench.admin import KafkaAdmin
@@ -108,3 +111,33 @@ def interleaved(label: str, sides: dict[str, Callable[[], float]], repeats: int)
         print(f"{label} repeat {repeat + 1}: " + ", ".join(f"{name} {rates[name][-1]:,.0f} records/s" for name in sides),
               flush=True)
     return rates, statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
+
+
+def brokers_cpu_s(cluster: EmbeddedCluster) -> float:
+    """User + system CPU seconds the cluster's node processes have used so far."""
+    return sum(t.user + t.system for t in (psutil.Process(node.pid).cpu_times() for node in cluster.state.nodes))
+
+
+def produce_on(cluster: EmbeddedCluster, out: Path, seconds: float, rate: int) -> dict[str, float]:
+    """`kafkabench produce` for `seconds` at `rate` records/s of 1,000 bytes (RF 3, one consumer) on `cluster`: its
+    brokers' CPU over the run and the run's publish latency."""
+    started = brokers_cpu_s(cluster)
+    done = subprocess.run([sys.executable, "-m", "kafkabench", "produce", "-b", cluster.bootstrap_servers,
+                           "--rate", str(rate), "--duration", str(seconds), "--size", "1000",
+                           "--replication-factor", "3", "--consumers", "1", "--out", str(out)],
+                          capture_output=True, text=True, timeout=seconds * 10 + 120)
+    if done.returncode != 0:
+        raise SystemExit(f"kafkabench produce failed: {done.stderr.strip()[-400:]}")
+    publish = json.loads((out / "result.json").read_text())["runs"][0]["stats"]["publish_latency"]
+    return {"run cpu s": brokers_cpu_s(cluster) - started, "publish p50 ms": publish["p50_ms"],
+            "publish p99 ms": publish["p99_ms"]}
+
+
+def print_medians(results: dict[str, list[dict[str, float]]], figures: tuple[str, ...], new: str, old: str) -> None:
+    """Each kind's medians of `figures`, then the ratios `new` / `old` (below 1.0: `new` needs less)."""
+    medians = {kind: {f: statistics.median(r[f] for r in runs) for f in figures} for kind, runs in results.items()}
+    label = max(len(kind) for kind in [*results, "ratio"]) + 2
+    print(f"\n{'':>{label}}" + "".join(f"{figure:>17}" for figure in figures))
+    for kind, values in medians.items():
+        print(f"{kind:>{label}}" + "".join(f"{values[f]:>17.2f}" for f in figures))
+    print(f"{'ratio':>{label}}" + "".join(f"{medians[new][f] / medians[old][f]:>17.2f}" for f in figures))

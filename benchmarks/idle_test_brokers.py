@@ -15,39 +15,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import psutil
-
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.embedded import FAST_FAILOVER, QUIET_IDLE, SHORT_LIVED_JVM_OPTIONS, SMALL_INTERNAL_TOPICS
+from harness import brokers_cpu_s, print_medians, produce_on
 
 KINDS = {"suite": {}, "quiet": QUIET_IDLE}
 FIGURES = ("idle cpu %", "run cpu s", "publish p50 ms", "publish p99 ms")
-
-
-def cpu_s(processes: list[psutil.Process]) -> float:
-    return sum(p.cpu_times().user + p.cpu_times().system for p in processes)
-
-
-def produce(cluster: EmbeddedCluster, out: Path, seconds: float, rate: int) -> dict[str, float]:
-    brokers = [psutil.Process(node.pid) for node in cluster.state.nodes]
-    started = cpu_s(brokers)
-    done = subprocess.run([sys.executable, "-m", "kafkabench", "produce", "-b", cluster.bootstrap_servers,
-                           "--rate", str(rate), "--duration", str(seconds), "--size", "1000",
-                           "--replication-factor", "3", "--consumers", "1", "--out", str(out)],
-                          capture_output=True, text=True, timeout=seconds * 10 + 120)
-    if done.returncode != 0:
-        raise SystemExit(f"kafkabench produce failed: {done.stderr.strip()[-400:]}")
-    publish = json.loads((out / "result.json").read_text())["runs"][0]["stats"]["publish_latency"]
-    return {"run cpu s": cpu_s(brokers) - started, "publish p50 ms": publish["p50_ms"],
-            "publish p99 ms": publish["p99_ms"]}
 
 
 def one_round(order: list[str], idle_s: float, seconds: float, rate: int) -> dict[str, dict[str, float]]:
@@ -55,14 +32,13 @@ def one_round(order: list[str], idle_s: float, seconds: float, rate: int) -> dic
         clusters = {kind: stack.enter_context(EmbeddedCluster(
             brokers=3, controllers=1, directory=Path(name) / kind, jvm_options=SHORT_LIVED_JVM_OPTIONS,
             broker_config_overrides={**FAST_FAILOVER, **SMALL_INTERNAL_TOPICS, **KINDS[kind]})) for kind in order}
-        nodes = {kind: [psutil.Process(node.pid) for node in cluster.state.nodes] for kind, cluster in clusters.items()}
         time.sleep(3)
-        before = {kind: cpu_s(processes) for kind, processes in nodes.items()}
+        before = {kind: brokers_cpu_s(cluster) for kind, cluster in clusters.items()}
         time.sleep(idle_s)
-        figures = {kind: {"idle cpu %": 100 * (cpu_s(processes) - before[kind]) / idle_s}
-                   for kind, processes in nodes.items()}
+        figures = {kind: {"idle cpu %": 100 * (brokers_cpu_s(cluster) - before[kind]) / idle_s}
+                   for kind, cluster in clusters.items()}
         for kind in order:
-            figures[kind].update(produce(clusters[kind], Path(name) / f"out-{kind}", seconds, rate))
+            figures[kind].update(produce_on(clusters[kind], Path(name) / f"out-{kind}", seconds, rate))
         return figures
 
 
@@ -80,11 +56,7 @@ def main() -> None:
             results[kind].append(figures)
             print(f"round {round_ + 1}/{options.rounds} {kind:>7}: " +
                   ", ".join(f"{figure} {figures[figure]:.2f}" for figure in FIGURES), flush=True)
-    medians = {kind: {f: statistics.median(r[f] for r in runs) for f in FIGURES} for kind, runs in results.items()}
-    print(f"\n{'':>8}" + "".join(f"{figure:>16}" for figure in FIGURES))
-    for kind in KINDS:
-        print(f"{kind:>8}" + "".join(f"{medians[kind][f]:>16.2f}" for f in FIGURES))
-    print(f"{'ratio':>8}" + "".join(f"{medians['quiet'][f] / medians['suite'][f]:>16.2f}" for f in FIGURES))
+    print_medians(results, FIGURES, "quiet", "suite")
     print(f"\nmedians of {options.rounds} rounds, 4 nodes each (idle cpu %: of one core); quiet: {QUIET_IDLE}")
 
 

@@ -12,17 +12,12 @@ ratios short-lived / default (below 1.0: the short-lived JVMs need less).
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-import psutil
-
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.embedded import SHORT_LIVED_JVM_OPTIONS
+from harness import brokers_cpu_s, print_medians, produce_on
 
 KINDS = {"default": (), "short-lived": SHORT_LIVED_JVM_OPTIONS}
 FIGURES = ("ready s", "start cpu s", "run cpu s", "publish p50 ms", "publish p99 ms")
@@ -31,21 +26,8 @@ FIGURES = ("ready s", "start cpu s", "run cpu s", "publish p50 ms", "publish p99
 def one(options: tuple[str, ...], seconds: float, rate: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="kafkabench-jit-") as name, \
             EmbeddedCluster(brokers=3, directory=Path(name) / "cluster", jvm_options=options) as cluster:
-        brokers = [psutil.Process(node.pid) for node in cluster.state.nodes]
-
-        def cpu() -> float:
-            return sum(p.cpu_times().user + p.cpu_times().system for p in brokers)
-
-        started = cpu()
-        done = subprocess.run([sys.executable, "-m", "kafkabench", "produce", "-b", cluster.bootstrap_servers,
-                               "--rate", str(rate), "--duration", str(seconds), "--size", "1000",
-                               "--replication-factor", "3", "--consumers", "1", "--out", f"{name}/out"],
-                              capture_output=True, text=True, timeout=seconds * 10 + 120)
-        if done.returncode != 0:
-            raise SystemExit(f"kafkabench produce failed: {done.stderr.strip()[-400:]}")
-        publish = json.loads(Path(f"{name}/out/result.json").read_text())["runs"][0]["stats"]["publish_latency"]
-        return {"ready s": cluster.state.startup["write accepted"], "start cpu s": started, "run cpu s": cpu() - started,
-                "publish p50 ms": publish["p50_ms"], "publish p99 ms": publish["p99_ms"]}
+        return {"ready s": cluster.state.startup["write accepted"], "start cpu s": brokers_cpu_s(cluster),
+                **produce_on(cluster, Path(name) / "out", seconds, rate)}
 
 
 def main() -> None:
@@ -60,11 +42,7 @@ def main() -> None:
             results[kind].append(one(jvm, options.seconds, options.rate))
             print(f"round {round_ + 1}/{options.rounds} {kind:>11}: " +
                   ", ".join(f"{figure} {results[kind][-1][figure]:.2f}" for figure in FIGURES), flush=True)
-    medians = {kind: {f: statistics.median(r[f] for r in runs) for f in FIGURES} for kind, runs in results.items()}
-    print(f"\n{'':>12}" + "".join(f"{figure:>16}" for figure in FIGURES))
-    for kind in KINDS:
-        print(f"{kind:>12}" + "".join(f"{medians[kind][f]:>16.2f}" for f in FIGURES))
-    print(f"{'ratio':>12}" + "".join(f"{medians['short-lived'][f] / medians['default'][f]:>16.2f}" for f in FIGURES))
+    print_medians(results, FIGURES, "short-lived", "default")
     print(f"\nmedians of {options.rounds} interleaved rounds; short-lived: {' '.join(SHORT_LIVED_JVM_OPTIONS)}")
 
 

@@ -15,7 +15,6 @@ Printed: medians per kind and the ratios small / Kafka's (below 1.0: the small t
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 import uuid
@@ -28,6 +27,7 @@ from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.embedded import FAST_FAILOVER, SHORT_LIVED_JVM_OPTIONS, SMALL_INTERNAL_TOPICS
 from kafkabench.waiting import wait_until
+from harness import print_medians
 
 KINDS = {"kafka's": {}, "small": SMALL_INTERNAL_TOPICS}
 FIGURES = ("first use s", "first use cpu s", "failover s", "failover cpu s")
@@ -111,12 +111,7 @@ def main() -> None:
             results[kind].append(one(settings))
             print(f"round {round_ + 1}/{options.rounds} {kind:>7}: " +
                   ", ".join(f"{figure} {results[kind][-1][figure]:.2f}" for figure in FIGURES), flush=True)
-    medians = {kind: {f: statistics.median(r[f] for r in runs) for f in FIGURES} for kind, runs in results.items()}
-    print(f"\n{'':>8}" + "".join(f"{figure:>17}" for figure in FIGURES))
-    for kind in KINDS:
-        print(f"{kind:>8}" + "".join(f"{medians[kind][f]:>17.2f}" for f in FIGURES))
-    small, kafkas = medians["small"], medians["kafka's"]
-    print(f"{'ratio':>8}" + "".join(f"{small[f] / kafkas[f]:>17.2f}" for f in FIGURES))
+    print_medians(results, FIGURES, "small", "kafka's")
     print(f"\nmedians of {options.rounds} interleaved rounds; small: {SMALL_INTERNAL_TOPICS}")
 
 
