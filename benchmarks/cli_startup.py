@@ -1,10 +1,11 @@
-"""The CPU a command that needs no lab starts on: `kafkabench cluster status` (no cluster running, so it answers at
-once) as `main` builds it, alone, against the same call through the whole command tree (every lab's options built
-from its scenario), as every call was built before.
+"""The CPU a command starts on as `main` builds it, alone, against the same call through the whole command tree
+(every lab's options built from its scenario), as every call was built before: `kafkabench cluster status` (no
+cluster running, so it answers at once), a command that needs no lab, and `kafkabench latency --help`, a lab's.
 
     .venv/bin/python benchmarks/cli_startup.py [--rounds 7]
 
-The two run interleaved; printed: the medians of the processes' user + system CPU, and the ratio alone / whole.
+The calls run interleaved; printed, per command: the medians of the processes' user + system CPU, and the ratio
+alone / whole.
 """
 
 from __future__ import annotations
@@ -16,9 +17,15 @@ import subprocess
 import sys
 import tempfile
 
-ALONE = [sys.executable, "-m", "kafkabench", "cluster", "status"]
-WHOLE = [sys.executable, "-c", "import sys; from kafkabench.cli.app import app; "
-         "sys.argv = ['kafkabench', 'cluster', 'status']; app()"]
+CALLS = (["cluster", "status"], ["latency", "--help"])
+
+
+def alone(arguments: list[str]) -> list[str]:
+    return [sys.executable, "-m", "kafkabench", *arguments]
+
+
+def whole(arguments: list[str]) -> list[str]:
+    return [sys.executable, "-c", f"import sys; from kafkabench.cli.app import app; sys.argv = {['kafkabench', *arguments]!r}; app()"]
 
 
 def cpu_s(command: list[str], env: dict[str, str]) -> float:
@@ -34,13 +41,16 @@ def main() -> None:
     rounds = parser.parse_args().rounds
     with tempfile.TemporaryDirectory() as empty:
         env = {**os.environ, "KAFKABENCH_CLUSTER_DIR": empty}
-        times: dict[str, list[float]] = {"alone": [], "whole": []}
+        times: dict[tuple[str, str], list[float]] = {}
         for _ in range(rounds):
-            times["alone"].append(cpu_s(ALONE, env))
-            times["whole"].append(cpu_s(WHOLE, env))
-    alone, whole = (statistics.median(times[kind]) for kind in ("alone", "whole"))
-    print(f"`cluster status`, median CPU of {rounds} interleaved rounds: alone {alone:.2f} s, through the whole tree "
-          f"{whole:.2f} s, ratio {alone / whole:.2f}")
+            for arguments in CALLS:
+                for kind, command in (("alone", alone), ("whole", whole)):
+                    times.setdefault((" ".join(arguments), kind), []).append(cpu_s(command(arguments), env))
+    print(f"median CPU of {rounds} interleaved rounds")
+    for arguments in CALLS:
+        call = " ".join(arguments)
+        one, every = (statistics.median(times[call, kind]) for kind in ("alone", "whole"))
+        print(f"`{call}`: alone {one:.2f} s, through the whole tree {every:.2f} s, ratio {one / every:.2f}")
 
 
 if __name__ == "__main__":

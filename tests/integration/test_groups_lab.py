@@ -34,9 +34,13 @@ def test_a_rolling_restart_under_the_consumer_protocol_and_eager_classic_loses_n
         # every acknowledged record processed at least once, as the members' histories say
         assert c["records"] == 6_000 and c["never_processed"] == 0, run.params["protocol"]
         assert c["processes"] == 6  # three members, each closed and replaced once
-        # a gap for every partition, none shorter than the steady floor's reads and none longer than the change lasted
+        # a gap for every partition, each inside the window it is measured in: from the change's first step until the
+        # group caught up, give or take the partition's last read before the change (under KIP-848 the partitions
+        # move on the members' 5 s heartbeats after the change: a loaded CI machine's gaps reached 21.6 s, against a
+        # 4.5 s change)
         gaps = run.params["gaps_s"]
-        assert sorted(gaps) == [str(p) for p in range(6)] and all(0 < s < t["change_s"] + 10 for s in gaps.values())
+        assert t["change_s"] <= t["caught_up_s"], t
+        assert sorted(gaps) == [str(p) for p in range(6)] and all(0 < s < t["caught_up_s"] + 1 for s in gaps.values())
         assert t["worst_gap_s"] == max(gaps.values()) and 0 <= t["stop_the_world_s"] <= t["worst_gap_s"]
         assert t["time_to_stable_s"] >= 0 and c["lag_peak"] >= 0 and c["lag_peak_steady"] >= 0
         assert run.params["states"][0].endswith("STABLE, 3 members")  # settled before the change began

@@ -24,23 +24,24 @@ def _command(name: str) -> Callable[[typer.Typer], None]:
     return lambda app: app.command(name=name)(getattr(importlib.import_module(f"kafkabench.cli.{name}"), name))
 
 
-# the commands that need no lab, in the order the help lists them; a call of one of them builds it alone: `cluster
-# status` starts on 0.41 of the CPU it took with every lab's options built (benchmarks/cli_startup.py)
+def _lab(name: str) -> Callable[[typer.Typer], None]:
+    def add(app: typer.Typer) -> None:
+        from kafkabench.cli.lab_command import lab_command
+        from kafkabench.labs import registry
+
+        app.command(name=name)(lab_command(registry.get(name)))  # its options from its scenario model
+    return add
+
+
+# the commands that need no lab, then the labs', then those that run and read plans and results, in the order the
+# help lists them. A call builds the command it calls alone: `cluster status` starts on 0.41 of the CPU it took with
+# every lab's options built, `latency` on 0.74 (benchmarks/cli_startup.py)
 ALONE = {"cluster": _group("cluster"), "ray": _group("ray"), "check": _command("check"), "clients": _command("clients")}
-
-
-def _labs_and_runs(app: typer.Typer) -> None:
-    from kafkabench.cli.lab_command import lab_command
-    from kafkabench.labs import registry
-
-    for lab in registry.labs():  # every lab is a command of its name, its options from its scenario model
-        app.command(name=lab.name)(lab_command(lab))
-    for name in ("run", "report", "compare"):
-        _command(name)(app)
+AFTER_THE_LABS = {name: _command(name) for name in ("run", "report", "compare")}
 
 
 def build(only: str | None = None) -> typer.Typer:
-    """The `kafkabench` command tree: all of it, or `only` that command of ALONE's."""
+    """The `kafkabench` command tree: all of it, or only the command `only` when there is one of that name."""
     app = typer.Typer(
         name="kafkabench",
         help="A Kafka performance and trade-off lab: what a setting, client, codec or durability level costs, measured on a real cluster.",
@@ -49,11 +50,14 @@ def build(only: str | None = None) -> typer.Typer:
         add_completion=False,
     )
     app.callback()(_root)
-    for name, add in ALONE.items():
-        if only in (None, name):
+    commands = {**ALONE, **AFTER_THE_LABS}
+    if only not in commands:  # the labs' names, none of them imported
+        from kafkabench.labs import registry
+
+        commands = {**ALONE, **{name: _lab(name) for name in registry.names()}, **AFTER_THE_LABS}
+    for name, add in commands.items():
+        if only == name or only not in commands:
             add(app)
-    if only is None:
-        _labs_and_runs(app)
     return app
 
 
@@ -82,7 +86,7 @@ def _root(
 def main() -> None:
     asked = next((argument for argument in sys.argv[1:] if not argument.startswith("-")), None)
     try:
-        build(asked if asked in ALONE else None)()
+        build(asked)()
     except KafkabenchError as exc:
         if os.environ.get("KAFKABENCH_DEBUG"):  # the traceback, as scrubbed as everything else printed
             sys.stderr.write(scrub_text(traceback.format_exc()))

@@ -1,7 +1,8 @@
 """The command line starts without the Kafka clients and the report's libraries: they load when a command runs
 against a cluster or writes a report, so `--help`, a refused option or `compare` answer at once (each of them
 costs a tenth of a second or more to import, and the suite calls the CLI a hundred times). A command that needs no
-lab (`cluster`, `ray`, `check`, `clients`) is built alone, without every lab's options."""
+lab (`cluster`, `ray`, `check`, `clients`) is built alone, without every lab's options, and a lab's command without
+the other labs'."""
 
 from __future__ import annotations
 
@@ -31,3 +32,11 @@ def test_a_command_that_needs_no_lab_is_built_alone():
 
 def test_importing_the_module_builds_nothing():
     assert "kafkabench.cli.cluster" not in loaded_by("import kafkabench.cli.app")
+
+
+def test_a_lab_command_is_built_without_the_other_labs():
+    loaded = loaded_by("from kafkabench.cli.app import build; build('latency')")
+    labs = {m.split(".")[2] for m in loaded if m.startswith("kafkabench.labs.") and m.count(".") >= 2}
+    assert "latency" in labs and not labs & {"throughput", "compression", "durability", "delivery", "monitor", "capacity",
+                                             "tune", "groups", "omb"}, sorted(labs)
+    assert "kafkabench.cli.run" not in loaded

@@ -24,6 +24,14 @@ def test_the_builtin_labs_are_registered_under_their_names():
         assert lab.summary
 
 
+def test_each_builtin_lab_is_in_the_module_its_line_names():
+    import importlib
+
+    for module in set(registry.BUILTIN.values()):
+        named = [name for name, where in registry.BUILTIN.items() if where == module]
+        assert [lab.name for lab in importlib.import_module(module).LABS] == named, module
+
+
 def test_two_labs_may_not_share_a_name():
     with pytest.raises(ConfigError, match=r"two labs are named 'latency': kafkabench.labs.latency.LatencyLab and .*_Twin"):
         registry.register(_Twin())

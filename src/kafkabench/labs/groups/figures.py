@@ -103,7 +103,9 @@ def fill(run: Run, cell_dir: Path, members, change: ChangeTimes, states: list, l
     if len(processings.at_ns) > 1 and (span_ns := int(processings.at_ns.max() - processings.at_ns.min())) > 0:
         run.throughput["processed_per_s"] = round(len(processings.at_ns) / (span_ns / NS), 1)
     spans = Spans.of(processings)
-    during = spans.gaps((change.begun_ns, change.caught_up_ns or time.time_ns()))
+    window_end_ns = change.caught_up_ns or time.time_ns()
+    run.timings["caught_up_s"] = round((window_end_ns - change.begun_ns) / NS, 3)
+    during = spans.gaps((change.begun_ns, window_end_ns))
     if not len(processings.at_ns):
         return {}
     first = int(processings.at_ns.min()) if len(processings.at_ns) else change.begun_ns
