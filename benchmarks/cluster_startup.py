@@ -1,7 +1,8 @@
 """How long `kafkabench cluster up` takes until a topic with RF 3 takes a write, for 3 brokers (and 1), and where the
 seconds go.
 
-    .venv/bin/python benchmarks/cluster_startup.py [--runs 5] [--brokers 3,1] [--jvm-option=-XX:TieredStopAtLevel=1]
+    .venv/bin/python benchmarks/cluster_startup.py [--runs 5] [--brokers 3,1] [--controllers 1]
+                                                   [--jvm-option=-XX:TieredStopAtLevel=1]
 
 Jars are fetched once before timing. Each run is the real CLI in a fresh process (what a user waits for: interpreter
 start, Java discovery, storage format, JVM start, KRaft quorum, broker registration, readiness probe), the sizes
@@ -78,9 +79,10 @@ def node_events(log: Path) -> dict[str, float]:
     return events
 
 
-def one_run(brokers: int, env: dict, directory: Path, jvm_options: list[str]) -> dict[str, float]:
+def one_run(brokers: int, controllers: int, env: dict, directory: Path, jvm_options: list[str]) -> dict[str, float]:
     launched = time.time()
-    kafkabench(["cluster", "up", "--brokers", str(brokers), *(f"--jvm-option={o}" for o in jvm_options)], env)
+    kafkabench(["cluster", "up", "--brokers", str(brokers), "--controllers", str(controllers),
+                *(f"--jvm-option={o}" for o in jvm_options)], env)
     up = time.time() - launched
     state = json.loads((directory / "cluster.json").read_text())
     began = launched + up - state["startup"]["write accepted"]  # the CLI returns right after its last phase
@@ -101,6 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--brokers", default="3,1", help="cluster sizes, interleaved (default: 3,1)")
+    parser.add_argument("--controllers", type=int, default=0, help="dedicated controllers beside the brokers "
+                        "(default: 0, combined nodes)")
     parser.add_argument("--jvm-option", action="append", default=[], help="a JVM option of the brokers (repeatable)")
     options = parser.parse_args()
     sizes = [int(size) for size in options.brokers.split(",")]
@@ -112,7 +116,7 @@ def main() -> None:
         env = {**os.environ, "KAFKABENCH_CLUSTER_DIR": name}
         for run in range(options.runs):
             for brokers in sizes:
-                runs[brokers].append(one_run(brokers, env, directory, options.jvm_option))
+                runs[brokers].append(one_run(brokers, options.controllers, env, directory, options.jvm_option))
                 stopping = time.perf_counter()
                 kafkabench(["cluster", "down"], env)
                 down[brokers].append(time.perf_counter() - stopping)
@@ -125,8 +129,9 @@ def main() -> None:
         ups = [run["up"] for run in runs[brokers]]
         print(f"{brokers:>7}  " + "  ".join(f"{medians[phase]:>9.2f}s" for phase in PHASES)
               + f"  {min(ups):>4.1f}s  {max(ups):>4.1f}s  {medians['up'] / AIM_S[brokers]:>6.2f}  {statistics.median(down[brokers]):>4.1f}s")
-    print(f"\n{os.cpu_count()} cores; {options.runs} interleaved runs per size; seconds from the CLI's launch to the end of each "
-          f"phase; JVM options: {' '.join(options.jvm_option) or 'kafkabench defaults'}")
+    print(f"\n{os.cpu_count()} cores; {options.controllers or 'no'} dedicated controller(s); {options.runs} interleaved runs "
+          f"per size; seconds from the CLI's launch to the end of each phase; JVM options: "
+          f"{' '.join(options.jvm_option) or 'kafkabench defaults'}")
 
 
 if __name__ == "__main__":

@@ -48,13 +48,15 @@ class ClassSharing:
             return [f"-XX:SharedArchiveFile={self.archive}"]
         return [f"-XX:DumpLoadedClassList={record_to}"] if record_to is not None else []
 
-    def build_from(self, class_list: Path) -> bool:
-        """Start making the archive from `class_list` in a process that outlives this one (a `cluster up` returns
-        at once); False when there is an archive, nothing was recorded, or another process is making it."""
-        if self.archive.is_file() or not class_list.is_file() or not self._claim():
+    def build_from(self, class_lists: list[Path]) -> bool:
+        """Start making the archive from the classes `class_lists` name (each node's that recorded) in a process that
+        outlives this one (a `cluster up` returns at once); False when there is an archive, nothing was recorded, or
+        another process is making it."""
+        recorded = [class_list for class_list in class_lists if class_list.is_file()]
+        if self.archive.is_file() or not recorded or not self._claim():
             return False
         snapshot = self._building.with_suffix(".lst")
-        _copy_whole_lines(class_list, snapshot)  # the node keeps appending as it loads more classes
+        _join_whole_lines(recorded, snapshot)  # the nodes keep appending as they load more classes
         command = [sys.executable, "-m", __name__, str(self.java.executable), self.classpath, str(snapshot), str(self.archive)]
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
@@ -79,9 +81,13 @@ def _building_mark(archive: Path) -> Path:
     return archive.with_suffix(".building")
 
 
-def _copy_whole_lines(source: Path, target: Path) -> None:
-    data = source.read_bytes()
-    target.write_bytes(data[:data.rfind(b"\n") + 1])
+def _join_whole_lines(sources: list[Path], target: Path) -> None:
+    """Every whole line of `sources`, each once, in the order they first come."""
+    lines: dict[bytes, None] = {}
+    for source in sources:
+        data = source.read_bytes()
+        lines.update(dict.fromkeys(data[:data.rfind(b"\n") + 1].splitlines(keepends=True)))
+    target.write_bytes(b"".join(lines))
 
 
 def build(java: str, classpath: str, class_list: Path, archive: Path) -> None:

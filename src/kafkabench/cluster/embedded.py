@@ -39,7 +39,7 @@ from kafkabench.errors import ClusterError, KafkaAdminError
 from kafkabench.waiting import wait_until
 
 PROBE_TOPIC = "__kafkabench_probe"
-CLASS_LIST = "loaded-classes.lst"  # what the first node loaded, while there is no class-sharing archive
+CLASS_LIST = "loaded-classes.lst"  # what a node of each kind loaded, while there is no class-sharing archive
 PORT_ATTEMPTS = 3  # starts on fresh free ports when a node lost one of its ports to another process
 CONTROLLER_IDS_FROM = 101  # dedicated controllers are nodes 101, 102, ...: brokers keep ids 1..N
 KNOWN_TOPIC_S = 15.0  # a new topic reaches every broker in well under a second, a loaded machine's in a few
@@ -206,6 +206,7 @@ class EmbeddedCluster:
             layouts = self._prepare_directories()
             done("set up")
             cluster_id = new_cluster_id()
+            recorders = self._first_of_each_role(layouts)  # of the classes the nodes load, for the archive
             if not formats_itself:
                 self._format_storage(java, classpath, cluster_id, layouts, sharing)
                 done("storage formatted")
@@ -214,7 +215,7 @@ class EmbeddedCluster:
                 cluster_id=cluster_id,
                 directory=self.directory,
                 nodes=[self._node_state(java, classpath, jar_cache, layout, index, sharing,
-                                        self._main(formats_itself, cluster_id, layout))
+                                        self._main(formats_itself, cluster_id, layout), records=layout in recorders)
                        for index, layout in enumerate(layouts, 1)],
                 security=self.security,
                 network=self.network.describe() if self.network else None,
@@ -234,7 +235,7 @@ class EmbeddedCluster:
             done("write accepted")
             self.state.startup = phases
             save_state(self.state)
-            sharing.build_from(layouts[0].directory / CLASS_LIST)
+            sharing.build_from([layout.directory / CLASS_LIST for layout in recorders])
         except BaseException:
             self.stop()
             raise
@@ -249,6 +250,9 @@ class EmbeddedCluster:
         launcher = node_jar(java, classpath, jar_cache.directory)
         if launcher is not None:
             classpath = os.pathsep.join([classpath, str(launcher)])
+        # the JMX exporter agent's jar too (the JVM puts it on the class path anyway): its classes are then in the
+        # class-sharing archive with Kafka's, 0.9 of the CPU a 3 + 1 cluster starts on (benchmarks/cluster_startup.py)
+        classpath = os.pathsep.join([classpath, str(jar_cache.agent(JMX_EXPORTER))])
         # SCRAM users are made by the formatter from passwords on its command line: not a node's, which lives on
         formats_itself = launcher is not None and not listeners.has_scram_users(self.security)
         return java, jar_cache, classpath, formats_itself, ClassSharing(java, classpath, jar_cache.directory)
@@ -639,13 +643,20 @@ class EmbeddedCluster:
             return [MAIN_CLASS, *self._format_arguments(cluster_id, layout), "--ignore-formatted", "--", str(layout.config_file)]
         return ["kafka.Kafka", str(layout.config_file)]
 
+    @staticmethod
+    def _first_of_each_role(layouts: list[NodeLayout]) -> list[NodeLayout]:
+        """The first node of each kind the cluster has (combined, or a broker and a dedicated controller): between
+        them they load every class a node of this cluster does."""
+        return list({layout.roles: layout for layout in reversed(layouts)}.values())
+
     def _node_state(self, java: Java, classpath: str, jar_cache: JarCache, layout: NodeLayout, index: int,
-                    sharing: ClassSharing, main: list[str]) -> NodeState:
+                    sharing: ClassSharing, main: list[str], records: bool = False) -> NodeState:
         """Node `layout`, the `index`th of the cluster (its place on an isolated network), with the JMX exporter agent
-        serving its metrics on its metrics port; the first records the classes it loads while there is no archive."""
+        serving its metrics on its metrics port; one that `records` lists the classes it loads while there is no
+        archive."""
         rules = self.directory / JMX_EXPORTER_RULES
         agent = f"-javaagent:{jar_cache.agent(JMX_EXPORTER)}={layout.host}:{layout.metrics_port}:{rules}"
-        sharing_options = sharing.options(record_to=layout.directory / CLASS_LIST if index == 1 else None)
+        sharing_options = sharing.options(record_to=layout.directory / CLASS_LIST if records else None)
         command = [str(java.executable), *JVM_OPTIONS, *sharing_options, *self.jvm_options, agent, f"-Dlog4j2.configurationFile={layout.log4j_file}",
                    f"-Dkafka.logs.dir={layout.directory}", "-cp", classpath, *main]
         namespace = self.network.namespace(index) if self.network is not None else None

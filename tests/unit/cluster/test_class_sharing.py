@@ -45,19 +45,28 @@ def started(monkeypatch) -> list[list[str]]:
 def test_one_process_builds_while_the_others_go_on_without(tmp_path, started):
     recorded = tmp_path / "classes.lst"
     recorded.write_text("java/lang/Object\njava/lang/Str")  # the node is writing its next line
-    assert sharing(tmp_path).build_from(recorded) is True
-    assert sharing(tmp_path).build_from(recorded) is False
+    assert sharing(tmp_path).build_from([recorded]) is True
+    assert sharing(tmp_path).build_from([recorded]) is False
     assert len(started) == 1
     java, classpath, snapshot, archive = started[0][-4:]
     assert (java, classpath, archive) == ("/usr/bin/java", "/jars/a.jar:/jars/b.jar", str(sharing(tmp_path).archive))
     assert Path(snapshot).read_text() == "java/lang/Object\n"  # whole lines only
 
 
+def test_a_broker_and_a_controller_give_one_list_of_what_either_loaded(tmp_path, started):
+    broker, controller = tmp_path / "broker.lst", tmp_path / "controller.lst"
+    broker.write_text("# a note\njava/lang/Object\nkafka/server/BrokerServer\n")
+    controller.write_text("# a note\njava/lang/Object\nkafka/server/ControllerServer\nkafka/Half")
+    assert sharing(tmp_path).build_from([broker, controller, tmp_path / "never-recorded.lst"]) is True
+    snapshot = Path(started[0][-2])
+    assert snapshot.read_text() == "# a note\njava/lang/Object\nkafka/server/BrokerServer\nkafka/server/ControllerServer\n"
+
+
 def test_nothing_is_built_without_a_list_or_with_an_archive(tmp_path, started):
-    assert sharing(tmp_path).build_from(tmp_path / "never-recorded.lst") is False
+    assert sharing(tmp_path).build_from([tmp_path / "never-recorded.lst"]) is False
     (tmp_path / "classes.lst").write_text("java/lang/Object\n")
     sharing(tmp_path).archive.write_bytes(b"archive")
-    assert sharing(tmp_path).build_from(tmp_path / "classes.lst") is False
+    assert sharing(tmp_path).build_from([tmp_path / "classes.lst"]) is False
     assert started == []
 
 
@@ -65,10 +74,10 @@ def test_a_builder_that_died_long_ago_does_not_block_the_next(tmp_path, started)
     (tmp_path / "classes.lst").write_text("java/lang/Object\n")
     mark = sharing(tmp_path).archive.with_suffix(".building")
     mark.touch()
-    assert sharing(tmp_path).build_from(tmp_path / "classes.lst") is False  # a builder at work
+    assert sharing(tmp_path).build_from([tmp_path / "classes.lst"]) is False  # a builder at work
     long_ago = time.time() - class_sharing.STALE_BUILD_S - 1
     os.utime(mark, (long_ago, long_ago))
-    assert sharing(tmp_path).build_from(tmp_path / "classes.lst") is True
+    assert sharing(tmp_path).build_from([tmp_path / "classes.lst"]) is True
     assert len(started) == 1
 
 
