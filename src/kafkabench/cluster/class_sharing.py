@@ -25,17 +25,19 @@ STALE_BUILD_S = 2 * BUILD_TIMEOUT_S  # a builder that left its mark this long ag
 
 @dataclass(frozen=True)
 class ClassSharing:
-    """The archive of one Java runtime and classpath (a Kafka version's jars in `directory`)."""
+    """The archive of one Java runtime and classpath (a Kafka version's jars in `directory`), named for what loads
+    it: the brokers' classes, or the Java worker's (workers/java_build.py)."""
 
     java: Java
     classpath: str
     directory: Path
+    name: str = "broker-classes"
 
     @property
     def archive(self) -> Path:
         # an archive holds the classes of one runtime and classpath: a JVM refuses it for any other
         runtime = hashlib.sha256(f"{Path(self.java.executable).resolve()}|{self.java.version}|{self.classpath}".encode()).hexdigest()[:12]
-        return self.directory / f"broker-classes-{runtime}.jsa"
+        return self.directory / f"{self.name}-{runtime}.jsa"
 
     @property
     def _building(self) -> Path:
