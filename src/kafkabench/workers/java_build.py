@@ -67,9 +67,9 @@ def worker_sources() -> dict[str, str]:
 
 def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> list[str]:
     """The argv that starts the worker, building it first if this source and Kafka version never were."""
-    jar = worker_jar(java, classpath_jars, cache_dir)  # a jar: a class-sharing archive takes no directory's classes
-    classpath = os.pathsep.join([*(str(jar) for jar in classpath_jars), str(jar)])
-    return [str(java.executable), *jvm_flags(), *class_sharing(java, classpath, jar), "-cp", classpath, MAIN_CLASS]
+    worker = worker_jar(java, classpath_jars, cache_dir)  # a jar: a class-sharing archive takes no directory's classes
+    classpath = os.pathsep.join([*(str(jar) for jar in classpath_jars), str(worker)])
+    return [str(java.executable), *jvm_flags(), *class_sharing(java, classpath, worker), "-cp", classpath, MAIN_CLASS]
 
 
 def class_sharing(java: Java, classpath: str, jar: Path) -> list[str]:
@@ -81,9 +81,9 @@ def class_sharing(java: Java, classpath: str, jar: Path) -> list[str]:
         recorded.unlink(missing_ok=True)  # a worker's that recorded while the archive was being made
         return sharing.options()
     if recorded.is_file():  # made from once the worker that records it has loaded what it loads
-        settled = time.time() - recorded.stat().st_mtime > RECORDED_SETTLE_S
-        if settled and sharing.build_from([recorded]):
-            recorded.unlink()  # copied for the builder: if it fails, a later worker records again
+        listed = recorded.stat()
+        if time.time() - listed.st_mtime > RECORDED_SETTLE_S and (not listed.st_size or sharing.build_from([recorded])):
+            recorded.unlink()  # copied for the builder, or its worker never ran: a later worker records again
         return []
     try:
         os.close(os.open(recorded, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))  # this worker records, no other
