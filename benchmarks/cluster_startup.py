@@ -25,6 +25,9 @@ of its start (`startup` in cluster.json) and the nodes' logs:
     written     the probe write acknowledged by min(3, brokers) replicas
     up          the CLI returned
 
+and the CPU the nodes' JVMs had used by then (node CPU, summed over the nodes): on a few cores the start is bound
+by it.
+
 The aim of 3 brokers ready in 5 s is printed as a ratio: at or below 1.0 meets it.
 """
 
@@ -47,6 +50,7 @@ from kafkabench.cluster.artifacts import JarCache
 AIM_S = {1: 5.0, 3: 5.0}
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
 PHASES = ("python", "set up", "formatted", "jvm", "leader", "registered", "started", "served", "written", "up")
+COLUMNS = (*PHASES, "node CPU")
 
 
 def kafkabench(args: list[str], env: dict) -> None:
@@ -96,7 +100,13 @@ def one_run(brokers: int, controllers: int, env: dict, directory: Path, jvm_opti
     phases["served"] = began + state["startup"]["metadata served"] - launched
     phases["written"] = began + state["startup"]["write accepted"] - launched
     phases["up"] = up
+    phases["node CPU"] = sum(cpu_s(node["pid"]) for node in state["nodes"])
     return phases
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -123,11 +133,11 @@ def main() -> None:
                 print(f"run {run + 1}/{options.runs}: {brokers} broker(s) up {runs[brokers][-1]['up']:.1f} s, "
                       f"down {down[brokers][-1]:.1f} s", flush=True)
     print()
-    print(f"{'brokers':>7}  " + "  ".join(f"{phase:>10}" for phase in PHASES) + f"  {'min':>5}  {'max':>5}  {'up/aim':>6}  {'down':>5}")
+    print(f"{'brokers':>7}  " + "  ".join(f"{phase:>10}" for phase in COLUMNS) + f"  {'min':>5}  {'max':>5}  {'up/aim':>6}  {'down':>5}")
     for brokers in sizes:
-        medians = {phase: statistics.median(run[phase] for run in runs[brokers]) for phase in PHASES}
+        medians = {phase: statistics.median(run[phase] for run in runs[brokers]) for phase in COLUMNS}
         ups = [run["up"] for run in runs[brokers]]
-        print(f"{brokers:>7}  " + "  ".join(f"{medians[phase]:>9.2f}s" for phase in PHASES)
+        print(f"{brokers:>7}  " + "  ".join(f"{medians[phase]:>9.2f}s" for phase in COLUMNS)
               + f"  {min(ups):>4.1f}s  {max(ups):>4.1f}s  {medians['up'] / AIM_S[brokers]:>6.2f}  {statistics.median(down[brokers]):>4.1f}s")
     print(f"\n{os.cpu_count()} cores; {options.controllers or 'no'} dedicated controller(s); {options.runs} interleaved runs "
           f"per size; seconds from the CLI's launch to the end of each phase; JVM options: "

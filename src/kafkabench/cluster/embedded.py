@@ -251,7 +251,8 @@ class EmbeddedCluster:
         if launcher is not None:
             classpath = os.pathsep.join([classpath, str(launcher)])
         # the JMX exporter agent's jar too (the JVM puts it on the class path anyway): its classes are then in the
-        # class-sharing archive with Kafka's, 0.9 of the CPU a 3 + 1 cluster starts on (benchmarks/cluster_startup.py)
+        # class-sharing archive with Kafka's. A 3 + 1 cluster's nodes started on 7.31 CPU-s against 7.77 without it
+        # (0.94; medians of 5 interleaved starts, `node CPU` of benchmarks/cluster_startup.py)
         classpath = os.pathsep.join([classpath, str(jar_cache.agent(JMX_EXPORTER))])
         # SCRAM users are made by the formatter from passwords on its command line: not a node's, which lives on
         formats_itself = launcher is not None and not listeners.has_scram_users(self.security)
