@@ -35,7 +35,7 @@ def _lab(name: str) -> Callable[[typer.Typer], None]:
 
 # the commands that need no lab, then the labs', then those that run and read plans and results, in the order the
 # help lists them. A call builds the command it calls alone: `cluster status` starts on 0.41 of the CPU it took with
-# every lab's options built, `latency` on 0.74 (benchmarks/cli_startup.py)
+# every lab's options built, `latency --help` on 0.85 (benchmarks/cli_startup.py)
 ALONE = {"cluster": _group("cluster"), "ray": _group("ray"), "check": _command("check"), "clients": _command("clients")}
 AFTER_THE_LABS = {name: _command(name) for name in ("run", "report", "compare")}
 

@@ -9,7 +9,7 @@ from kafkabench.errors import ConfigError
 from kafkabench.labs.base import Lab
 
 # each lab's name and the module whose LABS holds it: a new lab adds its line here. A lab's module is imported when
-# that lab is first asked for (a `kafkabench latency` call builds the latency lab alone: 0.74 of the CPU it starts on
+# that lab is first asked for (a `kafkabench latency` call builds the latency lab alone: 0.85 of the CPU it starts on
 # with every lab built, benchmarks/cli_startup.py)
 BUILTIN = {"latency": "kafkabench.labs.latency", "produce": "kafkabench.labs.throughput",
            "consume": "kafkabench.labs.throughput", "compression": "kafkabench.labs.compression",
