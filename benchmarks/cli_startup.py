@@ -25,7 +25,8 @@ def alone(arguments: list[str]) -> list[str]:
 
 
 def whole(arguments: list[str]) -> list[str]:
-    return [sys.executable, "-c", f"import sys; from kafkabench.cli.app import app; sys.argv = {['kafkabench', *arguments]!r}; app()"]
+    argv = ["kafkabench", *arguments]
+    return [sys.executable, "-c", f"import sys; from kafkabench.cli.app import app; sys.argv = {argv!r}; app()"]
 
 
 def cpu_s(command: list[str], env: dict[str, str]) -> float:

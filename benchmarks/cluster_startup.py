@@ -133,15 +133,16 @@ def main() -> None:
                 print(f"run {run + 1}/{options.runs}: {brokers} broker(s) up {runs[brokers][-1]['up']:.1f} s, "
                       f"down {down[brokers][-1]:.1f} s", flush=True)
     print()
-    print(f"{'brokers':>7}  " + "  ".join(f"{phase:>10}" for phase in COLUMNS) + f"  {'min':>5}  {'max':>5}  {'up/aim':>6}  {'down':>5}")
+    print(f"{'brokers':>7}  " + "  ".join(f"{phase:>10}" for phase in COLUMNS)
+          + f"  {'min':>5}  {'max':>5}  {'up/aim':>6}  {'down':>5}")
     for brokers in sizes:
         medians = {phase: statistics.median(run[phase] for run in runs[brokers]) for phase in COLUMNS}
         ups = [run["up"] for run in runs[brokers]]
         print(f"{brokers:>7}  " + "  ".join(f"{medians[phase]:>9.2f}s" for phase in COLUMNS)
               + f"  {min(ups):>4.1f}s  {max(ups):>4.1f}s  {medians['up'] / AIM_S[brokers]:>6.2f}  {statistics.median(down[brokers]):>4.1f}s")
-    print(f"\n{os.cpu_count()} cores; {options.controllers or 'no'} dedicated controller(s); {options.runs} interleaved runs "
-          f"per size; seconds from the CLI's launch to the end of each phase; JVM options: "
-          f"{' '.join(options.jvm_option) or 'kafkabench defaults'}")
+    print(f"\n{os.cpu_count()} cores; {options.controllers or 'no'} dedicated controller(s); "
+          f"{options.runs} interleaved runs per size; seconds from the CLI's launch to the end of each phase; "
+          f"JVM options: {' '.join(options.jvm_option) or 'kafkabench defaults'}")
 
 
 if __name__ == "__main__":

@@ -63,8 +63,8 @@ def main() -> None:
                 shared.with_suffix(".recorded.lst").unlink(missing_ok=True)
                 aside.rename(shared)
     with_, without = (statistics.median(times[kind]) for kind in ("with", "without"))
-    print(f"`produce --client java --count {options.count}`, median CPU of {options.rounds} interleaved rounds: with the "
-          f"archive {with_:.2f} s, without {without:.2f} s, ratio {with_ / without:.2f}")
+    print(f"`produce --client java --count {options.count}`, median CPU of {options.rounds} interleaved rounds: "
+          f"with the archive {with_:.2f} s, without {without:.2f} s, ratio {with_ / without:.2f}")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ def test_a_broker_and_a_controller_give_one_list_of_what_either_loaded(tmp_path,
     controller.write_text("# a note\njava/lang/Object\nkafka/server/ControllerServer\nkafka/Half")
     assert sharing(tmp_path).build_from([broker, controller, tmp_path / "never-recorded.lst"]) is True
     snapshot = Path(started[0][-2])
-    assert snapshot.read_text() == "# a note\njava/lang/Object\nkafka/server/BrokerServer\nkafka/server/ControllerServer\n"
+    assert snapshot.read_text().splitlines() == ["# a note", "java/lang/Object", "kafka/server/BrokerServer",
+                                                 "kafka/server/ControllerServer"]
 
 
 def test_nothing_is_built_without_a_list_or_with_an_archive(tmp_path, started):
