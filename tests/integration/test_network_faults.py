@@ -174,10 +174,13 @@ def test_a_kafkabench_killed_mid_fault_leaves_nothing_cluster_down_does_not_remo
 
 
 def _runs(pid: int, create_time: float) -> bool:
+    """The process still runs: neither gone nor a zombie, which has exited and waits for its parent to read its exit
+    status (a helper whose parent was killed waits for init; kb-ci134 saw one right after `cluster down`)."""
     import psutil
 
     try:
-        return psutil.Process(pid).create_time() == create_time
+        process = psutil.Process(pid)
+        return process.create_time() == create_time and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
 
