@@ -86,8 +86,10 @@ def test_a_clean_restart_hands_leadership_over_and_brings_the_broker_back(kafka_
 
 
 def test_the_marker_makes_the_topic(kafka_admin, kafka_topic, kafka_bootstrap):
-    metadata = kafka_admin.list_topics(kafka_topic, timeout=10).topics[kafka_topic]
-    assert len(metadata.partitions) == 3 and all(len(p.replicas) == 3 for p in metadata.partitions.values())
+    answer = kafka_admin.list_topics(kafka_topic, timeout=10)
+    metadata = answer.topics[kafka_topic]
+    assert len(metadata.partitions) == 3 and all(len(p.replicas) == 3 for p in metadata.partitions.values()), \
+        f"broker {answer.orig_broker_id} answered {metadata.error}"
     assert kafka_bootstrap.count(",") == 2
 
 
