@@ -47,6 +47,8 @@ from pathlib import Path
 
 from kafkabench.cluster.artifacts import JarCache
 
+from harness import cpu_s
+
 AIM_S = {1: 5.0, 3: 5.0}
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
 PHASES = ("python", "set up", "formatted", "jvm", "leader", "registered", "started", "served", "written", "up")
@@ -100,13 +102,8 @@ def one_run(brokers: int, controllers: int, env: dict, directory: Path, jvm_opti
     phases["served"] = began + state["startup"]["metadata served"] - launched
     phases["written"] = began + state["startup"]["write accepted"] - launched
     phases["up"] = up
-    phases["node CPU"] = sum(cpu_s(node["pid"]) for node in state["nodes"])
+    phases["node CPU"] = cpu_s([node["pid"] for node in state["nodes"]])
     return phases
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

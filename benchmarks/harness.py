@@ -113,9 +113,14 @@ def interleaved(label: str, sides: dict[str, Callable[[], float]], repeats: int)
     return rates, statistics.median(ours / theirs for ours, theirs in zip(rates["kafkabench"], rates["minimal"]))
 
 
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used so far."""
+    return sum(t.user + t.system for t in (psutil.Process(pid).cpu_times() for pid in pids))
+
+
 def brokers_cpu_s(cluster: EmbeddedCluster) -> float:
     """User + system CPU seconds the cluster's node processes have used so far."""
-    return sum(t.user + t.system for t in (psutil.Process(node.pid).cpu_times() for node in cluster.state.nodes))
+    return cpu_s([node.pid for node in cluster.state.nodes])
 
 
 def produce_on(cluster: EmbeddedCluster, out: Path, seconds: float, rate: int) -> dict[str, float]:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from kafkabench.cluster import EmbeddedCluster
-from kafkabench.cluster.artifacts import JarCache, default_cache_dir
+from kafkabench.cluster.artifacts import JarCache
 from kafkabench.cluster.java import find_java
 from kafkabench.workers.java_build import java_worker_command
 
@@ -34,14 +34,13 @@ def produce_cpu_s(bootstrap: str, count: int) -> float:
 
 
 def archive() -> Path:
-    """The worker's archive, made first if there is none (a worker records, a later start has it made)."""
+    """The worker's archive; there must be one (a worker records, a later start has it made)."""
     command = java_worker_command(find_java(), JarCache().ensure())
-    directory = default_cache_dir() / "java-worker"
-    made = sorted(directory.glob("java-worker-classes-*.jsa"), key=lambda path: path.stat().st_mtime)
-    if not any(option.startswith("-XX:SharedArchiveFile=") for option in command) or not made:
+    mapped = [option.split("=", 1)[1] for option in command if option.startswith("-XX:SharedArchiveFile=")]
+    if not mapped:
         raise SystemExit("no archive of the Java worker's classes yet: run `kafkabench produce --client java` twice, "
                          "10 s apart, and wait for the archive to be made")
-    return Path(next(o for o in command if o.startswith("-XX:SharedArchiveFile=")).split("=", 1)[1])
+    return Path(mapped[0])
 
 
 def main() -> None:

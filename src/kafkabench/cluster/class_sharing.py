@@ -21,6 +21,7 @@ from kafkabench.cluster.java import Java
 
 BUILD_TIMEOUT_S = 180  # the dump takes about 10 s of one core; a loaded machine's several times that
 STALE_BUILD_S = 2 * BUILD_TIMEOUT_S  # a builder that left its mark this long ago died without removing it
+RECORDED_SETTLE_S = 10.0  # a JVM loads its classes in its first seconds: a list not added to for this long is done
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,22 @@ class ClassSharing:
             return [f"-XX:SharedArchiveFile={self.archive}"]
         return [f"-XX:DumpLoadedClassList={record_to}"] if record_to is not None else []
 
+    def options_among_many(self) -> list[str]:
+        """A JVM's options where many start on their own (the Java workers): map the archive; without one, have it
+        made from the list an earlier JVM recorded once that list has not grown for RECORDED_SETTLE_S, or record the
+        classes this one loads when no other JVM does (a JVM runs without while the archive is being made)."""
+        recorded = self.archive.with_suffix(".recorded.lst")  # the builder snapshots it beside, as .lst
+        if self.archive.is_file():
+            recorded.unlink(missing_ok=True)  # a JVM's that recorded while the archive was being made
+            return self.options()
+        if recorded.is_file():
+            listed = recorded.stat()
+            settled = time.time() - listed.st_mtime > RECORDED_SETTLE_S
+            if settled and (not listed.st_size or self.build_from([recorded])):
+                recorded.unlink()  # copied for the builder, or its JVM never ran: a later JVM records again
+            return []
+        return self.options(record_to=recorded) if _create_alone(recorded) else []
+
     def build_from(self, class_lists: list[Path]) -> bool:
         """Start making the archive from the classes `class_lists` name (each node's that recorded) in a process that
         outlives this one (a `cluster up` returns at once); False when there is an archive, nothing was recorded, or
@@ -71,11 +88,16 @@ class ClassSharing:
                 self._building.unlink(missing_ok=True)
         except FileNotFoundError:
             pass
-        try:
-            os.close(os.open(self._building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            return True
-        except FileExistsError:
-            return False
+        return _create_alone(self._building)
+
+
+def _create_alone(path: Path) -> bool:
+    """Whether this process created `path`: only one process can."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except FileExistsError:
+        return False
 
 
 def _building_mark(archive: Path) -> Path:

@@ -23,7 +23,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -49,7 +48,6 @@ SHORT_LIVED_JVM_FLAGS = ("-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialG
 COMPILE_TIMEOUT_S = 300
 LOCK_TIMEOUT_S = 600  # another process may be compiling on a slow machine
 DESCRIBE_TIMEOUT_S = 60
-RECORDED_SETTLE_S = 10.0  # a worker loads its classes in its first seconds: a list not added to for this long is done
 
 _CLIENTS_JAR = re.compile(r"kafka-clients-(.+)\.jar")
 
@@ -73,23 +71,8 @@ def java_worker_command(java: Java, classpath_jars: list[Path], cache_dir: Path 
 
 
 def class_sharing(java: Java, classpath: str, jar: Path) -> list[str]:
-    """The worker's options for its archive: map it; without one, have it made from the classes an earlier worker
-    recorded, or record them when no other worker does (a worker runs without while the archive is being made)."""
-    sharing = ClassSharing(java, classpath, jar.parent, name="java-worker-classes")
-    recorded = sharing.archive.with_suffix(".recorded.lst")  # the builder snapshots it beside, as .lst
-    if sharing.archive.is_file():
-        recorded.unlink(missing_ok=True)  # a worker's that recorded while the archive was being made
-        return sharing.options()
-    if recorded.is_file():  # made from once the worker that records it has loaded what it loads
-        listed = recorded.stat()
-        if time.time() - listed.st_mtime > RECORDED_SETTLE_S and (not listed.st_size or sharing.build_from([recorded])):
-            recorded.unlink()  # copied for the builder, or its worker never ran: a later worker records again
-        return []
-    try:
-        os.close(os.open(recorded, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))  # this worker records, no other
-    except FileExistsError:
-        return []
-    return sharing.options(record_to=recorded)
+    """The worker's options for its archive, one of many Java workers starting on their own."""
+    return ClassSharing(java, classpath, jar.parent, name="java-worker-classes").options_among_many()
 
 
 def jvm_flags() -> tuple[str, ...]:

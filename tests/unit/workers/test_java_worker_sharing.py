@@ -38,7 +38,7 @@ def test_a_list_the_recorder_is_done_with_has_the_archive_made_and_the_workers_a
     [first] = options(tmp_path)
     recorded = Path(first.removeprefix("-XX:DumpLoadedClassList="))
     recorded.write_text("java/lang/Object\nkafkabench/KafkabenchWorker\n")
-    settled = time.time() - java_build.RECORDED_SETTLE_S - 1
+    settled = time.time() - sharing_module.RECORDED_SETTLE_S - 1
     os.utime(recorded, (settled, settled))
     assert options(tmp_path) == []  # this one runs without, while the archive is made
     [builder] = started
@@ -53,7 +53,7 @@ def test_a_list_the_recorder_is_done_with_has_the_archive_made_and_the_workers_a
 def test_a_list_whose_worker_never_ran_is_dropped_and_a_later_worker_records_again(tmp_path, started):
     [first] = options(tmp_path)
     recorded = Path(first.removeprefix("-XX:DumpLoadedClassList="))
-    settled = time.time() - java_build.RECORDED_SETTLE_S - 1
+    settled = time.time() - sharing_module.RECORDED_SETTLE_S - 1
     os.utime(recorded, (settled, settled))  # empty: the JVM died before it loaded a class
     assert options(tmp_path) == [] and not recorded.exists() and started == []
     assert options(tmp_path) == [first]
