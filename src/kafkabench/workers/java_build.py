@@ -45,6 +45,10 @@ JVM_FLAGS = ("-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-XX:+UseG1GC", "-Do
 # lives seconds more CPU than its work (pre-touching 512 MB alone: 0.5 CPU-s of system time)
 SHORT_LIVED_JVM_FLAGS = ("-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                          "-Dorg.apache.logging.log4j.level=WARN")
+# stdout is the worker's protocol, one JSON message a line: the JVM's own warnings go to stderr, and no
+# /tmp/hsperfdata file is kept (jcmd attaches without it), whose "Cannot use file ... because it is locked by another
+# process" warning a JVM printed on stdout when another pid namespace's JVM held one of its pid
+CHANNEL_FLAGS = ("-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+DisplayVMOutputToStderr", "-XX:-UsePerfData")
 COMPILE_TIMEOUT_S = 300
 LOCK_TIMEOUT_S = 600  # another process may be compiling on a slow machine
 DESCRIBE_TIMEOUT_S = 60
@@ -76,7 +80,7 @@ def class_sharing(java: Java, classpath: str, jar: Path) -> list[str]:
 
 
 def jvm_flags() -> tuple[str, ...]:
-    return SHORT_LIVED_JVM_FLAGS if short_lived_jvms() else JVM_FLAGS
+    return (*(SHORT_LIVED_JVM_FLAGS if short_lived_jvms() else JVM_FLAGS), *CHANNEL_FLAGS)
 
 
 def worker_jar(java: Java, classpath_jars: list[Path], cache_dir: Path | None = None) -> Path:
