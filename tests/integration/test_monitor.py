@@ -1,6 +1,7 @@
 """`kafkabench monitor` on a real broker: a real Prometheus server scrapes it and finds probe series for the broker,
-promtool accepts the written configuration and rules, and a group that stopped consuming while a producer goes on
-shows growing lag, lag in seconds and a status other than OK."""
+promtool accepts the written configuration and rules, a group that stopped consuming while a producer goes on
+shows growing lag, lag in seconds and a status other than OK, and one poll of the lag part gives each of several groups
+its own lag and members."""
 
 import json
 import socket
@@ -11,10 +12,12 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkabench.admin import quiet_client_config
 from kafkabench.cluster.target import Target
+from kafkabench.labs.monitor.lag_collector import MONITOR_GROUPS, LagCollector
+from kafkabench.labs.monitor.metrics import Recorder
 from kafkabench.waiting import wait_until
 
 from tests.integration.monitoring import monitor_in_background
@@ -143,3 +146,35 @@ def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is
     assert seen[-1]["lag"] > seen[0]["lag"] >= 30
     assert seen[-1]["lag_seconds"] > 0 and seen[-1]["members"] == 0
     assert seen[-1]["status"] != "OK" and seen[-1]["status"] == "STOP"
+
+
+def test_one_lag_poll_gives_each_group_its_committed_lag_and_members(kafka_cluster, admin, topic_name):
+    # the lag part asks for every group at once (one OffsetFetch, one DescribeGroups per coordinator): each group
+    # still gets its own figures, a member that holds the partition counted
+    bootstrap = kafka_cluster.bootstrap_servers
+    admin.create_topic(topic_name, partitions=1)
+    producer = Producer(quiet_client_config(bootstrap))
+    for i in range(50):
+        producer.produce(topic_name, f"v{i}".encode())
+    assert producer.flush(30) == 0, "the 50 records were not all acknowledged"
+    committed = {f"lag-{topic_name}-{n}": offset for n, offset in enumerate((5, 10, 20))}
+    for group, offset in committed.items():
+        consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
+        consumer.commit(offsets=[TopicPartition(topic_name, 0, offset)], asynchronous=False)
+        consumer.close()
+    member = Consumer(quiet_client_config(bootstrap, **{"group.id": f"lag-{topic_name}-joined",
+                                                         "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
+    member.subscribe([topic_name])
+    try:
+        wait_until(lambda: member.poll(0.5) is not None and member.assignment(), timeout_s=60,
+                   what="the joined member to be assigned the partition")
+        member.commit(offsets=[TopicPartition(topic_name, 0, 49)], asynchronous=False)
+        collector = LagCollector(kafka_cluster.connection, [f"^lag-{topic_name}-"], MONITOR_GROUPS, 5, Recorder())
+        try:
+            found = collector.collect(0.0)
+        finally:
+            collector.close()
+    finally:
+        member.close()
+    assert {group: (lag.lag, lag.members) for group, lag in found.items()} == {
+        **{group: (50 - offset, 0) for group, offset in committed.items()}, f"lag-{topic_name}-joined": (1, 1)}

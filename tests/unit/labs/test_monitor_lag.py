@@ -1,8 +1,12 @@
-"""Lag in seconds from end-offset histories, and the group status rules, on synthetic offset histories."""
+"""Lag in seconds from end-offset histories, and the group status rules, on synthetic offset histories; a poll's
+groups asked at once, then one by one after a failure."""
 
 import pytest
+from kafka.errors import KafkaError
 
 from kafkabench.labs.monitor.lag import EndOffsets, LagSeconds, Poll, group_status, partition_status
+from kafkabench.labs.monitor.lag_collector import MONITOR_GROUPS, LagCollector
+from kafkabench.labs.monitor.metrics import Recorder
 
 
 def history(*samples):
@@ -60,3 +64,31 @@ def test_a_group_is_as_bad_as_its_worst_partition():
     assert group_status(["OK", "WARNING", "STALL"]) == "STALL"
     assert group_status(["REWIND", "STOP", "OK"]) == "STOP"
     assert group_status([]) == "OK"
+
+
+class Coordinators:
+    """kafka-python's admin client as the lag part calls it, raising as it does at a batch's first failing group."""
+
+    def __init__(self, failing: set[str]) -> None:
+        self.failing, self.calls = failing, []
+
+    def describe_groups(self, groups: list[str]) -> dict:
+        self.calls.append(list(groups))
+        if self.failing & set(groups):
+            raise KafkaError(f"the coordinator of {sorted(self.failing & set(groups))} is down")
+        return {group: {"members": [{"member_id": "m"}] * len(group), "error": None} for group in groups}
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("failing, calls", [(set(), 1), ({"bb"}, 1 + 3)])
+def test_a_poll_asks_every_group_at_once_and_group_by_group_only_after_a_batch_failed(failing, calls):
+    collector = LagCollector("127.0.0.1:9", [], MONITOR_GROUPS, 5, Recorder())
+    collector._groups_admin = client = Coordinators(failing)
+    try:
+        members = collector._members(["a", "bb", "ccc"])
+    finally:
+        collector.close()
+    assert members == {group: len(group) for group in ("a", "bb", "ccc") if group not in failing}
+    assert client.calls[0] == ["a", "bb", "ccc"] and len(client.calls) == calls

@@ -5,7 +5,10 @@ metrics when a group or partition goes away, so memory stays flat over days.
 
 Committed offsets and members are asked through kafka-python: these requests go to each group's coordinator, and
 librdkafka's admin client can abort the process when that coordinator's connection is down (librdkafka issue 4605,
-reproduced by benchmarks/librdkafka_4605.py). Listing groups and end offsets stay on librdkafka.
+reproduced by benchmarks/librdkafka_4605.py). Listing groups and end offsets stay on librdkafka. Each poll asks for
+every group at once (one OffsetFetch and one DescribeGroups per coordinator, KIP-709); an error in such a batch fails
+all of it, so that poll then asks group by group and only the failing group goes without
+(benchmarks/monitor_lag_polls.py).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaException, TopicPartition
@@ -29,7 +33,7 @@ from kafkabench.labs.monitor.metrics import Recorder
 HISTORY = 3600  # end-offset samples per partition (an idle stretch keeps two): an hour at a 1 s interval
 TIMEOUT_S = 10.0
 MONITOR_GROUPS = re.compile(r"^kafkabench-monitor-[0-9a-f]{16}$")  # monitors' own groups are probes, not consumers
-LAG_MIN_INTERVAL_S = 1.0  # lag is polled at most once a second: a dozen admin requests per poll
+LAG_MIN_INTERVAL_S = 1.0  # lag is polled at most once a second: a few admin requests per coordinator a poll
 
 
 @dataclass
@@ -77,7 +81,7 @@ class LagCollector:
 
     def collect(self, now_s: float) -> dict[str, GroupLag]:
         groups = self._groups()
-        committed = {group: self._committed(group) for group in groups}
+        committed = self._committed(groups)
         members = self._members(groups)
         ends = self._end_offsets({key for offsets in committed.values() for key in offsets})
         for key, end in ends.items():
@@ -124,26 +128,33 @@ class LagCollector:
         names = sorted(listing.group_id for listing in listed if not self._exclude.match(listing.group_id))
         return [name for name in names if not self._patterns or any(p.search(name) for p in self._patterns)]
 
-    def _committed(self, group: str) -> dict[tuple[str, int], int]:
-        client = self._groups_client()
-        if client is None:
-            return {}
-        try:
-            found = client.list_group_offsets({group: None}).get(group, {})
-        except KafkaError:
-            return {}
-        return {(tp.topic, tp.partition): meta.offset for tp, meta in found.items() if meta.offset >= 0}
+    def _committed(self, groups: list[str]) -> dict[str, dict[tuple[str, int], int]]:
+        found = self._ask_all(groups, lambda client, asked: client.list_group_offsets(dict.fromkeys(asked)))
+        return {group: {(tp.topic, tp.partition): meta.offset for tp, meta in found.get(group, {}).items()
+                        if meta.offset >= 0} for group in groups}
 
     def _members(self, groups: list[str]) -> dict[str, int]:
-        members, client = {}, self._groups_client()
-        for group in groups if client is not None else ():  # one at a time: kafka-python raises at the first error
+        described = self._ask_all(groups, lambda client, asked: client.describe_groups(asked))
+        return {group: len(found.get("members") or []) for group, found in described.items()
+                if found is not None and not found.get("error")}
+
+    def _ask_all(self, groups: list[str], ask: Callable[[KafkaAdminClient, list[str]], dict]) -> dict:
+        """`ask` of every group in one call; when that call fails (kafka-python raises at a batch's first error: a
+        coordinator down, one group's offsets unstable), of each group alone, the ones that fail left out."""
+        client = self._groups_client()
+        if client is None or not groups:
+            return {}
+        try:
+            return ask(client, groups)
+        except KafkaError:
+            pass
+        answers = {}
+        for group in groups:
             try:
-                described = client.describe_groups([group]).get(group)
+                answers.update(ask(client, [group]))
             except KafkaError:
                 continue
-            if described is not None and not described.get("error"):
-                members[group] = len(described.get("members") or [])
-        return members
+        return answers
 
     def _end_offsets(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         if not keys:
