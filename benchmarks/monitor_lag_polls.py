@@ -19,7 +19,8 @@ import time
 import uuid
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from kafka.errors import KafkaError
 
 from kafkabench.admin import KafkaAdmin
@@ -27,6 +28,7 @@ from kafkabench.cluster import EmbeddedCluster
 from kafkabench.connection import Connection
 from kafkabench.labs.monitor.lag_collector import MONITOR_GROUPS, LagCollector
 from kafkabench.labs.monitor.metrics import Recorder
+from kafkabench.waiting import wait_until
 from harness import cpu_s, fill, print_medians
 
 FIGURES = ("cpu ms/poll", "poll ms", "broker ms/poll")
@@ -63,9 +65,20 @@ def committed_groups(bootstrap: str, topic: str, count: int) -> list[str]:
     groups = [f"{prefix}-{n:04d}" for n in range(count)]
     for n, group in enumerate(groups):
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-        consumer.commit(offsets=[TopicPartition(topic, 0, n % 100)], asynchronous=False)
+        wait_until(lambda: _committed(consumer, TopicPartition(topic, 0, n % 100)), timeout_s=60,
+                   what=f"group {group} to commit")  # a fresh broker's offsets topic loads first
         consumer.close()
     return groups
+
+
+def _committed(consumer: Consumer, offset: TopicPartition) -> bool:
+    try:
+        consumer.commit(offsets=[offset], asynchronous=False)
+        return True
+    except KafkaException as exc:
+        if exc.args[0].code() != confluent_kafka.KafkaError.COORDINATOR_LOAD_IN_PROGRESS:
+            raise
+        return False
 
 
 def polls(collector: LagCollector, count: int, broker_pids: list[int]) -> tuple[dict[str, float], dict]:
