@@ -5,11 +5,12 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 
-from kafkabench.admin import KafkaAdmin
+from kafkabench.admin import KafkaAdmin, quiet_client_config
 from kafkabench.cluster import EmbeddedCluster
 from kafkabench.cluster.target import Target
 from kafkabench.config.properties import parse_overrides
@@ -18,6 +19,8 @@ from kafkabench.core.events import Listener
 from kafkabench.labs.base import LabFailed
 from kafkabench.labs.throughput.run import run_throughput
 from kafkabench.labs.throughput.scenario import ConsumeScenario, ProduceScenario
+from kafkabench.waiting import wait_until
+from kafkabench.workers.adapters.confluent import Adapter
 from kafkabench.workers.produce import BATCH
 
 pytestmark = pytest.mark.integration
@@ -213,3 +216,37 @@ def test_cli_produce_json_follows_the_contract(kafka_cluster, tmp_path):
     assert produce["config"]["producer"]["linger.ms"] == "1"
     assert produce["resources"]["cpu_s"] > 0
     assert "rec/s" in done.stderr  # the progress lines
+
+
+def test_a_consumer_from_latest_whose_assignment_lands_after_the_producers_started_reads_from_the_run_start(
+        kafka_cluster, admin, topic_name):
+    # a consumer that was ready (positioned at the end) is assigned again when another member joins; here that
+    # assignment reaches it only once records were written. Pinned to the end then (the old way), its partition
+    # skipped them: a CI run's 3 consumers read 11,987 of 12,000 with no error. It starts where the run started.
+    admin.create_topic(topic_name, partitions=2)
+    group, config = f"latest-{topic_name}", {"auto.offset.reset": "latest", "enable.auto.commit": False}
+    first, second = Adapter(), Adapter()
+    try:
+        first.open_consumer(kafka_cluster.bootstrap_servers, {**config, "group.id": group})
+        first.subscribe([topic_name], 30, at_end=True)
+        assert len(first._consumer.assignment()) == 2
+        second.open_consumer(kafka_cluster.bootstrap_servers, {**config, "group.id": group})
+        joined = threading.Thread(target=second.subscribe, args=([topic_name], 30), kwargs={"at_end": True})
+        joined.start()
+        # the first member hands its partitions back (served by a poll that does not wait: the new assignment needs
+        # round trips after that), then polls no more until the records exist: that assignment waits in its queue
+        wait_until(lambda: not first.poll_batch(0, 1) and not first._consumer.assignment(), timeout_s=30,
+                   what="the first member to give its partitions back", interval_s=0.01)
+        joined.join(40)
+        assert not joined.is_alive() and len(second._consumer.assignment()) == 1
+        producer = Producer(quiet_client_config(kafka_cluster.bootstrap_servers))
+        for n in range(20):
+            producer.produce(topic_name, f"r{n}".encode(), partition=n % 2)
+        assert producer.flush(30) == 0
+        read = []
+        wait_until(lambda: read.extend(first.poll_batch(0.1, 100).values() + second.poll_batch(0.1, 100).values())
+                   or len(read) >= 20, timeout_s=30, what="the 20 records", interval_s=0)
+        assert len(first._consumer.assignment()) == 1 and sorted(read) == sorted(f"r{n}".encode() for n in range(20))
+    finally:
+        first.close()
+        second.close()

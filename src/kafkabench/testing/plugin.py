@@ -102,8 +102,8 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
             with KafkaAdmin(connection) as admin:
                 admin.create_topic(name, partitions or shape.partitions, replicas, {**shape.config, **(config or {})})
             for broker in kafka_cluster.embedded.state.brokers:  # each learns it in its own time: a client may ask any
-                wait_until(lambda: _knows(connection.at(broker.address), name), timeout_s=30, interval_s=0.1,
-                           what=f"topic {name} in broker {broker.node_id}'s metadata")
+                wait_until(lambda: _knows(connection.at(broker.address), broker.node_id, name), timeout_s=30,
+                           interval_s=0.1, what=f"topic {name} in broker {broker.node_id}'s metadata")
 
         _or_fail(create)
         made.append(name)
@@ -118,17 +118,20 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
             warnings.warn(f"kafkabench: the test's topics {', '.join(made)} were not deleted: {exc}", stacklevel=1)
 
 
-def _knows(connection, topic: str) -> bool:
-    """Whether the broker at `connection` (a fresh client's first one asked) has the topic in its metadata."""
-    from kafkabench.admin import KafkaAdmin
-    from kafkabench.errors import KafkaAdminError
+def _knows(connection, broker_id: int, topic: str) -> bool:
+    """Whether broker `broker_id`, the one at `connection`, has the topic in its metadata. A fresh client asks its
+    bootstrap broker first, but may ask another it has learnt of: only an answer from `broker_id` counts."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from kafkabench.admin import quiet_client_config
 
     try:
-        with KafkaAdmin(connection, timeout_s=2) as admin:
-            admin.describe_topic(topic)
-        return True
-    except KafkaAdminError:
+        metadata = AdminClient(quiet_client_config(connection)).list_topics(topic, timeout=2)
+    except KafkaException:
         return False
+    found = metadata.topics.get(topic)
+    return metadata.orig_broker_id == broker_id and found is not None and found.error is None
 
 
 @pytest.fixture

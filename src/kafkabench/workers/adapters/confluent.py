@@ -29,6 +29,7 @@ class Adapter:
         self._pending: list[Message] = []
         self._held = False
         self._assigned_ns: int | None = None
+        self._failed: list[str] = []  # what a rebalance callback could not do, raised by the next poll
         self._acks: AckLog | None = None
 
     def version(self) -> str:
@@ -187,16 +188,27 @@ class Adapter:
             self._assigned_ns = time.monotonic_ns()
             return
         assigned: list = []
-        failed: list[str] = []  # raised here, not in librdkafka's callback
         deadline = time.monotonic() + timeout_s
+        # `latest` is where the run starts: every partition's end now, before the producers do. librdkafka resolves
+        # `latest` lazily, after fetching starts, and a later rebalance (a member joining after this one was ready,
+        # one leaving mid-run) assigns partitions again: pinned to their end then, a partition would skip what was
+        # written since the start (a CI run's 3 consumers read 11,987 of 12,000). So each assignment starts a
+        # partition where the group committed it, else where the run started.
+        starts = _end_offsets(self._consumer, topics, deadline) if at_end else {}
 
         def on_assign(consumer, partitions) -> None:
+            until = deadline if not assigned else time.monotonic() + timeout_s  # a rebalance mid-run: time of its own
             try:
-                if at_end:  # librdkafka resolves `latest` lazily, after fetching starts: pin today's end instead
+                if at_end:
+                    committed = _committed_offsets(consumer, partitions, until)
                     for partition in partitions:
-                        partition.offset = _end_offset(consumer, partition, deadline)
+                        key = (partition.topic, partition.partition)
+                        start = starts.get(key)
+                        if start is None:  # a partition added since: nothing was asked to wait for it
+                            start = starts[key] = _end_offset(consumer, partition, until)
+                        partition.offset = max(start, committed.get(key, -1))
             except AdapterError as exc:
-                failed.append(str(exc))
+                self._failed.append(str(exc))  # raised by the next poll, not in librdkafka's callback
                 return
             consumer.assign(partitions)
             assigned.extend(partitions)
@@ -204,8 +216,7 @@ class Adapter:
 
         self._consumer.subscribe(topics, on_assign=on_assign)
         while not assigned:
-            if failed:
-                raise AdapterError(failed[0])
+            self._raise_failed()
             if time.monotonic() > deadline:
                 raise AdapterError(f"no partitions of {named} assigned within {timeout_s:g} s")
             self._pending.extend(_checked(self._consumer.consume(100, 0.1)))
@@ -218,8 +229,13 @@ class Adapter:
     def fetching_since_ns(self) -> int | None:
         return self._assigned_ns
 
+    def _raise_failed(self) -> None:
+        if self._failed:
+            raise AdapterError(self._failed[0])
+
     def poll_record(self, timeout_s: float):
         msg = self._consumer.poll(timeout_s)
+        self._raise_failed()
         if msg is None:
             return None
         [msg] = _checked([msg])
@@ -232,7 +248,9 @@ class Adapter:
             return MessageBatch(messages)
         # consume(n, t) waits for n messages or t: take what is queued now, else wait for the first to arrive
         consume = self._consumer.consume
-        return MessageBatch(_checked(consume(limit, 0) or consume(1, timeout_s)))
+        batch = MessageBatch(_checked(consume(limit, 0) or consume(1, timeout_s)))
+        self._raise_failed()
+        return batch
 
     def _on_stats(self, stats_json: str) -> None:
         self._stats = stats_json  # parsed once, when read: a report names every topic and partition (1 MB at 1,000)
@@ -289,6 +307,27 @@ def _end_offset(consumer: Consumer, partition: TopicPartition, deadline: float) 
                 raise AdapterError(f"cannot read the end offset of {partition.topic} [{partition.partition}]: "
                                    f"{error.str()}") from exc
             time.sleep(0.05)
+
+
+def _end_offsets(consumer: Consumer, topics: list[str], deadline: float) -> dict[tuple[str, int], int]:
+    """Every partition of `topics` and its end offset."""
+    try:
+        found = consumer.list_topics(timeout=max(0.1, deadline - time.monotonic())).topics
+    except KafkaException as exc:
+        raise AdapterError(f"cannot read the partitions of {', '.join(topics)}: {exc.args[0].str()}") from exc
+    return {(topic, partition): _end_offset(consumer, TopicPartition(topic, partition), deadline)
+            for topic in topics if topic in found for partition in found[topic].partitions}
+
+
+def _committed_offsets(consumer: Consumer, partitions: list[TopicPartition],
+                       deadline: float) -> dict[tuple[str, int], int]:
+    """The group's committed offset of each of `partitions` that has one."""
+    try:
+        committed = consumer.committed([TopicPartition(p.topic, p.partition) for p in partitions],
+                                       timeout=max(0.1, deadline - time.monotonic()))
+    except KafkaException as exc:
+        raise AdapterError(f"cannot read the group's committed offsets: {exc.args[0].str()}") from exc
+    return {(p.topic, p.partition): p.offset for p in committed if p.offset >= 0}
 
 
 def _checked(messages: list[Message]) -> list[Message]:
