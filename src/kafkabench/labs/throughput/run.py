@@ -115,6 +115,8 @@ def _measure_run(plan: ThroughputPlan, target: Target, out_dir: Path, listener: 
     if plan.role == "consume" and scenario.count and received < scenario.count and not document.error:
         document.notes.append(f"only {received} of {scenario.count} records arrived: the consumers stopped after "
                               f"{scenario.timeout:g} s without a record (--timeout)")
+    if not document.error and (unread := unread_note(plan, document.runs, drain_s)):
+        document.notes.append(unread)
     if plan.role == "produce" and not counts_wire_bytes(scenario) and not any("wire_bytes" in run.counters
                                                                                for run in document.runs):
         document.notes.append(f"wire bytes not counted: beyond {WIRE_BYTES_PARTITIONS:,} partitions librdkafka's "
@@ -281,6 +283,17 @@ def counts_wire_bytes(scenario: ProduceScenario) -> bool:
     """Whether the producers count the bytes they send: not beyond WIRE_BYTES_PARTITIONS, where librdkafka's report of
     them, built every 500 ms and naming every partition, cost its producer a tenth of its rate (1,000 topics)."""
     return scenario.topics * scenario.partitions <= WIRE_BYTES_PARTITIONS
+
+
+def unread_note(plan: ThroughputPlan, runs: list, drain_s: float) -> str | None:
+    """A produce run whose consumers (each group reading every acknowledged record) did not read them all says so:
+    the e2e latencies then leave out what never arrived."""
+    due = len(_groups(plan)) * sum(run.counters.get("acked", 0) for run in runs if run.scenario == "produce")
+    received = sum(run.counters.get("received", 0) for run in runs if run.scenario == "consume")
+    if plan.role != "produce" or not any(run.scenario == "consume" for run in runs) or received >= due:
+        return None
+    return (f"the consumers read {received:,} of the {due:,} acknowledged records they were to read, within "
+            f"{drain_s:g} s of the producers' end: the e2e latencies leave out the {due - received:,} others")
 
 
 def _groups(plan: ThroughputPlan) -> list[str]:
