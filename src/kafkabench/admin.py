@@ -212,7 +212,29 @@ class KafkaAdmin:
                 raise
         if not replica_assignment and partitions > PARTITIONS_PER_REQUEST:
             self._grow(name, partitions)
-        return self.wait_until_usable(name, self.timeout_s + partitions / 500) if wait else None
+        if not wait:
+            return None
+        info = self.wait_until_usable(name, self.timeout_s + partitions / 500)
+        # each broker learns a new topic from the controller in its own time, and a client may ask any of them: a
+        # caller's next question (a lab's describe, a test's) must not meet one that has not heard of it yet
+        for broker, address in self.brokers().items():
+            wait_until(lambda: self._knows(broker, address, name) is not False, timeout_s=self.timeout_s,
+                       what=f"topic {name} in broker {broker}'s metadata", interval_s=0.05)
+        return info
+
+    def _knows(self, broker: int, address: str, name: str) -> bool | None:
+        """Whether broker `broker`, at `address`, has topic `name` in its own metadata; None when it does not answer
+        (a paused broker: not waited for). A fresh client asks its bootstrap broker first but may ask another it
+        learnt of: only that broker's answer counts."""
+        client = AdminClient(quiet_client_config(self.connection.at(address), **self._client_config))
+        try:
+            metadata = client.list_topics(name, timeout=2)
+        except KafkaException:
+            return None
+        found = metadata.topics.get(name)
+        if metadata.orig_broker_id != broker:
+            return False  # asked again: the next fresh client asks it first
+        return found is not None and found.error is None
 
     def _grow(self, name: str, partitions: int) -> None:
         """The topic from PARTITIONS_PER_REQUEST up to `partitions`, as many added a request: KRaft's controller

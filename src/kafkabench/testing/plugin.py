@@ -22,7 +22,6 @@ from typing import TypeVar
 import pytest
 
 from kafkabench.errors import KafkabenchError
-from kafkabench.waiting import wait_until
 from kafkabench.testing.settings import INI, MARKER, ClusterShape, SettingError, TopicShape, asked, heal_timeout
 
 T = TypeVar("T")
@@ -99,11 +98,8 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
         replicas = replication_factor or shape.replicas(len(kafka_cluster.brokers))
         def create() -> None:
             connection = kafka_cluster.embedded.connection
-            with KafkaAdmin(connection) as admin:
+            with KafkaAdmin(connection) as admin:  # returns once every broker has the topic in its metadata
                 admin.create_topic(name, partitions or shape.partitions, replicas, {**shape.config, **(config or {})})
-            for broker in kafka_cluster.embedded.state.brokers:  # each learns it in its own time: a client may ask any
-                wait_until(lambda: _knows(connection.at(broker.address), broker.node_id, name), timeout_s=30,
-                           interval_s=0.1, what=f"topic {name} in broker {broker.node_id}'s metadata")
 
         _or_fail(create)
         made.append(name)
@@ -116,22 +112,6 @@ def kafka_topics(kafka_cluster, request: pytest.FixtureRequest) -> Iterator:
                 admin.delete_topics(made)
         except KafkabenchError as exc:
             warnings.warn(f"kafkabench: the test's topics {', '.join(made)} were not deleted: {exc}", stacklevel=1)
-
-
-def _knows(connection, broker_id: int, topic: str) -> bool:
-    """Whether broker `broker_id`, the one at `connection`, has the topic in its metadata. A fresh client asks its
-    bootstrap broker first, but may ask another it has learnt of: only an answer from `broker_id` counts."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    from kafkabench.admin import quiet_client_config
-
-    try:
-        metadata = AdminClient(quiet_client_config(connection)).list_topics(topic, timeout=2)
-    except KafkaException:
-        return False
-    found = metadata.topics.get(topic)
-    return metadata.orig_broker_id == broker_id and found is not None and found.error is None
 
 
 @pytest.fixture
