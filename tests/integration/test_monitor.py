@@ -98,14 +98,20 @@ def test_a_real_prometheus_scrapes_probe_series_for_every_broker(prometheus_inst
     assert windows.lines and all(w["brokers"] for w in windows.lines)
 
 
+def fifty_records(admin, bootstrap: str, topic: str) -> Producer:
+    """A topic of one partition holding 50 acknowledged records; the producer that wrote them, to go on with."""
+    admin.create_topic(topic, partitions=1)
+    producer = Producer(quiet_client_config(bootstrap))
+    for i in range(50):
+        producer.produce(topic, f"v{i}".encode())
+    assert producer.flush(30) == 0, "the 50 records were not all acknowledged"
+    return producer
+
+
 def test_a_group_that_stopped_consuming_shows_growing_lag_and_lag_seconds_and_is_not_ok(kafka_cluster, admin,
                                                                                        topic_name, tmp_path):
     bootstrap = kafka_cluster.bootstrap_servers
-    admin.create_topic(topic_name, partitions=1)
-    producer = Producer(quiet_client_config(bootstrap))
-    for i in range(50):
-        producer.produce(topic_name, f"v{i}".encode())
-    assert producer.flush(30) == 0, "the 50 records were not all acknowledged"
+    producer = fifty_records(admin, bootstrap, topic_name)
     group = f"stopped-{topic_name}"
     consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "auto.offset.reset": "earliest",
                                                            "enable.auto.commit": False}))
@@ -152,11 +158,7 @@ def test_one_lag_poll_gives_each_group_its_committed_lag_and_members(kafka_clust
     # the lag part asks for every group at once (one OffsetFetch, one DescribeGroups per coordinator): each group
     # still gets its own figures, a member that holds the partition counted
     bootstrap = kafka_cluster.bootstrap_servers
-    admin.create_topic(topic_name, partitions=1)
-    producer = Producer(quiet_client_config(bootstrap))
-    for i in range(50):
-        producer.produce(topic_name, f"v{i}".encode())
-    assert producer.flush(30) == 0, "the 50 records were not all acknowledged"
+    fifty_records(admin, bootstrap, topic_name)
     committed = {f"lag-{topic_name}-{n}": offset for n, offset in enumerate((5, 10, 20))}
     for group, offset in committed.items():
         consumer = Consumer(quiet_client_config(bootstrap, **{"group.id": group, "enable.auto.commit": False}))
