@@ -11,6 +11,7 @@ from kafkabench.cluster.target import Target
 from kafkabench.core.events import Listener
 from kafkabench.labs.monitor.run import run_monitor
 from kafkabench.labs.monitor.scenario import MonitorScenario
+from kafkabench.waiting import wait_until
 
 
 class Windows(Listener):
@@ -30,6 +31,25 @@ def monitor_in_background(target: Target, out_dir, **fields):
                                                                               done["stop"])), daemon=True)
     thread.start()
     return thread, windows, done
+
+
+def steady(lines, count: int = 4, brokers: int = 3) -> bool:
+    """The last `count` windows saw every broker, probes of each came back and none was lost: the monitor's start is
+    behind it (on a loaded machine its first probes can outlast the SLA, and the windows before its probe topic was
+    ready sent none: kb-ci149 and stop 70's CI took 4 of those for steady and faulted a broker before any probe)."""
+    last = lines[-count:]
+    return (len(last) == count and all(len(w["brokers"]) == brokers and all(b["lost"] == b["failed"] == 0
+                                                                             for b in w["brokers"].values()) for w in last)
+            and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"]))
+
+
+def wait_steady(thread, windows, timeout_s: float = 60) -> None:
+    def ready() -> bool:
+        assert thread.is_alive(), f"the monitor ended after {len(windows.lines)} windows, never steady"
+        return steady(windows.lines)
+
+    wait_until(ready, timeout_s=timeout_s, what="4 monitor windows in a row, every broker's probes back",
+               interval_s=0.1)
 
 
 SAMPLE = re.compile(r'^(\w+)\{(.*)\} (\S+)$')

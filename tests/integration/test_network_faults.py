@@ -32,7 +32,7 @@ from kafkabench.labs.delivery.scenario import DeliveryScenario
 from kafkabench.waiting import wait_until
 from tests.conftest import FAST_FAILOVER, embedded
 from tests.debian import install
-from tests.integration.monitoring import monitor_in_background
+from tests.integration.monitoring import monitor_in_background, wait_steady
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")]
 # the controller fences a silent broker after 3 s, and a leader drops a follower from the ISR after 4 s
@@ -203,21 +203,10 @@ def broker_windows(windows, broker: int, lines) -> list[dict]:
     return [w["brokers"][str(broker)] for w in lines if str(broker) in w["brokers"]]
 
 
-def steady(lines, count: int = 4) -> bool:
-    """The last `count` windows saw all three brokers, probes of each came back and none was lost: the monitor's start
-    is behind it (on a loaded machine its first probes can outlast the SLA, and the windows before its probe topic
-    was ready sent none: kb-ci149 took 4 of those for steady)."""
-    last = lines[-count:]
-    return (len(last) == count and all(len(w["brokers"]) == 3 and all(b["lost"] == b["failed"] == 0
-                                                                       for b in w["brokers"].values()) for w in last)
-            and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"]))
-
-
 def test_the_monitor_names_the_broker_cut_from_its_clients_and_sees_the_others_unharmed(cluster, target, tmp_path):
     thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-cut", interval=0.5, sla=2,
                                                   duration=60, metrics_port=0)
-    wait_until(lambda: steady(windows.lines), timeout_s=60, what="4 monitor windows in a row without a lost probe",
-               interval_s=0.1)
+    wait_steady(thread, windows)
     steady_s = windows.lines[-1]["t_s"]
     faults = target.faults
     victim = faults.leader_of("probe-cut", 1)
@@ -238,7 +227,7 @@ def test_the_monitor_names_the_broker_cut_from_its_clients_and_sees_the_others_u
 def test_the_monitor_shows_a_slow_link_as_its_brokers_roundtrip_and_loses_nothing(cluster, target, tmp_path):
     thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-slow", interval=0.5, sla=20,
                                                   duration=60, metrics_port=0)
-    wait_until(lambda: len(windows.lines) >= 4, timeout_s=60, what="4 monitor windows", interval_s=0.1)
+    wait_steady(thread, windows)
     faults = target.faults
     victim = faults.leader_of("probe-slow", 2)
     slow = faults.delay(victim, 100, to=CLIENTS)  # what it sends the clients: its answers, its records

@@ -18,7 +18,7 @@ from kafkabench.cluster.faults import EmbeddedFaults
 from kafkabench.cluster.target import Target
 from kafkabench.waiting import wait_until
 
-from tests.integration.monitoring import monitor_in_background, part_pid, samples
+from tests.integration.monitoring import monitor_in_background, part_pid, samples, wait_steady
 
 pytestmark = [pytest.mark.integration, pytest.mark.multibroker]
 
@@ -47,7 +47,7 @@ def test_a_killed_broker_loses_probes_and_availability_until_its_restart(cluster
     # ended once the windows after the restart that it is judged on are in; 120 s only bounds it
     thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-kill", interval=0.5, sla=2,
                                                   duration=120, metrics_port=0)
-    wait_windows(thread, windows, 4)
+    wait_steady(thread, windows)
     victim = faults.leader_of("probe-kill", 1)
     faults.kill(victim)
     killed_at = len(windows.lines)
@@ -79,7 +79,7 @@ def test_a_paused_broker_shows_as_roundtrip_latency_not_as_loss(cluster, faults,
     # them after the pause); 60 s only bounds it
     thread, windows, done = monitor_in_background(target, tmp_path, probe_topic="probe-pause", interval=0.5, sla=20,
                                                   duration=60, metrics_port=0)
-    wait_windows(thread, windows, 4)
+    wait_steady(thread, windows)
     victim = faults.leader_of("probe-pause", 0)
     faults.pause(victim)
     paused_at = len(windows.lines)
@@ -116,7 +116,7 @@ def test_through_a_long_pause_the_monitor_serves_probes_the_others_and_restarts_
     port = free_port()
     thread, windows, done = monitor_in_background(Target.embedded(cluster), tmp_path, probe_topic="probe-long",
                                                   interval=0.5, sla=2, duration=paused_s + 90, metrics_port=port)
-    wait_windows(thread, windows, 4)
+    wait_steady(thread, windows)
 
     def lost_at_zero() -> dict | None:  # every probe partition known, each (partition, broker) counter exists at 0
         lost = samples(port, "kafkabench_end_to_end_messages_lost_total")
