@@ -38,9 +38,10 @@ def steady(lines, count: int = 4, brokers: int = 3) -> bool:
     behind it (on a loaded machine its first probes can outlast the SLA, and the windows before its probe topic was
     ready sent none: kb-ci149 and stop 70's CI took 4 of those for steady and faulted a broker before any probe)."""
     last = lines[-count:]
-    return (len(last) == count and all(len(w["brokers"]) == brokers and all(b["lost"] == b["failed"] == 0
-                                                                             for b in w["brokers"].values()) for w in last)
-            and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"]))
+    if len(last) < count or any(len(w["brokers"]) != brokers for w in last):
+        return False
+    clean = all(b["lost"] == b["failed"] == 0 for w in last for b in w["brokers"].values())
+    return clean and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"])
 
 
 def wait_steady(thread, windows, timeout_s: float = 60) -> None:
