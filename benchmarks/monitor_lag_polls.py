@@ -21,7 +21,6 @@ from pathlib import Path
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException, TopicPartition
-from kafka.errors import KafkaError
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster import EmbeddedCluster
@@ -37,26 +36,8 @@ FIGURES = ("cpu ms/poll", "poll ms", "broker ms/poll")
 class PerGroupCollector(LagCollector):
     """The reference: committed offsets and members asked one group at a time, as the lag part did before."""
 
-    def _committed(self, groups):
-        client, found = self._groups_client(), {}
-        for group in groups:
-            try:
-                offsets = client.list_group_offsets({group: None}).get(group, {})
-            except KafkaError:
-                offsets = {}
-            found[group] = {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
-        return found
-
-    def _members(self, groups):
-        client, members = self._groups_client(), {}
-        for group in groups:
-            try:
-                described = client.describe_groups([group]).get(group)
-            except KafkaError:
-                continue
-            if described is not None and not described.get("error"):
-                members[group] = len(described.get("members") or [])
-        return members
+    def _ask_all(self, groups, ask):
+        return self._ask_each(groups, ask)
 
 
 def committed_groups(bootstrap: str, topic: str, count: int) -> list[str]:

@@ -33,24 +33,23 @@ def monitor_in_background(target: Target, out_dir, **fields):
     return thread, windows, done
 
 
-def steady(lines, count: int = 4, brokers: int = 3) -> bool:
-    """The last `count` windows saw every broker, probes of each came back and none was lost: the monitor's start is
-    behind it (on a loaded machine its first probes can outlast the SLA, and the windows before its probe topic was
-    ready sent none: kb-ci149 and stop 70's CI took 4 of those for steady and faulted a broker before any probe)."""
-    last = lines[-count:]
-    if len(last) < count or any(len(w["brokers"]) != brokers for w in last):
-        return False
-    clean = all(b["lost"] == b["failed"] == 0 for w in last for b in w["brokers"].values())
-    return clean and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"])
+STEADY_WINDOWS = 4
 
 
 def wait_steady(thread, windows, timeout_s: float = 60) -> None:
-    def ready() -> bool:
+    """Until the last 4 windows saw all three brokers, probes of each came back and none was lost: the monitor's start
+    is behind it (on a loaded machine its first probes can outlast the SLA, and the windows before its probe topic was
+    ready sent none: kb-ci149 and stop 70's CI took 4 of those for steady and faulted a broker before any probe)."""
+    def steady() -> bool:
         assert thread.is_alive(), f"the monitor ended after {len(windows.lines)} windows, never steady"
-        return steady(windows.lines)
+        last = windows.lines[-STEADY_WINDOWS:]
+        if len(last) < STEADY_WINDOWS or any(len(w["brokers"]) != 3 for w in last):
+            return False
+        clean = all(b["lost"] == b["failed"] == 0 for w in last for b in w["brokers"].values())
+        return clean and all(sum(w["brokers"][broker]["received"] for w in last) > 0 for broker in last[0]["brokers"])
 
-    wait_until(ready, timeout_s=timeout_s, what="4 monitor windows in a row, every broker's probes back",
-               interval_s=0.1)
+    wait_until(steady, timeout_s=timeout_s, interval_s=0.1,
+               what=f"{STEADY_WINDOWS} monitor windows in a row, every broker's probes back")
 
 
 SAMPLE = re.compile(r'^(\w+)\{(.*)\} (\S+)$')

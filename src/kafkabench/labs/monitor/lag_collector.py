@@ -147,9 +147,11 @@ class LagCollector:
         try:
             return ask(client, groups)
         except KafkaError:
-            pass
-        answers = {}
-        for group in groups:
+            return self._ask_each(groups, ask)
+
+    def _ask_each(self, groups: list[str], ask: Callable[[KafkaAdminClient, list[str]], dict]) -> dict:
+        client, answers = self._groups_client(), {}
+        for group in groups if client is not None else ():
             try:
                 answers.update(ask(client, [group]))
             except KafkaError:

@@ -288,9 +288,11 @@ def counts_wire_bytes(scenario: ProduceScenario) -> bool:
 def unread_note(plan: ThroughputPlan, runs: list, drain_s: float) -> str | None:
     """A produce run whose consumers (each group reading every acknowledged record) did not read them all says so:
     the e2e latencies then leave out what never arrived."""
+    if plan.role != "produce" or not any(run.scenario == "consume" for run in runs):
+        return None
     due = len(_groups(plan)) * sum(run.counters.get("acked", 0) for run in runs if run.scenario == "produce")
     received = sum(run.counters.get("received", 0) for run in runs if run.scenario == "consume")
-    if plan.role != "produce" or not any(run.scenario == "consume" for run in runs) or received >= due:
+    if received >= due:
         return None
     return (f"the consumers read {received:,} of the {due:,} acknowledged records they were to read, within "
             f"{drain_s:g} s of the producers' end: the e2e latencies leave out the {due - received:,} others")
