@@ -403,8 +403,10 @@ def test_an_open_loop_producer_keeps_to_its_rate_and_measures_its_delay(
         start(worker, produce_task(kafka_cluster.bootstrap_servers, topic_name, payloads, rate_per_s=2000, count=1000))
         _, result = until_done(worker)
         assert isinstance(result, protocol.Result), result
-    # Message 999 is due 0.4995 s after the start: the schedule, not the broker, sets the pace.
-    assert result.duration_s >= 0.45
+    # Message 999 is due 0.4995 s after the start signal, where the run's time starts, and nothing is sent before it
+    # is due: the schedule, not the broker, sets the pace. (Timed from the first send, a loaded machine that held
+    # the first one back made the run shorter than its schedule: 0.39 s in a CI run.)
+    assert result.duration_s >= 0.4995
     assert result.counters["acked"] == 1000
     assert count(result.histograms["publish_delay"]) == 1000
 

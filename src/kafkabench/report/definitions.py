@@ -58,7 +58,7 @@ DEFINITIONS: tuple[Definition, ...] = (
                "only after merging, never averaged."),
     Definition("records_per_s", "records/s", "records/s",
                "Acknowledged (produce) or received (consume) records over the wall time of all workers of the role: "
-               "first send -> last ack; start signal -> last record.", ("produce", "consume", "compression")),
+               "start signal -> last ack; start signal -> last record.", ("produce", "consume", "compression")),
     Definition("payload_mb_per_s", "MB/s", "MB/s",
                "Payload bytes over the same wall time as records/s. MB = 2^20 bytes, as Apache's tools count.",
                ("produce", "consume")),
@@ -81,8 +81,8 @@ DEFINITIONS: tuple[Definition, ...] = (
                "CPU time of the embedded brokers' processes during the produce phase; on your cluster: unavailable, "
                "shown as -, not 0.", ("compression",)),
     Definition("duration_s", "duration s", "s",
-               "Latency lab: the measured rounds. Produce and compression: first send -> last ack. Consume (fetch time): "
-               "from the start signal (partitions already assigned) to the last record."),
+               "Latency lab: the measured rounds. Produce and compression: start signal -> last ack. "
+               "Consume (fetch time): from the start signal (partitions already assigned) to the last record."),
     Definition("read_rows_per_s", "read+decode rows/s", "rows/s",
                "The rate at which a consumer reads and decodes every row back.", ("compression",)),
     Definition("rebalance_s", "rebalance s", "s", "Consumer: subscribe -> partitions assigned (the slowest consumer).",

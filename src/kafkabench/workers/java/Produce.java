@@ -54,7 +54,7 @@ final class Produce implements KafkabenchWorker.Scenario {
     private KafkaProducer<byte[], byte[]> producer;
     private long flushBoundNs, warmupWireBytes;
     private Windows windows;
-    private long sent, startNs, firstSendNs, cpuStartNs;
+    private long sent, startNs, cpuStartNs;
     private boolean started;
 
     Produce(JsonNode task) throws WorkerFailure {
@@ -178,7 +178,7 @@ final class Produce implements KafkabenchWorker.Scenario {
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, null, key, value, headers);
         long tSend = System.nanoTime();
         if (stamp) putBigEndian(rate > 0 ? due : tSend, sentNs);
-        if (sent++ == 0) firstSendNs = tSend;
+        sent++;
         try {
             producer.send(record, (metadata, exception) -> outcomes.completed(tSend, value.length, exception, publishLatency));
         } catch (RuntimeException e) { // not a per-record failure (those reach the callback): the producer is unusable
@@ -247,9 +247,11 @@ final class Produce implements KafkabenchWorker.Scenario {
         outcome.put("resources", Map.of("cpu_s", cpuS, "max_rss_mb", Resources.peakRssMb()));
         outcome.put("effective_config", effectiveConfig);
         Long endNs = outcomes.lastAckNs();
-        outcome.put("start_ns", sent > 0 ? firstSendNs : null);
+        // From the start signal, where message 0 is due, as the Python worker counts: a first send held back by a
+        // loaded machine is publish_delay, not a shorter run (that would put the rate above its schedule).
+        outcome.put("start_ns", sent > 0 ? startNs : null);
         outcome.put("end_ns", endNs);
-        outcome.put("duration_s", sent > 0 && endNs != null ? (endNs - firstSendNs) / 1e9 : 0.0);
+        outcome.put("duration_s", sent > 0 && endNs != null ? (endNs - startNs) / 1e9 : 0.0);
         return outcome;
     }
 
