@@ -16,10 +16,9 @@ def pareto_chart(result: dict) -> dict | None:
     traces = [_pareto_trace([run for run in by_duration if run["pareto"] == kind], kind, min(cpu), max(cpu))
               for kind in ("front", "dominated")]
     stored = [run["counters"]["stored_bytes"] / 1e6 for run in cells]
-    layout = charts.base_layout("Stored size vs time, coloured by CPU",
-                                xaxis=charts.axis_style("duration s (start signal -> last ack)"),
-                                yaxis=charts.axis_style("stored MB (10^6 bytes, log scale)", **charts.log_ticks(stored)),
-                                height=460)
+    xaxis = charts.axis_style("duration s (start signal -> last ack)")
+    yaxis = charts.axis_style("stored MB (10^6 bytes, log scale)", **charts.log_ticks(stored))
+    layout = charts.base_layout("Stored size vs time, coloured by CPU", xaxis=xaxis, yaxis=yaxis, height=460)
     caption = ("Each point is a format x codec cell. Filled: on the Pareto front (no other cell is at least as good on "
                "stored size, duration and CPU and better on one); hollow: dominated. Colour: CPU s, producer + broker.")
     return charts.make_chart("compression-pareto", result["id"], "Pareto: stored size, duration, CPU", caption,
