@@ -310,7 +310,7 @@ class RayWorker:
         except Exception as exc:
             raise WorkerFailed(self.name, self._died(exc)) from None
         if not written:
-            raise WorkerFailed(self.name, f"worker is gone ({self._why_gone()})")
+            raise WorkerFailed(self.name, self._ended("worker is gone"))
 
     def receive(self, expected: type, timeout_s: float):
         message = self.next_message(timeout_s)
@@ -327,7 +327,7 @@ class RayWorker:
             return None
         if line is None:
             self._lines.put(None)
-            raise WorkerFailed(self.name, self._gone or f"worker exited ({self._why_gone()})", kind=self._gone_kind)
+            raise WorkerFailed(self.name, self._gone or self._ended("worker exited"), kind=self._gone_kind)
         message = protocol.decode(line)
         if not self.shifts_itself:
             message = on_driver_clock(message, -self.clock.monotonic_offset_ns)
@@ -378,7 +378,9 @@ class RayWorker:
         after = (time.monotonic_ns() - self.started_ns) / 1e9
         return f"died on node {self.node[:8]}... {after:.1f} s in ({_first_line(exc)})"
 
-    def _why_gone(self) -> str:
+    def _ended(self, phrase: str) -> str:
+        """`phrase` with the worker's exit code and last output; the host's death alone when it cannot be asked (a node
+        removed: not "worker exited (died on node ...)")."""
         import ray
 
         try:
@@ -387,7 +389,7 @@ class RayWorker:
         except Exception as exc:
             return self._died(exc)
         last = f"; last output: {tail[-1].strip()[:200]}" if tail else ""
-        return f"exit code {code}{last}"
+        return f"{phrase} (exit code {code}{last})"
 
 
 def on_driver_clock(message: BaseModel, shift_ns: int) -> BaseModel:

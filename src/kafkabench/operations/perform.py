@@ -21,7 +21,7 @@ from kafkabench.operations.steps import restarted
 from kafkabench.partition_watch import Downs
 
 ADMIN_TIMEOUT_S = 30.0
-SEEN_S = 10.0  # after an election: how long the metadata may take to show the new leaders
+SEEN_S = 10.0  # after an election or a setting: how long the brokers' metadata may take to show it
 SEEN_POLL_S = 0.1
 
 
@@ -135,6 +135,11 @@ def _skewed(admin: KafkaAdmin, topic: str) -> list[int]:
     return [p.partition for p in admin.describe_topic(topic).partitions if p.replicas and p.leader != p.replicas[0]]
 
 
+def _read_back(admin: KafkaAdmin, topic: str, settings: dict[str, str]) -> dict[str, str | None]:
+    found = admin.topic_configs(topic)
+    return {key: found.get(key) for key in settings}
+
+
 def _config(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock: Callable[[], float]) -> Performed:
     """The settings made live, then the topic's read back (the brokers' default is not: the Admin API answers a
     broker's settings per broker)."""
@@ -146,9 +151,11 @@ def _config(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock:
         if on_brokers:
             admin.set_broker_default_config(on_brokers)
         step["done_s"] = round(clock(), 3)
-        if on_topic:
-            found = admin.topic_configs(topic)
-            step["topic_read_back"] = {key: found.get(key) for key in on_topic}
+        if on_topic:  # any broker answers, from metadata that follows the controller's commit a moment later
+            deadline = time.monotonic() + SEEN_S
+            while (read := _read_back(admin, topic, on_topic)) != on_topic and time.monotonic() < deadline:
+                time.sleep(SEEN_POLL_S)
+            step["topic_read_back"] = read
     said = [f"{topic}'s {', '.join(f'{k}={v}' for k, v in on_topic.items())}"] if on_topic else []
     if on_brokers:
         said.append(f"the brokers' {', '.join(f'{k}={v}' for k, v in on_brokers.items())} (cluster-wide default)")
