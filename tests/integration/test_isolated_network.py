@@ -2,13 +2,15 @@
 other through it and from nowhere else, every node address routed into the bridge, and nothing left after
 removal. Needs root (or CAP_NET_ADMIN) and network namespaces; skipped, saying which, where they are absent."""
 
+import json
 import os
 import subprocess
 import sys
 
+import psutil
 import pytest
 
-from kafkabench.cluster.network.bridge import IsolatedNetwork, remove_stale
+from kafkabench.cluster.network.bridge import RECORDS, IsolatedNetwork, remove_stale
 from kafkabench.cluster.network.routes import check_routes_into, ip, route_device
 from kafkabench.errors import ClusterError
 
@@ -89,6 +91,19 @@ def test_a_network_whose_maker_was_killed_is_removed_by_the_next_creation():
         pass
     assert name not in ip("netns", "list") and name not in ip("link", "show")
     assert remove_stale() == []
+
+
+def test_a_network_is_kept_through_a_step_of_the_wall_clock_and_one_an_older_kafkabench_made_while_its_owner_runs(
+        monkeypatch):
+    with IsolatedNetwork.create(nodes=1) as network:
+        boot = psutil.boot_time()
+        monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: boot + 21)  # what a 21 s step did in CI to /proc/stat
+        assert network.name not in remove_stale()  # its owner, this process, still runs
+        path = RECORDS / f"{network.name}.json"
+        record = {key: value for key, value in json.loads(path.read_text()).items() if key != "starts"}
+        path.write_text(json.dumps({**record, "owners": [[os.getpid(), psutil.Process().create_time() - 21]]}))
+        assert network.name not in remove_stale()  # as an older kafkabench recorded it, before the step
+        assert network.name in ip("link", "show")
 
 
 def test_a_subnet_given_that_overlaps_a_route_or_is_public_is_refused_and_nothing_is_made():

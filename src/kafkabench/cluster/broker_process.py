@@ -12,7 +12,7 @@ import psutil
 from kafkabench.cluster.broker_config import BROKER_LOG
 from kafkabench.cluster.state import NodeState
 from kafkabench.errors import ClusterError
-from kafkabench.processes import popen
+from kafkabench.processes import popen, running, started
 from kafkabench.waiting import wait_until
 
 
@@ -44,21 +44,13 @@ class BrokerProcess:
                 die_with_parent=not detach,
             )
         self.node.pid = self._popen.pid
-        self.node.create_time = psutil.Process(self._popen.pid).create_time()
+        self.node.started = started(self._popen.pid)
 
     def process(self) -> psutil.Process | None:
         """Our live process, or None if it exited (a zombie child is reaped here)."""
         if self._popen is not None and self._popen.poll() is not None:
             return None
-        if self.node.pid is None:
-            return None
-        try:
-            proc = psutil.Process(self.node.pid)
-            if proc.create_time() != self.node.create_time or proc.status() == psutil.STATUS_ZOMBIE:
-                return None
-            return proc
-        except psutil.NoSuchProcess:
-            return None
+        return running(self.node.pid, self.node.started)
 
     def state(self) -> str:
         proc = self.process()

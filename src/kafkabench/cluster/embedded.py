@@ -305,7 +305,7 @@ class EmbeddedCluster:
     def _start_process(self, process: BrokerProcess) -> None:
         process.start(detach=self.detach)
         if self.network is not None:  # the network lasts as long as a node in it runs, whoever started the cluster
-            self.network.add_owner(process.node.pid, process.node.create_time)
+            self.network.add_owner(process.node.pid, process.node.started)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """Graceful shutdown of every node within the timeout (DOWN_GRACE_S), then SIGKILL; nothing of ours is left
@@ -318,7 +318,7 @@ class EmbeddedCluster:
             list(pool.map(lambda p: p.stop(timeout), processes))
         if self.state is not None:
             for node in self.state.nodes:
-                node.pid = node.create_time = None
+                node.pid = node.started = None
             clear_state(self.directory)
         if self.network is not None:
             self.network.remove()
@@ -683,7 +683,7 @@ class EmbeddedCluster:
         for node in saved.nodes:
             mine = self.state.node(node.node_id)
             if started_later(node, mine):
-                mine.pid, mine.create_time = node.pid, node.create_time
+                mine.pid, mine.started = node.pid, node.started
                 self._processes[node.node_id] = BrokerProcess(mine)
 
     def _require_state(self) -> ClusterState:
@@ -722,9 +722,9 @@ def on_release(command: list[str], classpath: str, agent: str) -> list[str]:
 def started_later(saved: NodeState, mine: NodeState) -> bool:
     """Whether the state file's process of a node is another than ours and started after it (ours may be a restart
     the file does not name yet, and the one it names the process that restart replaced)."""
-    if saved.pid is None or (saved.pid, saved.create_time) == (mine.pid, mine.create_time):
+    if saved.pid is None or (saved.pid, saved.started) == (mine.pid, mine.started):
         return False
-    return mine.create_time is None or (saved.create_time is not None and saved.create_time > mine.create_time)
+    return mine.started is None or (saved.started is not None and saved.started > mine.started)
 
 
 def _diagnose(lines: list[str]) -> str:

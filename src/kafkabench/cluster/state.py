@@ -25,7 +25,7 @@ class NodeState(BaseModel):
     metrics_port: int | None = None  # its JMX exporter's /metrics (Prometheus format), on `host`
     command: list[str]
     pid: int | None = None
-    create_time: float | None = None  # psutil's start time, so a recycled pid is never mistaken for ours
+    started: float | None = None  # seconds from boot to its start (processes.started): a recycled pid is another's
     kafka_version: str | None = None  # the release it runs, where a rolling upgrade moved it off the cluster's
 
     @property

@@ -26,6 +26,7 @@ from kafkabench.errors import ClusterError
 from kafkabench.on_ray.launcher import RESOURCE
 from kafkabench.on_ray.local_access import (STATE_FILE, KnownCluster, cluster_auth_env, default_ray_dir, started_here,
                                             write_token)
+from kafkabench.processes import running, started
 from kafkabench.waiting import wait_until
 
 OBJECT_STORE_BYTES = 100 * 2**20  # workers pass files and lines, not data sets
@@ -42,15 +43,11 @@ def session_dir(directory: Path) -> Path:
 class RayProcess:
     role: str  # head | node N
     pid: int
-    create_time: float  # psutil's, so a recycled pid is never taken for ours
+    started: float  # seconds from boot to its start (processes.started): a recycled pid is never taken for ours
     log: str
 
     def alive(self) -> bool:
-        try:
-            process = psutil.Process(self.pid)
-            return process.create_time() == self.create_time and process.status() != psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
-            return False
+        return running(self.pid, self.started) is not None
 
 
 @dataclass(frozen=True)
@@ -179,7 +176,7 @@ class LocalRayCluster:
         with open(log, "w") as output:
             popen = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
                                      start_new_session=True, env=_env(self.token_file, self.insecure))
-        self.processes.append(RayProcess(role, popen.pid, psutil.Process(popen.pid).create_time(), str(log)))
+        self.processes.append(RayProcess(role, popen.pid, started(popen.pid), str(log)))
         self._save()
 
     def _alive(self, index: int) -> bool:

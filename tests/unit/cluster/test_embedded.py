@@ -45,7 +45,7 @@ def test_a_status_asked_while_a_node_restarts_keeps_the_new_process_and_takes_on
 
     def node(pid: int | None, started: float | None) -> NodeState:
         return NodeState(node_id=1, port=9001, controller_port=9101, directory=tmp_path, command=["java"], pid=pid,
-                         create_time=started)
+                         started=started)
 
     mine = node(200, 2.0)  # restarted here: in memory at once
     assert not started_later(node(100, 1.0), mine)  # the file still names the process it replaced, until it saves

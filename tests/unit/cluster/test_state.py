@@ -6,7 +6,7 @@ from kafkabench.errors import ClusterError
 
 def make_state(directory) -> ClusterState:
     nodes = [NodeState(node_id=i, port=9000 + i, controller_port=9100 + i, directory=directory / f"node-{i}",
-                       command=["java", "kafka.Kafka"], pid=100 + i, create_time=1.5) for i in (1, 2, 3)]
+                       command=["java", "kafka.Kafka"], pid=100 + i, started=1.5) for i in (1, 2, 3)]
     return ClusterState(kafka_version="4.1.2", cluster_id="abc", directory=directory, nodes=nodes)
 
 

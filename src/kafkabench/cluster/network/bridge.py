@@ -28,9 +28,11 @@ import psutil
 from kafkabench.cluster.network.routes import check_routes_into, ip, ip_json
 from kafkabench.cluster.network.subnets import check_subnet, free_subnet, taken_networks
 from kafkabench.errors import ClusterError
+from kafkabench.processes import running, started
 
 FIRST_NODE_HOST = 11  # node N is .(10 + N)
 RECORDS = Path("/run/kafkabench/networks")
+STARTS = "seconds from boot"  # how a record gives its processes' starts (processes.started)
 
 
 @dataclass
@@ -132,25 +134,25 @@ class IsolatedNetwork:
     def _record(self) -> None:
         """Who made this network, written before any of it exists."""
         RECORDS.mkdir(parents=True, exist_ok=True)
-        maker = psutil.Process()
-        self._write_record({**self.describe(), "owners": [[maker.pid, maker.create_time()]]})
+        self._write_record({**self.describe(), "starts": STARTS, "owners": [[os.getpid(), started(os.getpid())]]})
 
-    def add_owner(self, pid: int, create_time: float) -> None:
-        """The network stays while this process runs, even after its maker is gone."""
-        self._add("owners", pid, create_time)
+    def add_owner(self, pid: int, start: float) -> None:
+        """The network stays while this process (started at `start`: processes.started) runs, even after its maker
+        is gone."""
+        self._add("owners", pid, start)
 
-    def add_helper(self, pid: int, create_time: float) -> None:
+    def add_helper(self, pid: int, start: float) -> None:
         """A process serving the network (a delay helper): ended when the network is removed, whoever removes it."""
-        self._add("helpers", pid, create_time)
+        self._add("helpers", pid, start)
 
     def helpers(self) -> list[psutil.Process]:
         """The recorded helpers still running."""
         record = _read(RECORDS / f"{self.name}.json") or {}
-        return [process for pid, create_time in record.get("helpers", []) if (process := _process(pid, create_time))]
+        return [process for pid, start in record.get("helpers", []) if (process := running(pid, start))]
 
-    def _add(self, kind: str, pid: int, create_time: float) -> None:
-        record = _read(RECORDS / f"{self.name}.json") or {**self.describe(), "owners": []}
-        record.setdefault(kind, []).append([pid, create_time])
+    def _add(self, kind: str, pid: int, start: float) -> None:
+        record = _read(RECORDS / f"{self.name}.json") or {**self.describe(), "starts": STARTS, "owners": []}
+        record.setdefault(kind, []).append([pid, start])
         self._write_record(record)
 
     def _write_record(self, record: dict) -> None:
@@ -208,24 +210,19 @@ def remove_stale() -> list[str]:
     removed = []
     for path in sorted(RECORDS.glob("*.json")) if RECORDS.is_dir() else []:
         record = _read(path)
-        if record is None or any(_alive(pid, create_time) for pid, create_time in record["owners"]):
+        if record is None or _owned(record):
             continue
         IsolatedNetwork.of(record).remove()
         removed.append(record["name"])
     return removed
 
 
-def _alive(pid: int, create_time: float) -> bool:
-    return _process(pid, create_time) is not None
-
-
-def _process(pid: int, create_time: float) -> psutil.Process | None:
-    """The process if it still runs (a recycled pid is another process)."""
-    try:
-        process = psutil.Process(pid)
-        return process if process.create_time() == create_time and process.status() != psutil.STATUS_ZOMBIE else None
-    except psutil.NoSuchProcess:
-        return None
+def _owned(record: dict) -> bool:
+    """Whether a process that owns the network runs. A record an older kafkabench wrote gives its owners' starts as
+    psutil's create_time, which a clock step moves: any process under an owner's pid keeps that network."""
+    if record.get("starts") == STARTS:
+        return any(running(pid, start) for pid, start in record["owners"])
+    return any(psutil.pid_exists(pid) for pid, _ in record["owners"])
 
 
 def _quietly(*arguments: str) -> None:

@@ -28,11 +28,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-import psutil
-
 from kafkabench.cluster.network.bridge import IsolatedNetwork, remove_root_rules, root_rule_comment, stop_helpers
 from kafkabench.cluster.network.routes import run
 from kafkabench.errors import ClusterError
+from kafkabench.processes import started
 
 TABLE_PREFIX = "kafkabench_"
 DIRECTIONS = ("both", "in", "out")  # in: packets to the node are cut; out: packets from it
@@ -148,7 +147,7 @@ class Impairments:
                                    "kafkabench.cluster.network.delayer", str(queue), str(delay_ms), str(jitter_ms)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   start_new_session=True)
-        self.network.add_helper(helper.pid, psutil.Process(helper.pid).create_time())
+        self.network.add_helper(helper.pid, started(helper.pid))
         ready, _, _ = select.select([helper.stdout], [], [], HELPER_READY_S)
         if not ready or helper.stdout.readline().strip() != "ready":
             helper.kill()
