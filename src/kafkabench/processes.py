@@ -58,6 +58,14 @@ def started(pid: int) -> float:
     return int(fields[19]) / CLOCK_TICKS  # field 22, counted from the state (field 3)
 
 
+def started_from(create_time: float) -> float:
+    """`started` from psutil's create_time, as an older kafkabench recorded it: right unless the clock was stepped
+    since, when the process looks gone (as it did to that version)."""
+    import psutil
+
+    return round((create_time - psutil.boot_time()) * CLOCK_TICKS) / CLOCK_TICKS
+
+
 def running(pid: int | None, start: float | None) -> psutil.Process | None:
     """The process `pid` if it is the one that started at `start` (`started`) and has not exited; else None (a
     recycled pid is another process, a zombie has exited)."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
 
 from kafkabench.cluster.listeners import Security
 from kafkabench.errors import ClusterError
+from kafkabench.processes import started_from
 
 STATE_FILE = "cluster.json"
 
@@ -27,6 +28,15 @@ class NodeState(BaseModel):
     pid: int | None = None
     started: float | None = None  # seconds from boot to its start (processes.started): a recycled pid is another's
     kafka_version: str | None = None  # the release it runs, where a rolling upgrade moved it off the cluster's
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_an_older_kafkabench(cls, data):
+        """A cluster an older kafkabench started gave its nodes' starts as psutil's create_time."""
+        if isinstance(data, dict) and "create_time" in data and "started" not in data:
+            create_time = data.pop("create_time")
+            data["started"] = None if create_time is None else started_from(create_time)
+        return data
 
     @property
     def address(self) -> str:

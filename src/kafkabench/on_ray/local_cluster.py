@@ -26,7 +26,7 @@ from kafkabench.errors import ClusterError
 from kafkabench.on_ray.launcher import RESOURCE
 from kafkabench.on_ray.local_access import (STATE_FILE, KnownCluster, cluster_auth_env, default_ray_dir, started_here,
                                             write_token)
-from kafkabench.processes import running, started
+from kafkabench.processes import running, started, started_from
 from kafkabench.waiting import wait_until
 
 OBJECT_STORE_BYTES = 100 * 2**20  # workers pass files and lines, not data sets
@@ -45,6 +45,12 @@ class RayProcess:
     pid: int
     started: float  # seconds from boot to its start (processes.started): a recycled pid is never taken for ours
     log: str
+
+    @classmethod
+    def of(cls, saved: dict) -> RayProcess:
+        """As the state file keeps it (an older kafkabench gave its start as psutil's create_time)."""
+        start = saved["started"] if "started" in saved else started_from(saved["create_time"])
+        return cls(saved["role"], saved["pid"], start, saved["log"])
 
     def alive(self) -> bool:
         return running(self.pid, self.started) is not None
@@ -85,7 +91,7 @@ class LocalRayCluster:
         except FileNotFoundError:
             raise ClusterError(f"no Ray cluster started by kafkabench in {directory}; `kafkabench ray up` starts one") from None
         return cls(state["nodes"], state["cpus_per_node"], directory, state["address"],
-                   [RayProcess(**p) for p in state["processes"]], token_file=state.get("token_file") or "")
+                   [RayProcess.of(p) for p in state["processes"]], token_file=state.get("token_file") or "")
 
     def start(self, timeout_s: float = 120) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

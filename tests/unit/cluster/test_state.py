@@ -1,7 +1,12 @@
+import json
+import os
+
+import psutil
 import pytest
 
 from kafkabench.cluster.state import ClusterState, NodeState, clear_state, load_state, save_state, state_path
 from kafkabench.errors import ClusterError
+from kafkabench.processes import running
 
 
 def make_state(directory) -> ClusterState:
@@ -48,3 +53,14 @@ def test_dedicated_controllers_are_not_brokers_and_name_the_layout(tmp_path):
     assert state.layout == "3 brokers + 1 controller"
     assert [n.node_id for n in state.brokers] == [1, 2, 3] and [n.node_id for n in state.controllers] == [101]
     assert state.bootstrap_servers == "127.0.0.1:9001,127.0.0.1:9002,127.0.0.1:9003"
+
+
+def test_a_state_file_an_older_kafkabench_wrote_still_finds_its_running_node(tmp_path):
+    # it gave the node's start as psutil's create_time; this test process stands in for the node
+    state = make_state(tmp_path).model_dump(mode="json")
+    state["nodes"][0] |= {"pid": os.getpid(), "create_time": psutil.Process().create_time()}
+    state["nodes"][1] |= {"pid": None, "create_time": None}
+    del state["nodes"][0]["started"], state["nodes"][1]["started"]
+    state_path(tmp_path).write_text(json.dumps(state))
+    first, second, _ = load_state(tmp_path).nodes
+    assert running(first.pid, first.started).pid == os.getpid() and second.started is None

@@ -1,4 +1,8 @@
-from kafkabench.on_ray.local_cluster import _env, _last_error, session_dir
+import os
+
+import psutil
+
+from kafkabench.on_ray.local_cluster import RayProcess, _env, _last_error, session_dir
 
 # what Ray appends under its --temp-dir for its longest socket path
 RAY_SOCKET_TAIL = "session_2026-11-27_02-54-20_730008_13025/sockets/plasma_store"
@@ -40,3 +44,9 @@ def test_insecure_or_the_users_own_mode_opts_out_of_the_clusters_token(monkeypat
     env = _env()
     assert (env["RAY_AUTH_MODE"], env["RAY_AUTH_TOKEN_PATH"]) == ("token", "/home/me/token")
     assert _env(insecure=True)["RAY_AUTH_MODE"] == "disabled"  # the command line over the environment
+
+
+def test_a_ray_process_an_older_kafkabench_saved_is_still_known_while_it_runs():
+    saved = {"role": "head", "pid": os.getpid(), "create_time": psutil.Process().create_time(), "log": "head.log"}
+    assert RayProcess.of(saved).alive()  # this test process stands in for the head
+    assert not RayProcess.of({**saved, "create_time": saved["create_time"] - 1}).alive()
