@@ -205,3 +205,15 @@ def test_a_directed_delay_slows_one_way_only(network, impairments):
     added_ms = (connect_time_s(network.address(3)) - before) * 1000
     assert 24 <= added_ms <= 36, f"{added_ms:.1f} ms"
     assert not any(helper.pid == 0 for helper in network.helpers())
+
+
+def test_the_delay_helpers_of_a_network_removed_without_them_end_by_themselves(network):
+    import psutil
+
+    with IsolatedNetwork.create(nodes=2) as other:  # `network` only for its tools: this one is taken apart
+        Impairments(other).delay(1, 5)
+        helpers = other.helpers()
+        assert len(helpers) == 3  # into node 1, into node 2 from it, into the clients from it
+        other.record.unlink()  # as a remover that could not stop them did (one killed meanwhile, an older kafkabench)
+        _, alive = psutil.wait_procs(helpers, timeout=10)
+        assert not alive, alive  # else they hold their queue numbers, which the subnet's next network takes again

@@ -99,6 +99,11 @@ class IsolatedNetwork:
         """What runs a command inside node `node`'s namespace."""
         return ["ip", "netns", "exec", self.namespace(node)]
 
+    @property
+    def record(self) -> Path:
+        """Where its record is kept: there from before anything is made until everything is removed."""
+        return RECORDS / f"{self.name}.json"
+
     def veth(self, node: int) -> str:
         """The root namespace's end of node `node`'s veth (the node's own end is its `eth0`)."""
         return f"{self.name}v{node}"
@@ -129,7 +134,7 @@ class IsolatedNetwork:
             _quietly("netns", "del", self.namespace(node))
         _quietly("link", "del", self.name)
         with contextlib.suppress(FileNotFoundError):
-            (RECORDS / f"{self.name}.json").unlink()
+            self.record.unlink()
 
     def _record(self) -> None:
         """Who made this network, written before any of it exists."""
@@ -147,16 +152,16 @@ class IsolatedNetwork:
 
     def helpers(self) -> list[psutil.Process]:
         """The recorded helpers still running."""
-        record = _read(RECORDS / f"{self.name}.json") or {}
+        record = _read(self.record) or {}
         return [process for pid, start in record.get("helpers", []) if (process := running(pid, start))]
 
     def _add(self, kind: str, pid: int, start: float) -> None:
-        record = _read(RECORDS / f"{self.name}.json") or {**self.describe(), "starts": STARTS, "owners": []}
+        record = _read(self.record) or {**self.describe(), "starts": STARTS, "owners": []}
         record.setdefault(kind, []).append([pid, start])
         self._write_record(record)
 
     def _write_record(self, record: dict) -> None:
-        path = RECORDS / f"{self.name}.json"
+        path = self.record
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_text(json.dumps(record))
         os.replace(temporary, path)

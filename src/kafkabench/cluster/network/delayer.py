@@ -9,8 +9,10 @@ so TCP sees a slower link, not a reordering one. The receiving side is the place
 released by its sender's socket (it crossed a veth), so the sender's TCP small-queue limit does not throttle it as
 it would in the sender's own OUTPUT hook.
 
-Run as `python -m kafkabench.cluster.network.delayer QUEUE DELAY_MS JITTER_MS` inside the namespace (see
-`impairments.Impairments.delay`); it prints "ready" once bound and runs until it is terminated.
+Run as `python -m kafkabench.cluster.network.delayer QUEUE DELAY_MS JITTER_MS [RECORD]` inside the namespace (see
+`impairments.Impairments.delay`); it prints "ready" once bound and runs until it is terminated, or until its
+network's RECORD is gone: a network removed by a process that could not stop it (one that crashed meanwhile) must
+not leave it holding its queue number, which the next network on the same subnet takes again.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ import socket
 import struct
 import sys
 import time
+from pathlib import Path
 
 NF_ACCEPT = 1
 NFQNL_COPY_META = 1
 NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO = 1, 4
 QUEUE_LENGTH = 100_000
 RECEIVE_BUFFER = 16 << 20
+RECORD_CHECK_S = 1.0  # how often it looks for its network's record
 SOL_NETLINK, NETLINK_NO_ENOBUFS = 270, 5  # linux/socket.h, linux/netlink.h
 LIBRARY = "libnetfilter_queue.so.1"
 
@@ -98,12 +102,18 @@ class Delayer:
         self.held.append((release, packet_id))
         return 0
 
-    def run(self) -> None:
-        """Until SIGTERM; then every packet still held goes at once (the kernel would drop them with the queue)."""
+    def run(self, record: Path | None = None) -> None:
+        """Until SIGTERM, or until `record` is gone; then every packet still held goes at once (the kernel would drop
+        them with the queue)."""
         stopping = []
         signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+        looked = time.monotonic()
         while not stopping:
             now = time.monotonic()
+            if record is not None and now - looked >= RECORD_CHECK_S:
+                looked = now
+                if not record.exists():
+                    break
             while self.held and self.held[0][0] <= now:
                 self.lib.nfq_set_verdict(self.queue, self.held.popleft()[1], NF_ACCEPT, 0, None)
             wait = min(self.held[0][0] - now, 0.5) if self.held else 0.5
@@ -127,7 +137,7 @@ def main(arguments: list[str]) -> None:
     queue, delay_ms, jitter_ms = int(arguments[0]), float(arguments[1]), float(arguments[2])
     delayer = Delayer(queue, delay_ms / 1000, jitter_ms / 1000)
     print("ready", flush=True)
-    delayer.run()
+    delayer.run(Path(arguments[3]) if len(arguments) > 3 else None)
 
 
 if __name__ == "__main__":

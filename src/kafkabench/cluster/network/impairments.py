@@ -144,7 +144,8 @@ class Impairments:
         queue = (self.network.subnet.network_address.packed[2] << 8) + number % 256  # one per network in the root
         namespace = self.network.namespace(receiver) if receiver else None
         helper = subprocess.Popen([*(self.network.exec_prefix(receiver) if receiver else []), sys.executable, "-m",
-                                   "kafkabench.cluster.network.delayer", str(queue), str(delay_ms), str(jitter_ms)],
+                                   "kafkabench.cluster.network.delayer", str(queue), str(delay_ms), str(jitter_ms),
+                                   str(self.network.record)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   start_new_session=True)
         self.network.add_helper(helper.pid, started(helper.pid))
