@@ -38,7 +38,7 @@ def _die_with_parent() -> None:
 def popen(command: list[str], *, die_with_parent: bool = True, **options) -> subprocess.Popen:
     """subprocess.Popen(command, **options); with `die_with_parent` (where the platform supports it), the child is
     killed when this process dies, from whichever thread it was asked for."""
-    if not die_with_parent or not sys.platform.startswith("linux"):
+    if not die_with_parent or not LINUX:
         return subprocess.Popen(command, **options)
     return _FORKER.submit(subprocess.Popen, command, preexec_fn=_die_with_parent, **options).result()
 
@@ -63,6 +63,8 @@ def started_from(create_time: float) -> float:
     since, when the process looks gone (as it did to that version)."""
     import psutil
 
+    if not LINUX:
+        return create_time
     return round((create_time - psutil.boot_time()) * CLOCK_TICKS) / CLOCK_TICKS
 
 
