@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kafkabench.admin import KafkaAdmin
 from kafkabench.cluster.faults import Faults, FaultsUnavailable
@@ -23,6 +24,7 @@ from kafkabench.partition_watch import Downs
 ADMIN_TIMEOUT_S = 30.0
 SEEN_S = 10.0  # after an election or a setting: how long the brokers' metadata may take to show it
 SEEN_POLL_S = 0.1
+T = TypeVar("T")
 
 
 @dataclass
@@ -119,15 +121,21 @@ def _elect_leaders(bootstrap: str | Connection, topic: str, clock: Callable[[], 
         if skewed:
             admin.elect_preferred_leaders(topic, skewed)
         step["elected_s"] = round(clock(), 3)
-        deadline = time.monotonic() + SEEN_S
-        while (still := _skewed(admin, topic)) and time.monotonic() < deadline:
-            time.sleep(SEEN_POLL_S)
+        still = _until_seen(lambda: _skewed(admin, topic), lambda skewed: not skewed)
     step["still_skewed"], step["seen_s"] = still, None if still else round(clock(), 3)
     what = (f"preferred leaders elected for {len(skewed)} partition(s) of {topic} ({', '.join(map(str, skewed))})"
             if skewed else f"every partition of {topic} was on its preferred leader: nothing to elect")
     if still:
         what += f"; still on another leader {SEEN_S:g} s after it: {', '.join(map(str, still))}"
     return Performed(what, [step])
+
+
+def _until_seen(read: Callable[[], T], seen: Callable[[T], bool]) -> T:
+    """`read()` again every SEEN_POLL_S until `seen` of it, or SEEN_S passed: its last answer."""
+    deadline = time.monotonic() + SEEN_S
+    while not seen(answer := read()) and time.monotonic() < deadline:
+        time.sleep(SEEN_POLL_S)
+    return answer
 
 
 def _skewed(admin: KafkaAdmin, topic: str) -> list[int]:
@@ -152,10 +160,8 @@ def _config(spec: OperationSpec, bootstrap: str | Connection, topic: str, clock:
             admin.set_broker_default_config(on_brokers)
         step["done_s"] = round(clock(), 3)
         if on_topic:  # any broker answers, from metadata that follows the controller's commit a moment later
-            deadline = time.monotonic() + SEEN_S
-            while (read := _read_back(admin, topic, on_topic)) != on_topic and time.monotonic() < deadline:
-                time.sleep(SEEN_POLL_S)
-            step["topic_read_back"] = read
+            step["topic_read_back"] = _until_seen(lambda: _read_back(admin, topic, on_topic),
+                                                  lambda read: read == on_topic)
     said = [f"{topic}'s {', '.join(f'{k}={v}' for k, v in on_topic.items())}"] if on_topic else []
     if on_brokers:
         said.append(f"the brokers' {', '.join(f'{k}={v}' for k, v in on_brokers.items())} (cluster-wide default)")
